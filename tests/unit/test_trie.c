@@ -1,5 +1,7 @@
 /* test_trie.c: the 8-degree trie against a sorted-array reference model. */
 #include <check.h>
+
+#include "check_main.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,26 +83,26 @@ static void check_probe(const trie *t, const model *m, uint64_t probe) {
   uintptr_t v;
   int rc = trie_ge(t, probe, &k, &v);
   if (i < m->n) {
-    ck_assert_int_eq(rc, 0);
-    ck_assert_uint_eq(k, m->e[i].key);
-    ck_assert_uint_eq(v, m->e[i].value);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE_EQ(k, m->e[i].key);
+    REQUIRE_EQ(v, m->e[i].value);
   } else {
-    ck_assert_int_eq(rc, ENOENT);
+    REQUIRE_EQ(rc, ENOENT);
   }
   bool exact = i < m->n && m->e[i].key == probe;
   size_t j = exact ? i : i; /* index of first key > probe when exact is false */
   rc = trie_le(t, probe, &k, &v);
   if (exact) {
-    ck_assert_int_eq(rc, 0);
-    ck_assert_uint_eq(k, probe);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE_EQ(k, probe);
   } else if (j > 0) {
-    ck_assert_int_eq(rc, 0);
-    ck_assert_uint_eq(k, m->e[j - 1].key);
-    ck_assert_uint_eq(v, m->e[j - 1].value);
+    REQUIRE_EQ(rc, 0);
+    REQUIRE_EQ(k, m->e[j - 1].key);
+    REQUIRE_EQ(v, m->e[j - 1].value);
   } else {
-    ck_assert_int_eq(rc, ENOENT);
+    REQUIRE_EQ(rc, ENOENT);
   }
-  ck_assert_uint_eq(trie_find(t, probe), exact ? m->e[i].value : 0);
+  REQUIRE_EQ(trie_find(t, probe), exact ? m->e[i].value : 0);
 }
 
 static void check_walk(const trie *t, const model *m) {
@@ -110,19 +112,19 @@ static void check_walk(const trie *t, const model *m) {
   uintptr_t v;
   size_t i = 0;
   while (trie_cursor_next(&c, &k, &v)) {
-    ck_assert_uint_lt(i, m->n);
-    ck_assert_uint_eq(k, m->e[i].key);
-    ck_assert_uint_eq(v, m->e[i].value);
+    REQUIRE((i) < (m->n));
+    REQUIRE_EQ(k, m->e[i].key);
+    REQUIRE_EQ(v, m->e[i].value);
     i++;
   }
-  ck_assert_uint_eq(i, m->n);
+  REQUIRE_EQ(i, m->n);
 }
 
 /* 1e5 random operations at one key width, checked against the model. */
 static void random_ops(unsigned bits, uint64_t seed, uint64_t key_range) {
   counting_ctx cc;
   trie t;
-  ck_assert_int_eq(trie_init(&t, bits, counting_source(&cc)), 0);
+  REQUIRE_EQ(trie_init(&t, bits, counting_source(&cc)), 0);
   model m = {0};
   rng_state = seed;
   for (int op = 0; op < 100000; op++) {
@@ -132,30 +134,30 @@ static void random_ops(unsigned bits, uint64_t seed, uint64_t key_range) {
       uintptr_t v = (uintptr_t)(rnd() | 1);
       int rc = trie_insert(&t, key, v);
       if (model_has(&m, key)) {
-        ck_assert_int_eq(rc, EEXIST);
+        REQUIRE_EQ(rc, EEXIST);
       } else {
-        ck_assert_int_eq(rc, 0);
+        REQUIRE_EQ(rc, 0);
         model_insert(&m, key, v);
       }
     } else if (what < 8) {
       uintptr_t old = 0;
       int rc = trie_delete(&t, key, &old);
       if (model_has(&m, key)) {
-        ck_assert_int_eq(rc, 0);
-        ck_assert_uint_eq(old, m.e[model_lower_bound(&m, key)].value);
+        REQUIRE_EQ(rc, 0);
+        REQUIRE_EQ(old, m.e[model_lower_bound(&m, key)].value);
         model_delete(&m, key);
       } else {
-        ck_assert_int_eq(rc, ENOENT);
+        REQUIRE_EQ(rc, ENOENT);
       }
     } else {
       check_probe(&t, &m, key);
     }
-    ck_assert_uint_eq(trie_count(&t), m.n);
+    REQUIRE_EQ(trie_count(&t), m.n);
   }
   check_walk(&t, &m);
-  ck_assert_int_eq(cc.live, (long)t.nodes);
+  REQUIRE_EQ(cc.live, (long)t.nodes);
   trie_clear(&t);
-  ck_assert_int_eq(cc.live, 0);
+  REQUIRE_EQ(cc.live, 0);
   free(m.e);
 }
 
@@ -174,43 +176,43 @@ START_TEST(test_edge_keys_zero_and_max) {
   unsigned widths[] = {1, 3, 4, 40, 63, 64};
   for (unsigned w = 0; w < sizeof widths / sizeof *widths; w++) {
     trie t;
-    ck_assert_int_eq(trie_init(&t, widths[w], trie_heap_source()), 0);
+    REQUIRE_EQ(trie_init(&t, widths[w], trie_heap_source()), 0);
     uint64_t max = trie_key_max(&t);
-    ck_assert_int_eq(trie_insert(&t, 0, 10), 0);
-    ck_assert_int_eq(trie_insert(&t, max, 20), 0);
-    ck_assert_uint_eq(trie_find(&t, 0), 10);
-    ck_assert_uint_eq(trie_find(&t, max), 20);
+    REQUIRE_EQ(trie_insert(&t, 0, 10), 0);
+    REQUIRE_EQ(trie_insert(&t, max, 20), 0);
+    REQUIRE_EQ(trie_find(&t, 0), 10);
+    REQUIRE_EQ(trie_find(&t, max), 20);
     uint64_t k;
-    ck_assert_int_eq(trie_le(&t, max, &k, NULL), 0);
-    ck_assert_uint_eq(k, max);
+    REQUIRE_EQ(trie_le(&t, max, &k, NULL), 0);
+    REQUIRE_EQ(k, max);
     if (max > 1) {
-      ck_assert_int_eq(trie_le(&t, max - 1, &k, NULL), 0);
-      ck_assert_uint_eq(k, 0);
-      ck_assert_int_eq(trie_ge(&t, 1, &k, NULL), 0);
-      ck_assert_uint_eq(k, max);
+      REQUIRE_EQ(trie_le(&t, max - 1, &k, NULL), 0);
+      REQUIRE_EQ(k, 0);
+      REQUIRE_EQ(trie_ge(&t, 1, &k, NULL), 0);
+      REQUIRE_EQ(k, max);
     }
     if (widths[w] < 64) {
-      ck_assert_int_eq(trie_insert(&t, max + 1, 30), EINVAL);
-      ck_assert_int_eq(trie_ge(&t, max + 1, &k, NULL), ENOENT);
-      ck_assert_int_eq(trie_le(&t, max + 1, &k, NULL), 0); /* clamps to max */
-      ck_assert_uint_eq(k, max);
+      REQUIRE_EQ(trie_insert(&t, max + 1, 30), EINVAL);
+      REQUIRE_EQ(trie_ge(&t, max + 1, &k, NULL), ENOENT);
+      REQUIRE_EQ(trie_le(&t, max + 1, &k, NULL), 0); /* clamps to max */
+      REQUIRE_EQ(k, max);
     }
-    ck_assert_int_eq(trie_delete(&t, 0, NULL), 0);
-    ck_assert_int_eq(trie_delete(&t, max, NULL), 0);
-    ck_assert_ptr_null(t.root);
-    ck_assert_uint_eq(t.nodes, 0);
+    REQUIRE_EQ(trie_delete(&t, 0, NULL), 0);
+    REQUIRE_EQ(trie_delete(&t, max, NULL), 0);
+    REQUIRE((t.root) == NULL);
+    REQUIRE_EQ(t.nodes, 0);
   }
 }
 END_TEST
 
 START_TEST(test_bad_width_and_zero_value_are_einval) {
   trie t;
-  ck_assert_int_eq(trie_init(&t, 0, trie_heap_source()), EINVAL);
-  ck_assert_int_eq(trie_init(&t, 65, trie_heap_source()), EINVAL);
-  ck_assert_int_eq(trie_init(&t, 12, trie_heap_source()), 0);
-  ck_assert_int_eq(trie_insert(&t, 5, 0), EINVAL);
-  ck_assert_uint_eq(trie_count(&t), 0);
-  ck_assert_uint_eq(t.nodes, 0);
+  REQUIRE_EQ(trie_init(&t, 0, trie_heap_source()), EINVAL);
+  REQUIRE_EQ(trie_init(&t, 65, trie_heap_source()), EINVAL);
+  REQUIRE_EQ(trie_init(&t, 12, trie_heap_source()), 0);
+  REQUIRE_EQ(trie_insert(&t, 5, 0), EINVAL);
+  REQUIRE_EQ(trie_count(&t), 0);
+  REQUIRE_EQ(t.nodes, 0);
 }
 END_TEST
 
@@ -218,22 +220,22 @@ START_TEST(test_nearest_at_and_between_keys) {
   trie t;
   trie_init(&t, 30, trie_heap_source());
   uint64_t keys[] = {100, 200, 4096, 1u << 20, (1u << 29) + 7};
-  for (unsigned i = 0; i < 5; i++) ck_assert_int_eq(trie_insert(&t, keys[i], keys[i] + 1), 0);
+  for (unsigned i = 0; i < 5; i++) REQUIRE_EQ(trie_insert(&t, keys[i], keys[i] + 1), 0);
   uint64_t k;
   uintptr_t v;
-  ck_assert_int_eq(trie_le(&t, 99, &k, &v), ENOENT);
-  ck_assert_int_eq(trie_le(&t, 100, &k, &v), 0);
-  ck_assert_uint_eq(k, 100);
-  ck_assert_uint_eq(v, 101);
-  ck_assert_int_eq(trie_le(&t, 4095, &k, NULL), 0);
-  ck_assert_uint_eq(k, 200);
-  ck_assert_int_eq(trie_ge(&t, 201, &k, NULL), 0);
-  ck_assert_uint_eq(k, 4096);
-  ck_assert_int_eq(trie_ge(&t, (1u << 20) + 1, &k, NULL), 0);
-  ck_assert_uint_eq(k, (1u << 29) + 7);
-  ck_assert_int_eq(trie_ge(&t, (1u << 29) + 8, &k, NULL), ENOENT);
-  ck_assert_int_eq(trie_le(&t, (1u << 30) - 1, &k, NULL), 0);
-  ck_assert_uint_eq(k, (1u << 29) + 7);
+  REQUIRE_EQ(trie_le(&t, 99, &k, &v), ENOENT);
+  REQUIRE_EQ(trie_le(&t, 100, &k, &v), 0);
+  REQUIRE_EQ(k, 100);
+  REQUIRE_EQ(v, 101);
+  REQUIRE_EQ(trie_le(&t, 4095, &k, NULL), 0);
+  REQUIRE_EQ(k, 200);
+  REQUIRE_EQ(trie_ge(&t, 201, &k, NULL), 0);
+  REQUIRE_EQ(k, 4096);
+  REQUIRE_EQ(trie_ge(&t, (1u << 20) + 1, &k, NULL), 0);
+  REQUIRE_EQ(k, (1u << 29) + 7);
+  REQUIRE_EQ(trie_ge(&t, (1u << 29) + 8, &k, NULL), ENOENT);
+  REQUIRE_EQ(trie_le(&t, (1u << 30) - 1, &k, NULL), 0);
+  REQUIRE_EQ(k, (1u << 29) + 7);
   trie_clear(&t);
 }
 END_TEST
@@ -249,9 +251,9 @@ START_TEST(test_walk_resumes_from_seek_point_in_order) {
   size_t n = 0;
   bool first = true;
   while (trie_cursor_next(&c, &k, &v)) {
-    ck_assert_uint_ge(k, 1000);
-    if (!first) ck_assert_uint_gt(k, prev);
-    ck_assert_uint_eq(v, k / 3 + 1);
+    REQUIRE((k) >= (1000));
+    if (!first) REQUIRE((k) > (prev));
+    REQUIRE_EQ(v, k / 3 + 1);
     prev = k;
     first = false;
     n++;
@@ -259,9 +261,9 @@ START_TEST(test_walk_resumes_from_seek_point_in_order) {
   size_t expect = 0;
   for (uint64_t k2 = 0; k2 < 5000; k2 += 7)
     if (k2 * 3 >= 1000) expect++;
-  ck_assert_uint_eq(n, expect);
+  REQUIRE_EQ(n, expect);
   trie_cursor_seek(&c, &t, trie_key_max(&t));
-  ck_assert(!trie_cursor_next(&c, &k, &v));
+  REQUIRE(!trie_cursor_next(&c, &k, &v));
   trie_clear(&t);
 }
 END_TEST
@@ -272,14 +274,14 @@ START_TEST(test_deleted_nodes_are_given_back_and_reused) {
   trie_init(&t, 36, counting_source(&cc));
   for (uint64_t k = 0; k < 1000; k++) trie_insert(&t, k * 9973, 1);
   long peak = cc.live;
-  ck_assert_int_gt(peak, 0);
-  for (uint64_t k = 0; k < 1000; k++) ck_assert_int_eq(trie_delete(&t, k * 9973, NULL), 0);
-  ck_assert_int_eq(cc.live, 0);
-  ck_assert_ptr_null(t.root);
+  REQUIRE((peak) > (0));
+  for (uint64_t k = 0; k < 1000; k++) REQUIRE_EQ(trie_delete(&t, k * 9973, NULL), 0);
+  REQUIRE_EQ(cc.live, 0);
+  REQUIRE((t.root) == NULL);
   for (uint64_t k = 0; k < 1000; k++) trie_insert(&t, k * 9973, 1);
-  ck_assert_int_eq(cc.live, peak);
+  REQUIRE_EQ(cc.live, peak);
   trie_clear(&t);
-  ck_assert_int_eq(cc.live, 0);
+  REQUIRE_EQ(cc.live, 0);
 }
 END_TEST
 
@@ -287,16 +289,16 @@ START_TEST(test_insert_without_memory_is_enomem_and_changes_nothing) {
   counting_ctx cc;
   trie t;
   trie_init(&t, 30, counting_source(&cc));
-  ck_assert_int_eq(trie_insert(&t, 1, 1), 0);
+  REQUIRE_EQ(trie_insert(&t, 1, 1), 0);
   long before = cc.live;
   cc.fail_after = 3; /* a far key needs ~9 new nodes: fail midway */
-  ck_assert_int_eq(trie_insert(&t, (1u << 29) | 12345, 2), ENOMEM);
-  ck_assert_int_eq(cc.live, before);
-  ck_assert_uint_eq(t.nodes, (size_t)before);
-  ck_assert_uint_eq(trie_count(&t), 1);
-  ck_assert_uint_eq(trie_find(&t, (1u << 29) | 12345), 0);
+  REQUIRE_EQ(trie_insert(&t, (1u << 29) | 12345, 2), ENOMEM);
+  REQUIRE_EQ(cc.live, before);
+  REQUIRE_EQ(t.nodes, (size_t)before);
+  REQUIRE_EQ(trie_count(&t), 1);
+  REQUIRE_EQ(trie_find(&t, (1u << 29) | 12345), 0);
   cc.fail_after = -1;
-  ck_assert_int_eq(trie_insert(&t, (1u << 29) | 12345, 2), 0);
+  REQUIRE_EQ(trie_insert(&t, (1u << 29) | 12345, 2), 0);
   trie_clear(&t);
 }
 END_TEST
@@ -304,13 +306,13 @@ END_TEST
 START_TEST(test_depth_is_width_over_three) {
   trie t;
   trie_init(&t, 40, trie_heap_source());
-  ck_assert_uint_eq(t.levels, 14);
+  REQUIRE_EQ(t.levels, 14);
   trie_insert(&t, 12345, 1);
-  ck_assert_uint_eq(t.nodes, 14); /* one node per level for a single key */
+  REQUIRE_EQ(t.nodes, 14); /* one node per level for a single key */
   trie_clear(&t);
   trie_init(&t, 64, trie_heap_source());
-  ck_assert_uint_eq(t.levels, 22);
-  ck_assert_uint_eq(sizeof(trie_node), 64);
+  REQUIRE_EQ(t.levels, 22);
+  REQUIRE_EQ(sizeof(trie_node), 64);
 }
 END_TEST
 
@@ -319,10 +321,10 @@ START_TEST(test_find_slot_updates_in_place) {
   trie_init(&t, 10, trie_heap_source());
   trie_insert(&t, 77, 5);
   uintptr_t *w = trie_find_slot(&t, 77);
-  ck_assert_ptr_nonnull(w);
+  REQUIRE((w) != NULL);
   *w = 9;
-  ck_assert_uint_eq(trie_find(&t, 77), 9);
-  ck_assert_ptr_null(trie_find_slot(&t, 78));
+  REQUIRE_EQ(trie_find(&t, 77), 9);
+  REQUIRE((trie_find_slot(&t, 78)) == NULL);
   trie_clear(&t);
 }
 END_TEST
@@ -346,4 +348,3 @@ static Suite *make_suite(void) {
   suite_add_tcase(s, tc);
   return s;
 }
-#include "check_main.h"

@@ -1,0 +1,123 @@
+/* alloc.c: allocating and freeing objects, and looking addresses up.
+ * Main entry points: slab_alloc, slab_free, slab_lookup. */
+#include <errno.h>
+
+#include "slab/pool_internal.h"
+
+static int alloc_slot(slab_pool *p, uint32_t slot, uintptr_t *out) {
+  slab_class *c;
+  int rc = class_get(p, slot, &c);
+  if (rc) return rc;
+  slab_desc *d = c->partial;
+  if (!d) {
+    if (!c->empty && (rc = slabs_carve_for_class(p, c))) return rc;
+    d = c->empty;
+    desc_move(d, LIST_PARTIAL);
+  }
+  unsigned i = (unsigned)__builtin_ctzll(~d->bitmap);
+  d->bitmap |= 1ull << i;
+  if (++d->used == c->capacity) desc_move(d, LIST_FULL);
+  p->objects++;
+  p->object_bytes += slot;
+  *out = d->addr + (uintptr_t)i * slot;
+  return 0;
+}
+
+static int alloc_run(slab_pool *p, size_t size, uintptr_t *out) {
+  if (!structural_ok(p)) return ENOMEM;
+  size_t nslabs = ah_round_up(size, AH_SLAB_SIZE) >> AH_SLAB_SHIFT;
+  if (nslabs > UINT32_MAX) return ENOMEM;
+  uintptr_t addr;
+  if (pool_pick_slabs(p, nslabs, &addr)) return ENOMEM;
+  slab_desc *d;
+  if (desc_register(p, &d, addr, (uint32_t)nslabs)) return ENOMEM;
+  free_range_take(p, addr, nslabs);
+  d->used = 1;
+  d->bitmap = 1;
+  p->runs++;
+  p->run_slabs += nslabs;
+  p->objects++;
+  p->object_bytes += nslabs << AH_SLAB_SHIFT;
+  *out = addr;
+  return 0;
+}
+
+int slab_alloc(slab_pool *p, size_t size, uintptr_t *addr) {
+  if (size == 0 || size > p->cfg.span) return size == 0 ? EINVAL : ENOMEM;
+  pool_enter(p);
+  int rc = size <= AH_SLAB_SIZE
+               ? alloc_slot(p, (uint32_t)ah_round_up(size, AH_SLOT_ALIGN), addr)
+               : alloc_run(p, size, addr);
+  pool_leave(p);
+  return rc;
+}
+
+void *slab_malloc(slab_pool *p, size_t size) {
+  uintptr_t addr;
+  if (!p->self_hosted || slab_alloc(p, size, &addr)) return NULL;
+  return (void *)addr;
+}
+
+/* Free a run: its slabs go back to Free first (the only step that can fail). */
+static int free_run(slab_pool *p, slab_desc *d) {
+  if (!structural_ok(p)) return EAGAIN;
+  int rc = free_range_add(p, d->addr, d->nslabs);
+  if (rc) return rc;
+  p->runs--;
+  p->run_slabs -= d->nslabs;
+  p->objects--;
+  p->object_bytes -= desc_bytes(d);
+  desc_unregister(p, d);
+  return 0;
+}
+
+static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
+  slab_class *c = d->cls;
+  uintptr_t off = addr - d->addr;
+  if (off % c->slot_size) return EINVAL;
+  unsigned i = (unsigned)(off / c->slot_size);
+  if (i >= c->capacity || !(d->bitmap & (1ull << i))) return EINVAL;
+  d->bitmap &= ~(1ull << i);
+  bool was_full = d->list == LIST_FULL;
+  d->used--;
+  p->objects--;
+  p->object_bytes -= c->slot_size;
+  if (d->used == 0) {
+    desc_move(d, LIST_EMPTY);
+    p->touched = c;
+  } else if (was_full) {
+    desc_move(d, LIST_PARTIAL);
+  }
+  return 0;
+}
+
+int slab_free(slab_pool *p, uintptr_t addr) {
+  slab_desc *d = desc_find(p, addr);
+  if (!d) return EINVAL;
+  p->last_desc = d;
+  pool_enter(p);
+  int rc;
+  if (d->cls)
+    rc = free_slot(p, d, addr);
+  else
+    rc = addr == d->addr ? free_run(p, d) : EINVAL;
+  pool_leave(p);
+  return rc;
+}
+
+int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *size) {
+  const slab_desc *d = desc_find(p, addr);
+  if (!d) return EINVAL;
+  size_t slot = d->cls ? d->cls->slot_size : desc_bytes(d);
+  uintptr_t i = (addr - d->addr) / slot;
+  if (d->cls && (i >= d->cls->capacity || !(d->bitmap & (1ull << i)))) return EINVAL;
+  if (start) *start = d->addr + i * slot;
+  if (size) *size = slot;
+  return 0;
+}
+
+int slab_size_of(const slab_pool *p, uintptr_t addr, size_t *size) {
+  uintptr_t start;
+  int rc = slab_lookup(p, addr, &start, size);
+  return rc ? rc : (start == addr ? 0 : EINVAL);
+}

@@ -1,0 +1,129 @@
+/* carve.c: slabs entering and leaving use: descriptors and the Used trie, carving slabs for
+ * a class (with preallocation for busy classes), lazy return of empty slabs, and the
+ * maintenance a pool does after each outermost call (trimming; for a self-hosted pool,
+ * refilling the reserve of empty 64-B slabs its re-entrant metadata allocations draw on). */
+#include <errno.h>
+
+#include "slab/pool_internal.h"
+
+int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs) {
+  slab_desc *d = meta_alloc(p);
+  if (!d) return ENOMEM;
+  *d = (slab_desc){.addr = addr, .nslabs = nslabs, .list = LIST_DETACHED};
+  int rc = trie_insert(&p->used, slab_key(p, addr), (uintptr_t)d);
+  if (rc) {
+    meta_free(p, d);
+    return rc;
+  }
+  *out = d;
+  return 0;
+}
+
+void desc_unregister(slab_pool *p, slab_desc *d) {
+  int rc = trie_delete(&p->used, slab_key(p, d->addr), NULL);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+  if (p->last_desc == d) p->last_desc = NULL;
+  meta_free(p, d);
+}
+
+slab_desc *desc_find(const slab_pool *p, uintptr_t addr) {
+  slab_desc *d = p->last_desc;
+  if (d && addr - d->addr < desc_bytes(d)) return d;
+  uintptr_t v;
+  if (!in_window(p, addr) || trie_le(&p->used, slab_key(p, addr), NULL, &v)) return NULL;
+  d = (slab_desc *)v;
+  return addr - d->addr < desc_bytes(d) ? d : NULL;
+}
+
+int pool_grow(slab_pool *p, size_t min_bytes) {
+  uintptr_t addr;
+  size_t len;
+  if (!p->cfg.grow || p->cfg.grow(p->cfg.grow_ctx, min_bytes, &addr, &len)) return ENOMEM;
+  if (len < min_bytes) return ENOMEM;
+  return pool_add_range(p, addr, len) ? ENOMEM : 0;
+}
+
+/* Return the empty slabs every class keeps (lazy return) to the Free trie, all but the
+ * metadata reserve of a self-hosted pool: what a pool does before it asks for more space. */
+static void reclaim_empty_slabs(slab_pool *p) {
+  trie_cursor c;
+  uintptr_t v;
+  slab_class *batch[SLAB_CLASS_UNITS];
+  size_t n = 0;
+  trie_cursor_seek(&c, &p->partial, 0); /* collect first: releasing changes the tries */
+  while (trie_cursor_next(&c, NULL, &v)) batch[n++] = (slab_class *)v;
+  for (size_t i = 0; i < n; i++) {
+    bool meta = p->self_hosted && batch[i]->slot_size == AH_SLOT_ALIGN;
+    pool_trim_class(p, batch[i], meta ? SLAB_META_RESERVE : 0);
+  }
+}
+
+/* Find nslabs free slabs without taking them yet: from Free, else after reclaiming the
+ * classes' empty slabs, else after growing the pool once. */
+int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr) {
+  if (free_range_pick(p, nslabs, addr) == 0) return 0;
+  reclaim_empty_slabs(p);
+  if (free_range_pick(p, nslabs, addr) == 0) return 0;
+  if (pool_grow(p, nslabs << AH_SLAB_SHIFT)) return ENOMEM;
+  return free_range_pick(p, nslabs, addr);
+}
+
+int slabs_carve_for_class(slab_pool *p, slab_class *c) {
+  if (!structural_ok(p)) return ENOMEM;
+  size_t want = c->slabs_carved && p->cfg.prealloc > 1 ? p->cfg.prealloc : 1;
+  uintptr_t addr;
+  if (free_range_pick(p, want, &addr) != 0) {
+    want = 1;
+    if (pool_pick_slabs(p, want, &addr)) return ENOMEM;
+  }
+  slab_desc *fresh[want];
+  for (size_t i = 0; i < want; i++) {
+    if (desc_register(p, &fresh[i], addr + (i << AH_SLAB_SHIFT), 1)) {
+      while (i--) desc_unregister(p, fresh[i]);
+      return ENOMEM;
+    }
+  }
+  free_range_take(p, addr, want);
+  uint64_t phantom = c->capacity == 64 ? 0 : ~0ull << c->capacity; /* slots past the end */
+  for (size_t i = want; i-- > 0;) {
+    fresh[i]->cls = c;
+    fresh[i]->bitmap = phantom;
+    desc_move(fresh[i], LIST_EMPTY); /* the lowest address ends up at the head */
+  }
+  c->slabs_carved += (uint32_t)want;
+  return 0;
+}
+
+int slab_release_empty(slab_pool *p, slab_desc *d) {
+  AH_ASSERT(d->used == 0 && d->list == LIST_EMPTY);
+  if (!structural_ok(p)) return EAGAIN;
+  /* Off the list first, so re-entrant metadata allocations cannot pick this slab. */
+  desc_move(d, LIST_DETACHED);
+  int rc = free_range_add(p, d->addr, 1);
+  if (rc) {
+    desc_move(d, LIST_EMPTY);
+    return rc;
+  }
+  desc_unregister(p, d);
+  return 0;
+}
+
+void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep) {
+  while (c->n_empty > keep)
+    if (slab_release_empty(p, c->empty)) return;
+}
+
+void pool_maintain(slab_pool *p) {
+  AH_ASSERT(p->depth == 1);
+  if (p->touched) {
+    pool_trim_class(p, p->touched, p->cfg.empty_keep);
+    p->touched = NULL;
+  }
+  if (!p->self_hosted) return;
+  slab_class *mc = class_find(p, AH_SLOT_ALIGN);
+  unsigned keep = p->cfg.empty_keep > SLAB_META_RESERVE ? p->cfg.empty_keep : SLAB_META_RESERVE;
+  while (mc->n_empty < SLAB_META_RESERVE)
+    if (slabs_carve_for_class(p, mc)) break; /* out of memory: later calls may get ENOMEM */
+  pool_trim_class(p, mc, keep);
+}

@@ -1,0 +1,191 @@
+/* pool.c: pool life cycle and whole-pool queries: create, add and take back ranges, pack
+ * (coalesced used ranges in address order), statistics, destroy. */
+#include <errno.h>
+#include <string.h>
+
+#include "slab/pool_internal.h"
+
+slab_config slab_config_default(void) {
+  return (slab_config){.base = 0, .span = (size_t)1 << 47, .empty_keep = 1, .prealloc = 2};
+}
+
+/* Key width for the slabs of a window of span bytes. */
+static unsigned slab_key_bits(size_t span) {
+  size_t slabs = span >> AH_SLAB_SHIFT;
+  unsigned bits = 1;
+  while (bits < 64 && ((size_t)1 << bits) < slabs) bits++;
+  return bits;
+}
+
+/* Init the three tries of p; nodes come from p's meta pool. */
+void pool_init_tries(slab_pool *p);
+void pool_init_tries(slab_pool *p) {
+  trie_node_source src = meta_node_source(p);
+  unsigned bits = slab_key_bits(p->cfg.span);
+  trie_init(&p->used, bits, src);
+  trie_init(&p->free, bits, src);
+  trie_init(&p->partial, 7, src); /* slot units 1..64 */
+}
+
+static bool config_ok(const slab_config *cfg) {
+  return cfg->base % AH_SLAB_SIZE == 0 && cfg->span % AH_SLAB_SIZE == 0 &&
+         cfg->span >= AH_SLAB_SIZE && cfg->base + (cfg->span - 1) >= cfg->base;
+}
+
+int slab_pool_create(slab_pool **out, const slab_config *cfg, slab_pool *meta) {
+  slab_config c = cfg ? *cfg : slab_config_default();
+  if (!meta || !meta->self_hosted || !config_ok(&c)) return EINVAL;
+  uintptr_t addr;
+  if (slab_alloc(meta, sizeof(slab_pool), &addr)) return ENOMEM;
+  slab_pool *p = (slab_pool *)addr;
+  memset(p, 0, sizeof *p);
+  p->cfg = c;
+  p->meta = meta;
+  pool_init_tries(p);
+  *out = p;
+  return 0;
+}
+
+/* The self-hosted pool's own header (its struct) lies at the start of its first chunk. */
+static bool overlaps_header(const slab_pool *p, uintptr_t addr, size_t len) {
+  if (!p->self_hosted) return false;
+  uintptr_t h = (uintptr_t)p, hend = h + ah_round_up(sizeof *p, AH_SLAB_SIZE);
+  return addr < hend && h < addr + len;
+}
+
+int pool_add_range(slab_pool *p, uintptr_t addr, size_t len) {
+  if (len == 0 || addr % AH_SLAB_SIZE || len % AH_SLAB_SIZE || !in_window(p, addr) ||
+      len > p->cfg.span - (addr - p->cfg.base))
+    return EINVAL;
+  uintptr_t v;
+  if (trie_le(&p->used, slab_key(p, addr + len - 1), NULL, &v) == 0) {
+    const slab_desc *d = (const slab_desc *)v;
+    if (d->addr + desc_bytes(d) > addr) return EINVAL;
+  }
+  if (free_range_overlaps(p, addr, len) || overlaps_header(p, addr, len)) return EINVAL;
+  return free_range_add(p, addr, len >> AH_SLAB_SHIFT);
+}
+
+int slab_add_range(slab_pool *p, uintptr_t addr, size_t len) {
+  pool_enter(p);
+  int rc = pool_add_range(p, addr, len);
+  pool_leave(p);
+  return rc;
+}
+
+int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len) {
+  uint64_t k;
+  uintptr_t n;
+  if (max_slabs == 0 || trie_le(&p->free, trie_key_max(&p->free), &k, &n)) return ENOENT;
+  if (n > max_slabs) n = max_slabs;
+  uintptr_t upper_end = slab_addr(p, k) + (trie_find(&p->free, k) << AH_SLAB_SHIFT);
+  *addr = upper_end - (n << AH_SLAB_SHIFT);
+  *len = n << AH_SLAB_SHIFT;
+  pool_enter(p);
+  free_range_take(p, *addr, n);
+  pool_leave(p);
+  return 0;
+}
+
+/* Coalesces ranges arriving in address order and hands them to a callback. */
+typedef struct coalescer {
+  slab_range_fn fn;
+  void *ctx;
+  uintptr_t start, end;
+  size_t count;
+  bool stopped;
+} coalescer;
+
+static void coalesce_flush(coalescer *co) {
+  if (co->end == co->start || co->stopped) return;
+  co->count++;
+  if (co->fn && co->fn(co->ctx, co->start, co->end - co->start)) co->stopped = true;
+  co->start = co->end;
+}
+
+static void coalesce_add(coalescer *co, uintptr_t addr, size_t len) {
+  if (addr != co->end) {
+    coalesce_flush(co);
+    co->start = addr;
+  }
+  co->end = addr + len;
+}
+
+size_t slab_pack(const slab_pool *p, slab_range_fn fn, void *ctx) {
+  coalescer co = {.fn = fn, .ctx = ctx};
+  trie_cursor c;
+  uintptr_t v;
+  trie_cursor_seek(&c, &p->used, 0);
+  while (!co.stopped && trie_cursor_next(&c, NULL, &v)) {
+    const slab_desc *d = (const slab_desc *)v;
+    if (d->used) coalesce_add(&co, d->addr, desc_bytes(d));
+  }
+  coalesce_flush(&co);
+  return co.count;
+}
+
+/* Every range the pool holds, used or free, in address order (two ordered walks merged). */
+static void report_all_ranges(const slab_pool *p, slab_range_fn fn, void *ctx) {
+  coalescer co = {.fn = fn, .ctx = ctx};
+  trie_cursor cu, cf;
+  uint64_t ku = 0, kf = 0;
+  uintptr_t vu = 0, vf = 0;
+  trie_cursor_seek(&cu, &p->used, 0);
+  trie_cursor_seek(&cf, &p->free, 0);
+  bool hu = trie_cursor_next(&cu, &ku, &vu), hf = trie_cursor_next(&cf, &kf, &vf);
+  while ((hu || hf) && !co.stopped) {
+    if (hu && (!hf || ku < kf)) {
+      const slab_desc *d = (const slab_desc *)vu;
+      coalesce_add(&co, d->addr, desc_bytes(d));
+      hu = trie_cursor_next(&cu, &ku, &vu);
+    } else {
+      coalesce_add(&co, slab_addr(p, kf), vf << AH_SLAB_SHIFT);
+      hf = trie_cursor_next(&cf, &kf, &vf);
+    }
+  }
+  coalesce_flush(&co);
+}
+
+/* Give every record stored as a value of t back to the meta pool. */
+static void free_values(slab_pool *p, const trie *t) {
+  trie_cursor c;
+  uintptr_t v;
+  trie_cursor_seek(&c, t, 0);
+  while (trie_cursor_next(&c, NULL, &v)) meta_free(p, (void *)v);
+}
+
+void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
+  if (!p) return;
+  if (fn) report_all_ranges(p, fn, ctx);
+  if (p->self_hosted) return; /* everything lives in the caller's memory */
+  free_values(p, &p->used);
+  free_values(p, &p->partial);
+  trie_clear(&p->used);
+  trie_clear(&p->partial);
+  trie_clear(&p->free);
+  int rc = slab_free(p->meta, (uintptr_t)p);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+}
+
+void slab_get_stats(const slab_pool *p, slab_stats *st) {
+  *st = (slab_stats){.run_slabs = p->run_slabs, .runs = p->runs,
+                     .free_slabs = p->free_slabs, .free_ranges = trie_count(&p->free),
+                     .objects = p->objects, .object_bytes = p->object_bytes,
+                     .classes = p->classes, .max_depth = p->max_depth,
+                     .trie_nodes = p->used.nodes + p->partial.nodes + p->free.nodes};
+  trie_cursor c;
+  uintptr_t v;
+  trie_cursor_seek(&c, &p->partial, 0);
+  while (trie_cursor_next(&c, NULL, &v)) {
+    const slab_class *cls = (const slab_class *)v;
+    st->full_slabs += cls->n_full;
+    st->partial_slabs += cls->n_partial;
+    st->empty_slabs += cls->n_empty;
+  }
+}
+
+bool slab_holds(const slab_pool *p, uintptr_t addr) {
+  if (!in_window(p, addr)) return false;
+  return desc_find(p, addr) != NULL || free_range_overlaps(p, addr & ~(AH_SLAB_SIZE - 1), AH_SLAB_SIZE);
+}

@@ -1,0 +1,113 @@
+/* pool_internal.h: the slab pool's records, shared by the files of src/slab.
+ *   slab_desc   one per slab in use (or per run of slabs holding one large object)
+ *   slab_class  one per slot size: lists of partial and empty slabs (Partial trie value)
+ *   slab_pool   the three tries, counters, the re-entry depth and the fast-path caches
+ * Every record a pool allocates for itself is exactly one 64-B slot (the pool struct of an
+ * ordinary pool excepted), so a self-hosted pool serves its own metadata from one class. */
+#ifndef AH_SLAB_POOL_INTERNAL_H
+#define AH_SLAB_POOL_INTERNAL_H
+
+#include "common/types.h"
+#include "slab/slab.h"
+#include "trie/trie.h"
+
+/* Which list of its class a slab is on; full slabs are on none (found through Used). */
+enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED };
+
+typedef struct slab_class slab_class;
+
+typedef struct slab_desc {
+  uintptr_t addr;          /* first byte of the slab (or run) */
+  uint64_t bitmap;         /* bit i set: slot i is live */
+  slab_class *cls;         /* NULL for a run */
+  struct slab_desc *prev, *next; /* in cls's partial or empty list */
+  uint32_t nslabs;         /* 1, or the run's length */
+  uint16_t used;           /* live slots */
+  uint8_t list;            /* enum slab_list */
+} slab_desc;
+
+struct slab_class {
+  slab_desc *partial;      /* slabs with free and used slots */
+  slab_desc *empty;        /* slabs with no used slot, kept for reuse */
+  uint32_t slot_size;
+  uint16_t capacity;       /* slots per slab */
+  uint32_t n_partial, n_empty, n_full;
+  uint32_t slabs_carved;   /* > 0 marks a busy class: preallocate for it */
+};
+
+#define SLAB_CLASS_UNITS (AH_SLAB_SIZE / AH_SLOT_ALIGN) /* slot sizes 64..4096: 64 classes */
+#define SLAB_BOOT_SLABS 2u   /* bootstrap slabs of a self-hosted pool */
+#define SLAB_META_RESERVE 2u /* empty 64-B slabs a self-hosted pool keeps for re-entry */
+
+struct slab_pool {
+  slab_pool *meta;         /* where metadata comes from (itself when self-hosted) */
+  slab_config cfg;
+  trie used;               /* slab index -> slab_desc* */
+  trie partial;            /* slot units -> slab_class* */
+  trie free;               /* slab index -> free run length in slabs */
+  slab_desc *last_desc;    /* fast path for free/lookup: the last descriptor found */
+  slab_class *class_cache[SLAB_CLASS_UNITS + 1]; /* by slot units; mirrors Partial */
+  slab_class *touched;     /* class whose empty list may need trimming */
+  size_t free_slabs, run_slabs, runs, objects, object_bytes, classes;
+  unsigned depth, max_depth;
+  bool self_hosted, booting;
+  uintptr_t boot_next, boot_end; /* bump allocator during bootstrap */
+};
+
+/* Slab index used as a trie key, and back. */
+static inline uint64_t slab_key(const slab_pool *p, uintptr_t addr) {
+  return (uint64_t)((addr - p->cfg.base) >> AH_SLAB_SHIFT);
+}
+static inline uintptr_t slab_addr(const slab_pool *p, uint64_t key) {
+  return p->cfg.base + ((uintptr_t)key << AH_SLAB_SHIFT);
+}
+/* Bytes covered by a descriptor. */
+static inline size_t desc_bytes(const slab_desc *d) { return (size_t)d->nslabs << AH_SLAB_SHIFT; }
+/* Is addr inside the pool's address window? */
+static inline bool in_window(const slab_pool *p, uintptr_t addr) {
+  return addr >= p->cfg.base && addr - p->cfg.base < p->cfg.span;
+}
+/* May this call change the pool's structure (tries)? Only the outermost call may; re-entered
+ * calls of a self-hosted pool (metadata for its own tries) only flip bitmap bits. */
+static inline bool structural_ok(const slab_pool *p) { return p->depth <= 1; }
+
+/* Every public call that may change a pool brackets itself with pool_enter/pool_leave: the
+ * outermost call (depth 1) runs the maintenance; re-entered calls (a self-hosted pool
+ * allocating its own metadata) only flip bitmap bits. */
+void pool_maintain(slab_pool *p);
+static inline void pool_enter(slab_pool *p) {
+  if (++p->depth > p->max_depth) p->max_depth = p->depth;
+}
+static inline void pool_leave(slab_pool *p) {
+  if (p->depth == 1) pool_maintain(p);
+  p->depth--;
+}
+
+/* meta.c: 64-B metadata records and trie nodes for a pool. */
+void *meta_alloc(slab_pool *p);
+void meta_free(slab_pool *p, void *rec);
+trie_node_source meta_node_source(slab_pool *p);
+
+/* ranges.c: the Free trie. */
+int free_range_add(slab_pool *p, uintptr_t addr, size_t nslabs);
+int free_range_pick(const slab_pool *p, size_t nslabs, uintptr_t *addr);
+void free_range_take(slab_pool *p, uintptr_t addr, size_t nslabs);
+bool free_range_overlaps(const slab_pool *p, uintptr_t addr, size_t len);
+int pool_add_range(slab_pool *p, uintptr_t addr, size_t len);
+int pool_grow(slab_pool *p, size_t min_bytes);
+int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr);
+
+/* lists.c: class lists and records. */
+void desc_move(slab_desc *d, enum slab_list to);
+slab_class *class_find(const slab_pool *p, uint32_t slot_size);
+int class_get(slab_pool *p, uint32_t slot_size, slab_class **out);
+
+/* carve.c: slabs in and out of use. */
+int slabs_carve_for_class(slab_pool *p, slab_class *c);
+int slab_release_empty(slab_pool *p, slab_desc *d);
+int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs);
+void desc_unregister(slab_pool *p, slab_desc *d);
+slab_desc *desc_find(const slab_pool *p, uintptr_t addr);
+void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep);
+
+#endif /* AH_SLAB_POOL_INTERNAL_H */

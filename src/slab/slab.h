@@ -1,0 +1,91 @@
+/* slab.h: slab pools (Myrmics section 3), the lowest allocator layer.
+ *
+ * A pool hands out objects from address ranges given to it. Sizes are rounded up to 64-B
+ * slots; objects of one slot size share 4 KiB slabs; an object larger than a slab takes a
+ * run of whole slabs under one descriptor. Three tries index the pool: Used (slabs in use,
+ * by address), Partial (slot size -> class record with its partial and empty slabs) and Free
+ * (free slab ranges, by address, adjacent ranges merged).
+ *
+ * An ordinary pool never reads or writes the memory it manages: addresses are numbers to it,
+ * and its metadata lives in another pool (the meta pool). A self-hosted pool (the kernel pool
+ * of section 3.3) keeps its metadata, and its own struct, inside the memory it manages; it
+ * bootstraps itself and never recurses without bound.
+ *
+ * Errors are returned as errno codes: EINVAL (bad argument, foreign or freed address),
+ * ENOMEM (no address space or no metadata memory). A failed call changes nothing.
+ */
+#ifndef AH_SLAB_H
+#define AH_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct slab_pool slab_pool;
+
+/* Called when the pool has no free slabs for a request of min_bytes: give it a range
+ * (slab-aligned, at least min_bytes) through *addr and *len and return 0, or return ENOMEM. */
+typedef int (*slab_grow_fn)(void *ctx, size_t min_bytes, uintptr_t *addr, size_t *len);
+/* Receives one address range (pack, destroy). Return non-zero to stop early. */
+typedef int (*slab_range_fn)(void *ctx, uintptr_t addr, size_t len);
+
+typedef struct slab_config {
+  uintptr_t base;       /* lowest address the pool may ever manage (slab-aligned) */
+  size_t span;          /* size of the address window starting at base */
+  unsigned empty_keep;  /* empty slabs a class keeps before returning them to Free */
+  unsigned prealloc;    /* slabs carved at once for a class that needed a slab before */
+  slab_grow_fn grow;    /* optional: more address space on demand */
+  void *grow_ctx;
+} slab_config;
+
+typedef struct slab_stats {
+  size_t full_slabs, partial_slabs, empty_slabs; /* slabs of size classes */
+  size_t run_slabs, runs;                        /* large objects: slabs and objects */
+  size_t free_slabs, free_ranges;                /* in the Free trie */
+  size_t objects, object_bytes;                  /* live objects and their slot bytes */
+  size_t classes;                                /* slot sizes in use */
+  size_t trie_nodes;                             /* nodes of the three tries */
+  size_t max_depth;                              /* deepest re-entry seen (self-hosted) */
+} slab_stats;
+
+/* Defaults: the whole user address space (base 0, span 2^47), keep 1 empty slab per class,
+ * preallocate 2 slabs for busy classes, no grow callback. */
+slab_config slab_config_default(void);
+
+/* An ordinary pool whose metadata (struct, descriptors, trie nodes) lives in meta. */
+int slab_pool_create(slab_pool **out, const slab_config *cfg, slab_pool *meta);
+/* A self-hosted pool over [mem, mem+len): slab-aligned, at least 8 slabs. The pool struct
+ * sits in the first slab. cfg may be NULL; its base/span are ignored (the whole user space
+ * is indexed so that grown chunks may lie anywhere). Free the memory after destroy. */
+int slab_pool_create_self_hosted(slab_pool **out, void *mem, size_t len, const slab_config *cfg);
+/* Destroy; range_fn (may be NULL) receives every slab range the pool held, used or free, in
+ * address order and coalesced, so the caller can take the address space back. */
+void slab_pool_destroy(slab_pool *p, slab_range_fn range_fn, void *ctx);
+
+/* Give the pool [addr, addr+len): slab-aligned, inside base/span, overlapping nothing the
+ * pool holds (EINVAL otherwise; ENOMEM if metadata memory ran out). */
+int slab_add_range(slab_pool *p, uintptr_t addr, size_t len);
+/* Take back up to max_slabs free slabs (one contiguous range, the highest), for a caller
+ * that trims idle pools. ENOENT when the pool holds no free slab. */
+int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len);
+
+/* Allocate size bytes (> 0): 0 with *addr set, or EINVAL / ENOMEM. */
+int slab_alloc(slab_pool *p, size_t size, uintptr_t *addr);
+/* Free an object by its start address: 0, or EINVAL for an address that is not the start of
+ * a live object of this pool (foreign, interior, or already freed). */
+int slab_free(slab_pool *p, uintptr_t addr);
+/* Slot size of the live object starting at addr (EINVAL otherwise). */
+int slab_size_of(const slab_pool *p, uintptr_t addr, size_t *size);
+/* The live object containing addr (any interior address): its start and slot size. */
+int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *size);
+/* For a self-hosted pool: memory from the pool itself, or NULL. */
+void *slab_malloc(slab_pool *p, size_t size);
+
+/* Used slabs as coalesced (address, length) ranges in address order; returns the number of
+ * ranges (also when range_fn stopped early, counting up to that range). */
+size_t slab_pack(const slab_pool *p, slab_range_fn range_fn, void *ctx);
+void slab_get_stats(const slab_pool *p, slab_stats *st);
+/* True when addr lies in any range the pool holds (used or free). */
+bool slab_holds(const slab_pool *p, uintptr_t addr);
+
+#endif /* AH_SLAB_H */
