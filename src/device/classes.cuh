@@ -1,0 +1,100 @@
+/* classes.cuh: size classes and their buffers (XMalloc 5.2). Requests up to DM_CLASS_MAX
+ * are rounded up to a power-of-two class; free blocks of each class wait in DM_NFIFO
+ * lock-free FIFOs (fifo.cuh), a warp picking one by hash. An empty buffer is refilled
+ * from the page layer: one page is carved into blocks, one is kept and the rest buffered.
+ * A full buffer drains to the page layer: the block goes back to its page, and the page
+ * itself goes back when none of its blocks is out any more. When the page layer runs dry,
+ * dm_class_reclaim drains every buffer so that pages held only by buffered blocks go home.
+ * Entry points: dm_class_of, dm_class_carve, dm_class_put, dm_class_reclaim. */
+#ifndef DM_CLASSES_CUH
+#define DM_CLASSES_CUH
+
+#include "types.cuh"
+#include "fifo.cuh"
+#include "page.cuh"
+
+/* Class of a request of `size` bytes (1 .. DM_CLASS_MAX). */
+static __device__ __forceinline__ unsigned dm_class_of(size_t size)
+{
+  if (size <= 16u) return 0;
+  return 32u - (unsigned)__clz((unsigned)size - 1u) - DM_MIN_SHIFT;
+}
+
+/* Block bytes and blocks per page of class c. */
+static __device__ __forceinline__ unsigned dm_class_bytes(unsigned c) { return 16u << c; }
+static __device__ __forceinline__ unsigned dm_class_blocks(unsigned c)
+{
+  return DM_PAGE_BYTES >> (DM_MIN_SHIFT + c);
+}
+
+/* Buffer q of class c. */
+static __device__ __forceinline__ dm_fifo *dm_buffer(const dm_heap_dev *h, unsigned c,
+                                                     unsigned q)
+{
+  return &h->fifo[c * DM_NFIFO + q];
+}
+
+/* Payload <-> block address. */
+static __device__ __forceinline__ unsigned dm_payload(const dm_heap_dev *h, const void *p)
+{
+  return (unsigned)(((const char *)p - h->base) / DM_ALIGN);
+}
+static __device__ __forceinline__ char *dm_block(const dm_heap_dev *h, unsigned pay)
+{
+  return h->base + (unsigned long long)pay * DM_ALIGN;
+}
+
+/* One block of a class page goes back to its page; the last one takes the page home. */
+static __device__ void dm_class_drain(const dm_heap_dev *h, unsigned long long page)
+{
+  if (atomicSub(&h->blockcount[page], 1) == 1) dm_pages_put(h, (long)page, 1);
+}
+
+/* A fresh page, owned by this lane alone, becomes a class-c page: block 0 is returned,
+ * the others go to buffer q (or the next two buffers); those that fit nowhere go
+ * straight back to the page. */
+static __device__ char *dm_class_carve(const dm_heap_dev *h, unsigned c, long page,
+                                       unsigned q)
+{
+  unsigned nb = dm_class_blocks(c), bytes = dm_class_bytes(c);
+  char *first = h->base + (unsigned long long)page * DM_PAGE_BYTES;
+  h->blockcount[page] = (int)nb;
+  h->pinfo[page] = DM_PI_CLASS | c;
+  __threadfence();
+  unsigned i = 1, k = 0;
+  while (i < nb && k < 3u) {
+    if (dm_fifo_push(dm_buffer(h, c, (q + k) % DM_NFIFO), dm_payload(h, first + i * bytes)))
+      ++i;
+    else
+      ++k;
+  }
+  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));
+  return first;
+}
+
+/* A free block of class c (in class page `page`) goes to a buffer, or drains home. */
+static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned long long page,
+                                    void *blk)
+{
+  unsigned q = dm_buffer_hash(c), pay = dm_payload(h, blk);
+  if (dm_fifo_push(dm_buffer(h, c, q), pay)) return;
+  if (dm_fifo_push(dm_buffer(h, c, (q + 1u) % DM_NFIFO), pay)) return;
+  atomicAdd(&h->ctr->drains, 1ull);
+  dm_class_drain(h, page);
+}
+
+/* Heap exhausted: empty every buffer back into its pages (at most one buffer's worth of
+ * pops each, so frees racing in cannot keep us here). True when anything was drained. */
+static __device__ bool dm_class_reclaim(const dm_heap_dev *h)
+{
+  bool any = false;
+  unsigned pay;
+  for (unsigned f = 0; f < DM_NCLASS * DM_NFIFO; ++f)
+    for (unsigned k = 0; k < DM_FIFO_CAP && dm_fifo_pop(&h->fifo[f], &pay); ++k) {
+      dm_class_drain(h, (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT);
+      any = true;
+    }
+  return any;
+}
+
+#endif /* DM_CLASSES_CUH */

@@ -1,0 +1,130 @@
+/* heap.cu: the host side of a device heap: create (arena and metadata by cudaMalloc,
+ * never managed memory), make current, read statistics, destroy. The only file of the
+ * allocator that calls the CUDA runtime API. */
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "antheap_device.h"
+#include "fifo.cuh"
+#include "types.cuh"
+
+extern __device__ dm_heap_dev dm_heap_g;
+
+struct dm_heap {
+  dm_heap_dev d;        /* what kernels see */
+  void *arena, *meta;
+  size_t meta_bytes;
+};
+
+/* Round up to 256 bytes, the alignment of every metadata array. */
+static size_t dm_round(size_t n) { return (n + 255u) & ~(size_t)255u; }
+
+/* Empty buffers, and the bitmap bits past the last page set so nobody takes them. */
+static __global__ void dm_init_kernel(dm_heap_dev d)
+{
+  unsigned nfifo = DM_NCLASS * DM_NFIFO;
+  for (unsigned f = blockIdx.x; f < nfifo; f += gridDim.x)
+    dm_fifo_init(&d.fifo[f], threadIdx.x, blockDim.x);
+  if (blockIdx.x == 0 && threadIdx.x == 0 && (d.npages % 32u) != 0)
+    d.bitmap[d.nwords - 1u] = ~0u << (d.npages % 32u);
+}
+
+int dm_heap_create(dm_heap **out, size_t bytes)
+{
+  *out = NULL;
+  size_t npages = bytes >> DM_PAGE_SHIFT;
+  if (npages < 1 || npages > (1ull << 30) || npages * DM_PAGE_BYTES / DM_ALIGN > 0xffffffffull)
+    return (int)cudaErrorInvalidValue;
+  dm_heap *h = (dm_heap *)calloc(1, sizeof *h);
+  if (!h) return (int)cudaErrorMemoryAllocation;
+  unsigned nwords = (unsigned)((npages + 31u) / 32u);
+  size_t o_bitmap = 0;
+  size_t o_pinfo = o_bitmap + dm_round(nwords * sizeof(unsigned));
+  size_t o_count = o_pinfo + dm_round(npages * sizeof(unsigned));
+  size_t o_live = o_count + dm_round(npages * sizeof(int));
+  size_t o_fifo = o_live + dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned));
+  size_t o_ctr = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
+  h->meta_bytes = o_ctr + dm_round(sizeof(dm_counters));
+  cudaError_t e = cudaMalloc(&h->arena, npages * DM_PAGE_BYTES);
+  if (e == cudaSuccess) e = cudaMalloc(&h->meta, h->meta_bytes);
+  if (e == cudaSuccess) e = cudaMemset(h->meta, 0, h->meta_bytes);
+  if (e != cudaSuccess) {
+    dm_heap_destroy(h);
+    return (int)e;
+  }
+  char *m = (char *)h->meta;
+  h->d.base = (char *)h->arena;
+  h->d.bytes = (unsigned long long)npages * DM_PAGE_BYTES;
+  h->d.npages = (unsigned)npages;
+  h->d.nwords = nwords;
+  h->d.bitmap = (unsigned *)(m + o_bitmap);
+  h->d.pinfo = (unsigned *)(m + o_pinfo);
+  h->d.blockcount = (int *)(m + o_count);
+  h->d.live = (unsigned *)(m + o_live);
+  h->d.fifo = (dm_fifo *)(m + o_fifo);
+  h->d.ctr = (dm_counters *)(m + o_ctr);
+  dm_init_kernel<<<128, 128>>>(h->d);
+  e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = (cudaError_t)dm_heap_use(h);
+  if (e != cudaSuccess) {
+    dm_heap_destroy(h);
+    return (int)e;
+  }
+  *out = h;
+  return 0;
+}
+
+int dm_heap_use(dm_heap *h)
+{
+  return (int)cudaMemcpyToSymbol(dm_heap_g, &h->d, sizeof h->d);
+}
+
+void dm_heap_destroy(dm_heap *h)
+{
+  if (!h) return;
+  dm_heap_dev none;
+  memset(&none, 0, sizeof none);
+  dm_heap_dev cur;
+  if (cudaMemcpyFromSymbol(&cur, dm_heap_g, sizeof cur) == cudaSuccess && cur.base == h->d.base)
+    cudaMemcpyToSymbol(dm_heap_g, &none, sizeof none);
+  if (h->arena) cudaFree(h->arena);
+  if (h->meta) cudaFree(h->meta);
+  free(h);
+}
+
+int dm_heap_stats(const dm_heap *h, dm_stats *st)
+{
+  memset(st, 0, sizeof *st);
+  unsigned *bm = (unsigned *)malloc(h->d.nwords * sizeof(unsigned));
+  if (!bm) return (int)cudaErrorMemoryAllocation;
+  dm_counters c;
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess)
+    e = cudaMemcpy(bm, h->d.bitmap, h->d.nwords * sizeof(unsigned), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(&c, h->d.ctr, sizeof c, cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) {
+    size_t used = 0;
+    for (unsigned w = 0; w < h->d.nwords; ++w) used += (size_t)__builtin_popcount(bm[w]);
+    used -= (size_t)h->d.nwords * 32u - h->d.npages;   /* the padding bits */
+    st->heap_bytes = h->d.bytes;
+    st->meta_bytes = h->meta_bytes;
+    st->page_bytes = DM_PAGE_BYTES;
+    st->pages_total = h->d.npages;
+    st->pages_used = used;
+    st->nulls = c.nulls;
+    st->bad_frees = c.bad_frees;
+    st->runs = c.runs;
+    st->drains = c.drains;
+    st->debug = DM_CHECKS;
+  }
+  free(bm);
+  return (int)e;
+}
+
+void dm_heap_range(const dm_heap *h, void **base, size_t *bytes)
+{
+  *base = h->d.base;
+  *bytes = h->d.bytes;
+}

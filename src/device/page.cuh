@@ -1,0 +1,220 @@
+/* page.cuh: the page layer (Pham et al., ICS'22). The arena is cut into DM_PAGE_BYTES
+ * pages tracked by one bitmap (1 = used); there is no free list and no global state.
+ * Entry points: dm_pages_get (every lane of a warp-synchronous group calls it; lanes that
+ * need nothing help search) and dm_pages_put.
+ *  - single pages: the collaborative random walk (CoRW, Algorithm 2): each lane reads one
+ *    random bitmap word, and the free bits found are shared out to the lanes that still
+ *    need a page with ballots and shuffles. Deviation: no LockMap. A provider claims all the
+ *    bits it hands out with one atomicOr, whose old value says exactly which it won, so a
+ *    lock word (and its second atomic) is unnecessary.
+ *  - runs of 2..32 pages inside one word: Algorithm 3's shared search: all lanes scout,
+ *    and for each needy lane the first scout whose word holds a long enough hole claims it.
+ *  - runs longer than 32 pages: word-aligned, searched and claimed by the lane alone.
+ *  - bounded: DM_WALK_ROUNDS random rounds, then one sweep of the whole bitmap by the
+ *    group (consecutive words, as Algorithm 3 reads them); a lane that still has nothing
+ *    gets -1, so a full heap returns NULL instead of hanging the kernel.
+ */
+#ifndef DM_PAGE_CUH
+#define DM_PAGE_CUH
+
+#include "types.cuh"
+#include "warp.cuh"
+
+/* A coherent (L2) read of a metadata word. */
+static __device__ __forceinline__ unsigned dm_ld(const unsigned *p)
+{
+  return *(const volatile unsigned *)p;
+}
+
+/* Bit i set when bits i .. i+n-1 of `freeb` are all set (n in 1..32). */
+static __device__ __forceinline__ unsigned dm_hole_starts(unsigned freeb, unsigned n)
+{
+  unsigned m = freeb;
+  for (unsigned i = 1; i < n && m; ++i) m &= m >> 1;
+  return m;
+}
+
+/* Mask of n bits from bit b (n in 1..32, b + n <= 32). */
+static __device__ __forceinline__ unsigned dm_bits(unsigned b, unsigned n)
+{
+  return (n >= 32u ? ~0u : ((1u << n) - 1u)) << b;
+}
+
+/* The word a lane reads in round r of a search: random first, then the sweep. Returns
+ * nwords when this lane has no word in that round (sweep finished). */
+static __device__ __forceinline__ unsigned dm_walk_word(const dm_heap_dev *h, unsigned r,
+                                                        unsigned *rng, unsigned start,
+                                                        unsigned rank, unsigned nlanes)
+{
+  if (r < DM_WALK_ROUNDS) return dm_rand(rng) % h->nwords;
+  unsigned i = (r - DM_WALK_ROUNDS) * nlanes + rank;
+  return i < h->nwords ? (start + i) % h->nwords : h->nwords;
+}
+
+/* Rounds of a whole search: the random rounds plus one sweep. */
+static __device__ __forceinline__ unsigned dm_walk_rounds(const dm_heap_dev *h,
+                                                          unsigned nlanes)
+{
+  return DM_WALK_ROUNDS + (h->nwords + nlanes - 1u) / nlanes;
+}
+
+/* CoRW: lanes of `need` (within `mask`) each get one page in *page. */
+static __device__ void dm_corw(const dm_heap_dev *h, unsigned mask, unsigned need,
+                               unsigned *rng, long *page)
+{
+  const unsigned me = dm_lane(), below = dm_lanes_below();
+  const unsigned rank = __popc(mask & below), nlanes = __popc(mask);
+  const unsigned start = __shfl_sync(mask, dm_rand(rng), __ffs(mask) - 1) % h->nwords;
+  const unsigned rounds = dm_walk_rounds(h, nlanes);
+  for (unsigned r = 0; need && r < rounds; ++r) {
+    unsigned w = dm_walk_word(h, r, rng, start, rank, nlanes);
+    unsigned freeb = w < h->nwords ? ~dm_ld(&h->bitmap[w]) : 0u;
+    unsigned has = __ballot_sync(mask, freeb != 0);
+    while (need && has) {
+      /* providers in lane order serve the needy lanes in lane order */
+      unsigned total, before = dm_warp_exscan(mask, __popc(freeb), &total);
+      unsigned nneed = __popc(need);
+      unsigned k = before < nneed ? min((unsigned)__popc(freeb), nneed - before) : 0u;
+      unsigned claim = dm_low_bits(freeb, k), won = 0;
+      if (claim) {
+        unsigned old = atomicOr(&h->bitmap[w], claim);
+        won = claim & ~old;
+        freeb &= ~(claim | old);
+      }
+      bool needy = (need >> me) & 1u;
+      unsigned s = __popc(need & below), src = me, idx = 0;
+      bool found = false;
+      for (unsigned m = has; m; m &= m - 1u) {
+        unsigned p = (unsigned)__ffs(m) - 1u;
+        unsigned bp = __shfl_sync(mask, before, (int)p), kp = __shfl_sync(mask, k, (int)p);
+        if (needy && s >= bp && s < bp + kp) { src = p; idx = s - bp; found = true; }
+      }
+      unsigned pclaim = __shfl_sync(mask, claim, (int)src);
+      unsigned pwon = __shfl_sync(mask, won, (int)src);
+      unsigned pw = __shfl_sync(mask, w, (int)src);
+      if (found) {
+        unsigned bit = dm_fks(pclaim, idx);
+        if (bit < 32u && ((pwon >> bit) & 1u)) *page = (long)pw * 32 + bit;
+      }
+      need = __ballot_sync(mask, needy && *page < 0);
+      has = __ballot_sync(mask, freeb != 0);
+    }
+  }
+}
+
+/* Algorithm 3: lanes of `need` get a run of n (2..32) pages inside one bitmap word. */
+static __device__ void dm_run_search(const dm_heap_dev *h, unsigned mask, unsigned need,
+                                     unsigned n, unsigned *rng, long *page)
+{
+  const unsigned me = dm_lane();
+  const unsigned rank = __popc(mask & dm_lanes_below()), nlanes = __popc(mask);
+  const unsigned start = __shfl_sync(mask, dm_rand(rng), __ffs(mask) - 1) % h->nwords;
+  const unsigned rounds = dm_walk_rounds(h, nlanes);
+  for (unsigned r = 0; need && r < rounds; ++r) {
+    unsigned w = dm_walk_word(h, r, rng, start, rank, nlanes);
+    unsigned freeb = w < h->nwords ? ~dm_ld(&h->bitmap[w]) : 0u;
+    for (unsigned m = need; m; m &= m - 1u) {
+      unsigned q = (unsigned)__ffs(m) - 1u;
+      unsigned nq = __shfl_sync(mask, n, (int)q);
+      unsigned starts = dm_hole_starts(freeb, nq);
+      unsigned cand = __ballot_sync(mask, starts != 0);
+      if (!cand) continue;
+      unsigned p = (unsigned)__ffs(cand) - 1u;
+      long got = -1;
+      if (me == p) {
+        unsigned b = (unsigned)__ffs(starts) - 1u, run = dm_bits(b, nq);
+        unsigned old = atomicOr(&h->bitmap[w], run);
+        if (old & run) {               /* lost part of it: give back what we set */
+          atomicAnd(&h->bitmap[w], ~(run & ~old));
+          freeb &= ~old;
+        } else {
+          got = (long)w * 32 + b;
+          freeb &= ~run;
+        }
+      }
+      got = __shfl_sync(mask, got, (int)p);
+      if (me == q && got >= 0) *page = got;
+    }
+    need = __ballot_sync(mask, ((need >> me) & 1u) && *page < 0);
+  }
+}
+
+/* Claim k whole words from word s, the last one only its low `last` bits. */
+static __device__ bool dm_claim_words(const dm_heap_dev *h, unsigned s, unsigned k,
+                                      unsigned last)
+{
+  for (unsigned i = 0; i < k; ++i) {
+    unsigned want = i + 1 < k ? ~0u : dm_bits(0, last);
+    unsigned old = atomicOr(&h->bitmap[s + i], want);
+    if (old & want) {
+      atomicAnd(&h->bitmap[s + i], ~(want & ~old));
+      for (unsigned j = 0; j < i; ++j) atomicAnd(&h->bitmap[s + j], 0u);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* A run of n > 32 pages starting on a word boundary, searched by this lane alone:
+ * random probes, then one sweep. */
+static __device__ long dm_big_run(const dm_heap_dev *h, unsigned n, unsigned *rng)
+{
+  unsigned k = (n + 31u) / 32u, last = n - (k - 1u) * 32u;
+  if (k > h->nwords) return -1;
+  unsigned span = h->nwords - k + 1u;
+  for (unsigned r = 0; r < DM_WALK_ROUNDS; ++r) {
+    unsigned s = dm_rand(rng) % span, i = 0;
+    while (i < k && (dm_ld(&h->bitmap[s + i]) & (i + 1 < k ? ~0u : dm_bits(0, last))) == 0)
+      ++i;
+    if (i == k && dm_claim_words(h, s, k, last)) return (long)s * 32;
+  }
+  unsigned zeros = 0;                   /* consecutive free words ending before s */
+  for (unsigned s = 0; s < h->nwords; ++s) {
+    unsigned v = dm_ld(&h->bitmap[s]);
+    if (zeros + 1u >= k && (v & dm_bits(0, last)) == 0) {
+      unsigned s0 = s + 1u - k;
+      if (dm_claim_words(h, s0, k, last)) return (long)s0 * 32;
+    }
+    zeros = v == 0 ? zeros + 1u : 0u;
+  }
+  return -1;
+}
+
+/* Every lane of `mask` calls this together; a lane asking n > 0 pages gets the first page
+ * of a run of n pages (pinfo not yet written), or -1 when the bounded search failed.
+ * Lanes asking 0 help the others search. */
+static __device__ long dm_pages_get(const dm_heap_dev *h, unsigned mask, unsigned n,
+                                    unsigned *rng)
+{
+  long page = -1;
+  unsigned one = __ballot_sync(mask, n == 1u);
+  if (one) dm_corw(h, mask, one, rng, &page);
+  unsigned some = __ballot_sync(mask, n >= 2u && n <= 32u);
+  if (some) dm_run_search(h, mask, some, n, rng, &page);
+  if (n > 32u) page = dm_big_run(h, n, rng);
+  return page;
+}
+
+/* Write pinfo for a run just claimed: head, then one body entry per later page. */
+static __device__ __forceinline__ void dm_run_mark(const dm_heap_dev *h, long page,
+                                                   unsigned n)
+{
+  for (unsigned i = 1; i < n; ++i) h->pinfo[page + i] = DM_PI_BODY | i;
+  h->pinfo[page] = DM_PI_HEAD | n;
+}
+
+/* Give n pages from `page` back: forget what they held, then clear their bits. */
+static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
+{
+  for (unsigned i = 0; i < n; ++i) h->pinfo[page + i] = DM_PI_FREE;
+  __threadfence();
+  unsigned long p = (unsigned long)page, end = p + n;
+  while (p < end) {
+    unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
+    unsigned cnt = (unsigned)min((unsigned long)(32u - b), end - p);
+    atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
+    p += cnt;
+  }
+}
+
+#endif /* DM_PAGE_CUH */

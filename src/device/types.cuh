@@ -1,0 +1,88 @@
+/* types.cuh: the device allocator's nouns, constants and the heap descriptor kernels see.
+ *
+ * Glossary
+ *   arena    the cudaMalloc'd bytes a heap hands out; metadata lives apart from it.
+ *   page     DM_PAGE_BYTES of the arena; one bit per page in the page bitmap (1 = used).
+ *   run      consecutive pages given to one request larger than the largest class.
+ *   class    a block size (16 B .. 512 B, powers of two); a class page is one page cut
+ *            into blocks of one class, with a count of its blocks that are out.
+ *   buffer   a lock-free FIFO of free blocks of one class; each class has DM_NFIFO of them,
+ *            chosen by hash (XMalloc 5.2).
+ *   area     a coalesced request: one block or run shared by the lanes of a warp, each lane
+ *            owning one compartment; a header at its start counts the live compartments.
+ *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
+ */
+#ifndef DM_TYPES_CUH
+#define DM_TYPES_CUH
+
+#include <stdint.h>
+
+#if defined(AH_DEBUG) || defined(DM_DEBUG)
+#define DM_CHECKS 1
+#else
+#define DM_CHECKS 0
+#endif
+
+#define DM_PAGE_SHIFT 10u                 /* 1 KiB pages */
+#define DM_PAGE_BYTES (1u << DM_PAGE_SHIFT)
+#define DM_ALIGN 16u                      /* every block and compartment is 16-B aligned */
+#define DM_NCLASS 6u                      /* 16, 32, 64, 128, 256, 512 */
+#define DM_MIN_SHIFT 4u
+#define DM_CLASS_MAX (16u << (DM_NCLASS - 1u))
+#define DM_BLOCK_WORDS 2u                 /* live-bitmap words per page: 64 blocks at most */
+#define DM_NFIFO 64u                      /* buffers per class */
+#define DM_FIFO_CAP 256u                  /* messages per buffer (power of two) */
+#define DM_COALESCE_MAX 256u              /* larger requests are never coalesced */
+#define DM_WALK_ROUNDS 16u                /* random-walk rounds before the bounded sweep */
+#define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
+
+/* pinfo encoding: kind in the top two bits, a value below */
+#define DM_PI_FREE 0u
+#define DM_PI_CLASS (1u << 30)            /* value: class index */
+#define DM_PI_HEAD (2u << 30)             /* value: pages in the run */
+#define DM_PI_BODY (3u << 30)             /* value: distance back to the run head */
+#define DM_PI_KIND(x) ((x) & (3u << 30))
+#define DM_PI_VAL(x) ((x) & ((1u << 30) - 1u))
+
+/* One XMalloc FIFO (Huang et al. 5.2.1): a message is (sequence number << 32 | payload);
+ * the payload is a block's offset in the arena in DM_ALIGN units. */
+typedef struct dm_fifo {
+  unsigned head;                    /* sequence number of the head message */
+  unsigned pad_[3];
+  unsigned long long tail;          /* the whole tail message */
+  unsigned long long msg[DM_FIFO_CAP];
+} dm_fifo;
+
+/* Header of a coalesced area. Debug builds also keep each compartment's offset and a
+ * live mask, so that a compartment freed twice is caught. */
+typedef struct dm_area {
+  unsigned magic;
+  unsigned count;                   /* live compartments */
+  unsigned live;                    /* DM_CHECKS: bit i = compartment i not yet freed */
+  unsigned n;                       /* compartments */
+#if DM_CHECKS
+  unsigned short off[32];           /* DM_CHECKS: compartment offsets in DM_ALIGN units */
+#endif
+} dm_area;
+#define DM_AREA_HDR ((unsigned)((sizeof(dm_area) + DM_ALIGN - 1u) & ~(DM_ALIGN - 1u)))
+
+/* Counters of rare events (never touched on the fast paths). */
+typedef struct dm_counters {
+  unsigned long long nulls, bad_frees, runs, drains;
+} dm_counters;
+
+/* The heap as kernels see it: a copy lives in the __device__ variable dm_heap_g. */
+typedef struct dm_heap_dev {
+  char *base;                       /* arena */
+  unsigned long long bytes;         /* npages * DM_PAGE_BYTES */
+  unsigned npages, nwords;          /* pages, page-bitmap words */
+  unsigned *bitmap;                 /* [nwords] page used bits; bits past npages set */
+  unsigned *pinfo;                  /* [npages] */
+  int *blockcount;                  /* [npages] blocks of a class page out of it (at users
+                                       or in buffers); the page goes back at 0 */
+  unsigned *live;                   /* [npages * DM_BLOCK_WORDS] DM_CHECKS: 1 = at a user */
+  dm_fifo *fifo;                    /* [DM_NCLASS * DM_NFIFO] */
+  dm_counters *ctr;
+} dm_heap_dev;
+
+#endif /* DM_TYPES_CUH */

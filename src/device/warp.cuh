@@ -1,0 +1,104 @@
+/* warp.cuh: small warp-level helpers shared by the layers: lane numbers, the k-th set bit
+ * of a mask (Pham et al.'s fks), per-lane random numbers, the buffer hash, and the
+ * exclusive prefix sum across an arbitrary set of lanes. Written for independent thread
+ * scheduling: every *_sync call names exactly the lanes that execute it. */
+#ifndef DM_WARP_CUH
+#define DM_WARP_CUH
+
+#include "types.cuh"
+
+/* This lane's number in its warp. */
+static __device__ __forceinline__ unsigned dm_lane(void)
+{
+  unsigned l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
+/* Mask of the lanes below this one. */
+static __device__ __forceinline__ unsigned dm_lanes_below(void)
+{
+  unsigned m;
+  asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+/* The multiprocessor this warp runs on (spreads the buffer hash). */
+static __device__ __forceinline__ unsigned dm_smid(void)
+{
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+/* Lane number of the k-th (0-based) set bit of m; 32 when m has fewer bits. */
+static __device__ __forceinline__ unsigned dm_fks(unsigned m, unsigned k)
+{
+  if (k >= (unsigned)__popc(m)) return 32u;
+  return __fns(m, 0u, (int)k + 1);
+}
+
+/* The k lowest set bits of m. */
+static __device__ __forceinline__ unsigned dm_low_bits(unsigned m, unsigned k)
+{
+  unsigned r = 0;
+  for (unsigned i = 0; i < k && m; ++i) {
+    unsigned b = m & (0u - m);
+    r |= b;
+    m &= m - 1u;
+  }
+  return r;
+}
+
+/* 32-bit mixer (lowbias32). */
+static __device__ __forceinline__ unsigned dm_mix(unsigned x)
+{
+  x ^= x >> 16; x *= 0x7feb352du;
+  x ^= x >> 15; x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+/* A fresh per-lane random state: clock, multiprocessor, block and thread. */
+static __device__ __forceinline__ unsigned dm_seed(void)
+{
+  unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  return dm_mix((unsigned)clock64() ^ dm_mix(b * 1024u + t) ^ (dm_smid() << 24)) | 1u;
+}
+
+/* Next random number of a per-lane xorshift state. */
+static __device__ __forceinline__ unsigned dm_rand(unsigned *s)
+{
+  unsigned x = *s;
+  x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+  *s = x;
+  return x;
+}
+
+/* Which of a class's DM_NFIFO buffers this warp uses (XMalloc: hash of thread, block and
+ * clock); lanes of one warp agree when they share `salt`. */
+static __device__ __forceinline__ unsigned dm_buffer_hash(unsigned salt)
+{
+  unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
+  unsigned w = (threadIdx.x + blockDim.x * threadIdx.y) >> 5;
+  return dm_mix(b * 131u + w * 7u + dm_smid() * 977u + salt) % DM_NFIFO;
+}
+
+/* Exclusive prefix sum of v over the lanes of `mask` (ascending lane order); *total gets
+ * the sum. All lanes of `mask` call it together. */
+static __device__ __forceinline__ unsigned dm_warp_exscan(unsigned mask, unsigned v,
+                                                          unsigned *total)
+{
+  unsigned me = dm_lane(), before = 0, sum = 0;
+  for (unsigned m = mask; m; m &= m - 1u) {
+    unsigned src = (unsigned)__ffs(m) - 1u;
+    unsigned x = __shfl_sync(mask, v, (int)src);
+    if (src < me) before += x;
+    sum += x;
+  }
+  *total = sum;
+  return before;
+}
+
+#endif /* DM_WARP_CUH */

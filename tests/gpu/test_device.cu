@@ -1,0 +1,360 @@
+/* test_device.cu: dm_malloc / dm_free behave as an allocator: every allocation distinct,
+ * non-overlapping, inside the heap, aligned and writable; frees are reused; exhaustion
+ * returns NULL and recovers; mixed and large sizes; many kernels in a row; NULL free.
+ * GT_SMALL=1 in the environment shrinks the sizes (for compute-sanitizer runs). */
+#include <algorithm>
+#include <stdint.h>
+#include <vector>
+
+#include "antheap_device.h"
+#include "gpu_test.cuh"
+
+static int g_small;   /* GT_SMALL: fewer threads */
+
+/* Size asked by thread i of a mixed pattern: mostly small, some pages, a few runs. */
+static __device__ size_t mixed_size(unsigned i)
+{
+  unsigned x = i * 2654435761u;
+  x ^= x >> 15;
+  unsigned r = x % 100u;
+  if (r < 60u) return 1u + x % 256u;        /* coalescable */
+  if (r < 90u) return 1u + x % 1024u;       /* classes and single pages */
+  if (r < 99u) return 1u + x % 8192u;       /* short runs */
+  return 33u * 1024u + x % 70000u;          /* runs longer than a bitmap word */
+}
+
+/* Threads whose lane is below `lanes` allocate size_of(i) and fill it with i's pattern. */
+__global__ void k_alloc(char **ptrs, size_t *sizes, unsigned n, unsigned lanes, int mixed,
+                        size_t fixed)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n || (threadIdx.x % 32u) >= lanes) return;
+  size_t s = mixed ? mixed_size(i) : fixed;
+  char *p = (char *)dm_malloc(s);
+  ptrs[i] = p;
+  sizes[i] = s;
+  if (p)
+    for (size_t b = 0; b < s; ++b) p[b] = (char)(i * 31u + b);
+}
+
+/* Check every byte still holds its owner's pattern; count mismatches. */
+__global__ void k_verify(char **ptrs, const size_t *sizes, unsigned n, unsigned *bad)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n || !ptrs[i]) return;
+  for (size_t b = 0; b < sizes[i]; ++b)
+    if (ptrs[i][b] != (char)(i * 31u + b)) {
+      atomicAdd(bad, 1u);
+      return;
+    }
+}
+
+/* Free ptrs[i] from thread n-1-i (another warp than the allocating one). */
+__global__ void k_free_reversed(char **ptrs, unsigned n)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  dm_free(ptrs[n - 1u - i]);
+  ptrs[n - 1u - i] = NULL;
+}
+
+__global__ void k_free_null(void) { dm_free(NULL); }
+
+/* Each thread allocates `size` until NULL (at most cap times), keeping the pointers. */
+__global__ void k_fill(char **ptrs, unsigned cap, unsigned nthreads, size_t size,
+                       unsigned *done, unsigned *count)
+{
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nthreads) return;
+  unsigned k = 0;
+  for (; k < cap; ++k) {
+    char *p = (char *)dm_malloc(size);
+    if (!p) break;
+    p[0] = 1;
+    p[size - 1] = 2;
+    ptrs[(size_t)t * cap + k] = p;
+  }
+  for (unsigned j = k; j < cap; ++j) ptrs[(size_t)t * cap + j] = NULL;
+  count[t] = k;
+  atomicAdd(done, 1u);
+}
+
+__global__ void k_free_all(char **ptrs, size_t n)
+{
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    dm_free(ptrs[i]);
+    ptrs[i] = NULL;
+  }
+}
+
+/* Host check: non-NULL where expected, inside the arena, aligned, no two overlapping. */
+static bool check_layout(const dm_heap *h, const std::vector<char *> &p,
+                         const std::vector<size_t> &s, unsigned lanes, size_t *nulls)
+{
+  void *base;
+  size_t bytes;
+  dm_heap_range(h, &base, &bytes);
+  std::vector<std::pair<uintptr_t, size_t> > v;
+  *nulls = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if ((i % 32u) >= lanes) continue;
+    if (!p[i]) { ++*nulls; continue; }
+    uintptr_t a = (uintptr_t)p[i];
+    if (a < (uintptr_t)base || a + s[i] > (uintptr_t)base + bytes || (a % 16u) != 0) {
+      fprintf(stderr, "  pointer %zu outside the heap or misaligned\n", i);
+      return false;
+    }
+    v.push_back(std::make_pair(a, s[i]));
+  }
+  std::sort(v.begin(), v.end());
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i - 1].first + v[i - 1].second > v[i].first) {
+      fprintf(stderr, "  allocations overlap\n");
+      return false;
+    }
+  return true;
+}
+
+/* One round: allocate (lanes per warp), verify contents and layout, free reversed. */
+static void alloc_round(dm_heap *h, unsigned n, unsigned lanes, int mixed, size_t fixed,
+                        bool expect_all)
+{
+  char **dp;
+  size_t *ds;
+  unsigned *dbad;
+  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&ds, n * sizeof(size_t)));
+  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  GT_CUDA(cudaMemset(dp, 0, n * sizeof(char *)));
+  GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+  k_alloc<<<(n + 255) / 256, 256>>>(dp, ds, n, lanes, mixed, fixed);
+  GT_SYNC();
+  k_verify<<<(n + 255) / 256, 256>>>(dp, ds, n, dbad);
+  GT_SYNC();
+  unsigned bad;
+  std::vector<char *> p(n);
+  std::vector<size_t> s(n);
+  GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+  GT_CUDA(cudaMemcpy(p.data(), dp, n * sizeof(char *), cudaMemcpyDeviceToHost));
+  GT_CUDA(cudaMemcpy(s.data(), ds, n * sizeof(size_t), cudaMemcpyDeviceToHost));
+  size_t nulls;
+  GT_CHECK(bad == 0);
+  GT_CHECK(check_layout(h, p, s, lanes, &nulls));
+  if (expect_all) GT_CHECK(nulls == 0);
+  k_free_reversed<<<(n + 255) / 256, 256>>>(dp, n);
+  GT_SYNC();
+  cudaFree(dp);
+  cudaFree(ds);
+  cudaFree(dbad);
+}
+
+static void test_small_blocks_are_distinct_writable_and_inside_the_heap(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 256u << 20) == 0);
+  unsigned n = g_small ? 4096 : 262144;
+  unsigned lanes[] = {32, 17, 2, 1};
+  for (unsigned l = 0; l < 4 && !gt_failed_now; ++l)
+    alloc_round(h, n, lanes[l], 0, 4 + 12 * l, true);
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0 && st.nulls == 0);
+  dm_heap_destroy(h);
+}
+
+static void test_mixed_sizes_do_not_overlap(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 1024u << 20) == 0);
+  unsigned n = g_small ? 4096 : 65536;
+  alloc_round(h, n, 32, 1, 0, true);
+  if (!gt_failed_now) alloc_round(h, n, 7, 1, 0, true);
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0 && st.nulls == 0);
+  GT_CHECK(st.runs > 0);
+  dm_heap_destroy(h);
+}
+
+static void test_free_of_null_is_a_noop(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
+  k_free_null<<<4, 64>>>();
+  GT_SYNC();
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0 && st.pages_used == 0);
+  dm_heap_destroy(h);
+}
+
+static void test_freed_memory_is_reused(void)
+{
+  /* 40 rounds of ~2-5 MiB each through an 8 MiB heap: only works if frees are reused */
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 8u << 20) == 0);
+  unsigned n = g_small ? 2048 : 16384, rounds = g_small ? 6 : 40;
+  for (unsigned r = 0; r < rounds && !gt_failed_now; ++r)
+    alloc_round(h, n, (r % 2) ? 32 : 5, 0, 64u << (r % 4), true);
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.nulls == 0 && st.bad_frees == 0);
+  dm_heap_destroy(h);
+}
+
+/* Fill a heap with `size` blocks until NULL; returns blocks obtained. */
+static void fill(dm_heap *h, size_t size, unsigned threads, unsigned cap, size_t *got,
+                 char ***keep)
+{
+  char **dp;
+  unsigned *ddone, *dcount;
+  size_t n = (size_t)threads * cap;
+  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&ddone, sizeof(unsigned)));
+  GT_CUDA(cudaMalloc(&dcount, threads * sizeof(unsigned)));
+  GT_CUDA(cudaMemset(ddone, 0, sizeof(unsigned)));
+  k_fill<<<(threads + 127) / 128, 128>>>(dp, cap, threads, size, ddone, dcount);
+  GT_SYNC();
+  unsigned done;
+  std::vector<unsigned> c(threads);
+  GT_CUDA(cudaMemcpy(&done, ddone, sizeof done, cudaMemcpyDeviceToHost));
+  GT_CUDA(cudaMemcpy(c.data(), dcount, threads * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  GT_CHECK(done == threads);                /* every thread came back */
+  *got = 0;
+  for (unsigned t = 0; t < threads; ++t) *got += c[t];
+  *keep = dp;
+  cudaFree(ddone);
+  cudaFree(dcount);
+  (void)h;
+}
+
+static void test_exhaustion_returns_null_then_recovers_after_frees(void)
+{
+  dm_heap *h;
+  size_t heap = 4u << 20;
+  GT_CHECK(dm_heap_create(&h, heap) == 0);
+  size_t sizes[] = {256, 48, 3000};
+  for (unsigned k = 0; k < 3 && !gt_failed_now; ++k) {
+    unsigned threads = 4096, cap = (unsigned)(heap / sizes[k] / threads * 2 + 4);
+    size_t got = 0;
+    char **keep = NULL;
+    fill(h, sizes[k], threads, cap, &got, &keep);
+    if (gt_failed_now) return;
+    dm_stats st;
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    GT_CHECK(st.nulls > 0);                 /* it did run out */
+    double util = (double)got * sizes[k] / (double)heap;
+    printf("  size %zu: %zu blocks, utilisation %.3f\n", sizes[k], got, util);
+    GT_CHECK(util > 0.5);
+    k_free_all<<<256, 256>>>(keep, (size_t)threads * cap);
+    GT_SYNC();
+    size_t again = 0;
+    char **keep2 = NULL;
+    fill(h, sizes[k], threads, cap, &again, &keep2);   /* recovers after frees */
+    if (gt_failed_now) return;
+    GT_CHECK(again >= got * 9 / 10);
+    k_free_all<<<256, 256>>>(keep2, (size_t)threads * cap);
+    GT_SYNC();
+    cudaFree(keep);
+    cudaFree(keep2);
+  }
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0);
+  dm_heap_destroy(h);
+}
+
+/* Kernel k allocates a generation and frees the one kernel k-1 left (checking it). */
+__global__ void k_generation(char **cur, char **prev, unsigned n, unsigned gen, unsigned *bad)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (prev[i]) {
+    if (prev[i][0] != (char)(gen - 1u) || prev[i][15] != (char)i) atomicAdd(bad, 1u);
+    dm_free(prev[i]);
+  }
+  size_t s = 16u + (i + gen) % 200u;
+  char *p = (char *)dm_malloc(s);
+  if (!p) { atomicAdd(bad, 1u); cur[i] = NULL; return; }
+  p[0] = (char)gen;
+  p[15] = (char)i;
+  cur[i] = p;
+}
+
+static void test_many_kernels_in_a_row_with_objects_outliving_them(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 64u << 20) == 0);
+  unsigned n = g_small ? 2048 : 32768, kernels = g_small ? 10 : 200;
+  char **a, **b;
+  unsigned *dbad;
+  GT_CUDA(cudaMalloc(&a, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&b, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  GT_CUDA(cudaMemset(a, 0, n * sizeof(char *)));
+  GT_CUDA(cudaMemset(b, 0, n * sizeof(char *)));
+  GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+  for (unsigned g = 1; g <= kernels; ++g) {
+    k_generation<<<(n + 255) / 256, 256>>>(g % 2 ? a : b, g % 2 ? b : a, n, g, dbad);
+    GT_CUDA(cudaGetLastError());
+  }
+  GT_CUDA(cudaDeviceSynchronize());
+  unsigned bad;
+  GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+  GT_CHECK(bad == 0);
+  k_free_all<<<64, 256>>>(kernels % 2 ? a : b, n);
+  GT_SYNC();
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.nulls == 0 && st.bad_frees == 0);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(dbad);
+  dm_heap_destroy(h);
+}
+
+/* A 1 MiB heap taken whole by one run, given back, then taken whole again. */
+__global__ void k_big(size_t s, char **out) { *out = (char *)dm_malloc(s); }
+__global__ void k_free_one(char **p) { dm_free(*p); }
+
+static void test_a_run_can_take_the_whole_heap_and_give_it_back(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
+  char **dp, *p = NULL;
+  GT_CUDA(cudaMalloc(&dp, sizeof(char *)));
+  for (int r = 0; r < 2; ++r) {
+    k_big<<<1, 1>>>(1u << 20, dp);
+    GT_SYNC();
+    GT_CUDA(cudaMemcpy(&p, dp, sizeof p, cudaMemcpyDeviceToHost));
+    GT_CHECK(p != NULL);
+    k_big<<<1, 1>>>(16, dp + 0);            /* nothing left, not even 16 bytes */
+    GT_SYNC();
+    char *q;
+    GT_CUDA(cudaMemcpy(&q, dp, sizeof q, cudaMemcpyDeviceToHost));
+    GT_CHECK(q == NULL);
+    GT_CUDA(cudaMemcpy(dp, &p, sizeof p, cudaMemcpyHostToDevice));
+    k_free_one<<<1, 1>>>(dp);
+    GT_SYNC();
+  }
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.pages_used == 0 && st.bad_frees == 0);
+  cudaFree(dp);
+  dm_heap_destroy(h);
+}
+
+int main(void)
+{
+  gt_require_gpu();
+  g_small = getenv("GT_SMALL") != NULL;
+  GT_RUN(test_free_of_null_is_a_noop);
+  GT_RUN(test_small_blocks_are_distinct_writable_and_inside_the_heap);
+  GT_RUN(test_mixed_sizes_do_not_overlap);
+  GT_RUN(test_freed_memory_is_reused);
+  GT_RUN(test_exhaustion_returns_null_then_recovers_after_frees);
+  GT_RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
+  GT_RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
+  return gt_finish();
+}
