@@ -74,9 +74,9 @@ static int free_run(slab_pool *p, slab_desc *d) {
 static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   slab_class *c = d->cls;
   uintptr_t off = addr - d->addr;
-  if (off % c->slot_size) return EINVAL;
-  unsigned i = (unsigned)(off / c->slot_size);
-  if (i >= c->capacity || !(d->bitmap & (1ull << i))) return EINVAL;
+  uint32_t i = class_slot_index(c, off);
+  if ((uintptr_t)i * c->slot_size != off || i >= c->capacity || !(d->bitmap & (1ull << i)))
+    return EINVAL;
   d->bitmap &= ~(1ull << i);
   bool was_full = d->list == LIST_FULL;
   d->used--;
@@ -84,7 +84,7 @@ static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   p->object_bytes -= c->slot_size;
   if (d->used == 0) {
     desc_move(d, LIST_EMPTY);
-    p->touched = c;
+    if (c->n_empty > p->cfg.empty_keep) p->touched = c;
   } else if (was_full) {
     desc_move(d, LIST_PARTIAL);
   }
@@ -109,7 +109,7 @@ int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *si
   const slab_desc *d = desc_find(p, addr);
   if (!d) return EINVAL;
   size_t slot = d->cls ? d->cls->slot_size : desc_bytes(d);
-  uintptr_t i = (addr - d->addr) / slot;
+  uintptr_t i = d->cls ? class_slot_index(d->cls, addr - d->addr) : 0;
   if (d->cls && (i >= d->cls->capacity || !(d->bitmap & (1ull << i)))) return EINVAL;
   if (start) *start = d->addr + i * slot;
   if (size) *size = slot;

@@ -30,8 +30,12 @@ void desc_unregister(slab_pool *p, slab_desc *d) {
 slab_desc *desc_find(const slab_pool *p, uintptr_t addr) {
   slab_desc *d = p->last_desc;
   if (d && addr - d->addr < desc_bytes(d)) return d;
-  uintptr_t v;
-  if (!in_window(p, addr) || trie_le(&p->used, slab_key(p, addr), NULL, &v)) return NULL;
+  if (!in_window(p, addr)) return NULL;
+  /* Most addresses lie in a slab with its own descriptor: an exact find; interior slabs of a
+   * run (and wild addresses) need the nearest search. */
+  uint64_t key = slab_key(p, addr);
+  uintptr_t v = trie_find(&p->used, key);
+  if (!v && trie_le(&p->used, key, NULL, &v)) return NULL;
   d = (slab_desc *)v;
   return addr - d->addr < desc_bytes(d) ? d : NULL;
 }
@@ -122,7 +126,7 @@ void pool_maintain(slab_pool *p) {
   }
   if (!p->self_hosted) return;
   slab_class *mc = class_find(p, AH_SLOT_ALIGN);
-  unsigned keep = p->cfg.empty_keep > SLAB_META_RESERVE ? p->cfg.empty_keep : SLAB_META_RESERVE;
+  unsigned keep = meta_keep(p);
   while (mc->n_empty < SLAB_META_RESERVE)
     if (slabs_carve_for_class(p, mc)) break; /* out of memory: later calls may get ENOMEM */
   pool_trim_class(p, mc, keep);

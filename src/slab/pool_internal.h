@@ -30,6 +30,7 @@ struct slab_class {
   slab_desc *partial;      /* slabs with free and used slots */
   slab_desc *empty;        /* slabs with no used slot, kept for reuse */
   uint32_t slot_size;
+  uint32_t recip;          /* ceil(2^32 / slot_size): offset / slot_size as a multiply */
   uint16_t capacity;       /* slots per slab */
   uint32_t n_partial, n_empty, n_full;
   uint32_t slabs_carved;   /* > 0 marks a busy class: preallocate for it */
@@ -75,11 +76,21 @@ static inline bool structural_ok(const slab_pool *p) { return p->depth <= 1; }
  * outermost call (depth 1) runs the maintenance; re-entered calls (a self-hosted pool
  * allocating its own metadata) only flip bitmap bits. */
 void pool_maintain(slab_pool *p);
+static inline unsigned meta_keep(const slab_pool *p) {
+  return p->cfg.empty_keep > SLAB_META_RESERVE ? p->cfg.empty_keep : SLAB_META_RESERVE;
+}
+/* Is there trimming to do, or a self-hosted reserve to refill? */
+static inline bool maintenance_due(const slab_pool *p) {
+  if (p->touched) return true;
+  if (!p->self_hosted) return false;
+  const slab_class *mc = p->class_cache[1];
+  return mc->n_empty < SLAB_META_RESERVE || mc->n_empty > meta_keep(p);
+}
 static inline void pool_enter(slab_pool *p) {
   if (++p->depth > p->max_depth) p->max_depth = p->depth;
 }
 static inline void pool_leave(slab_pool *p) {
-  if (p->depth == 1) pool_maintain(p);
+  if (p->depth == 1 && maintenance_due(p)) pool_maintain(p);
   p->depth--;
 }
 
@@ -97,10 +108,48 @@ int pool_add_range(slab_pool *p, uintptr_t addr, size_t len);
 int pool_grow(slab_pool *p, size_t min_bytes);
 int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr);
 
-/* lists.c: class lists and records. */
-void desc_move(slab_desc *d, enum slab_list to);
-slab_class *class_find(const slab_pool *p, uint32_t slot_size);
-int class_get(slab_pool *p, uint32_t slot_size, slab_class **out);
+/* lists.c: class records (Partial trie and its array mirror). */
+int class_create(slab_pool *p, uint32_t slot_size, slab_class **out);
+/* The class of a slot size, or NULL when none exists yet. */
+static inline slab_class *class_find(const slab_pool *p, uint32_t slot_size) {
+  return p->class_cache[slot_size >> AH_SLOT_ALIGN_SHIFT];
+}
+static inline int class_get(slab_pool *p, uint32_t slot_size, slab_class **out) {
+  return (*out = class_find(p, slot_size)) ? 0 : class_create(p, slot_size, out);
+}
+/* Slot index of an offset inside a slab: exact for offsets below 2^12 (tested). */
+static inline uint32_t class_slot_index(const slab_class *c, uintptr_t off) {
+  return (uint32_t)((off * c->recip) >> 32);
+}
+
+static inline void list_push(slab_desc **head, slab_desc *d) {
+  d->prev = NULL;
+  d->next = *head;
+  if (*head) (*head)->prev = d;
+  *head = d;
+}
+static inline void list_remove(slab_desc **head, slab_desc *d) {
+  if (d->prev) d->prev->next = d->next; else *head = d->next;
+  if (d->next) d->next->prev = d->prev;
+  d->prev = d->next = NULL;
+}
+/* Move a class slab between its partial list, empty list, full state and detached. */
+static inline void desc_move(slab_desc *d, enum slab_list to) {
+  slab_class *c = d->cls;
+  switch ((enum slab_list)d->list) {
+    case LIST_PARTIAL: list_remove(&c->partial, d); c->n_partial--; break;
+    case LIST_EMPTY: list_remove(&c->empty, d); c->n_empty--; break;
+    case LIST_FULL: c->n_full--; break;
+    case LIST_DETACHED: break;
+  }
+  switch (to) {
+    case LIST_PARTIAL: list_push(&c->partial, d); c->n_partial++; break;
+    case LIST_EMPTY: list_push(&c->empty, d); c->n_empty++; break;
+    case LIST_FULL: c->n_full++; break;
+    case LIST_DETACHED: break;
+  }
+  d->list = (uint8_t)to;
+}
 
 /* carve.c: slabs in and out of use. */
 int slabs_carve_for_class(slab_pool *p, slab_class *c);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/types.h"
+#include "slab/pool_internal.h"
 #include "slab/slab.h"
 
 #define GAS_BASE ((uintptr_t)0x100000000000ull)
@@ -490,6 +491,14 @@ START_TEST(test_empty_slabs_are_kept_lazily_then_returned) {
 }
 END_TEST
 
+START_TEST(test_slot_index_reciprocal_is_exact_for_every_class_and_offset) {
+  for (uint32_t slot = 64; slot <= AH_SLAB_SIZE; slot += 64) {
+    slab_class c = {.slot_size = slot, .recip = (uint32_t)((((uint64_t)1 << 32) + slot - 1) / slot)};
+    for (uintptr_t off = 0; off < AH_SLAB_SIZE; off++) REQUIRE_EQ(class_slot_index(&c, off), off / slot);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("slab");
   TCase *tc = tcase_create("core");
@@ -509,6 +518,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_self_hosted_pool_grows_through_callback);
   tcase_add_test(tc, test_metadata_exhaustion_is_enomem_and_consistent);
   tcase_add_test(tc, test_empty_slabs_are_kept_lazily_then_returned);
+  tcase_add_test(tc, test_slot_index_reciprocal_is_exact_for_every_class_and_offset);
   suite_add_tcase(s, tc);
   return s;
 }
