@@ -13,10 +13,15 @@ static inline unsigned digit_at(const trie *t, uint64_t key, unsigned lv) {
   return (unsigned)(key >> (3u * (t->levels - 1u - lv))) & 7u;
 }
 
-/* The key spelled by the digits of a full path. */
+/* The digits of key above level lv (what a root at level lv must share with it). */
+static inline uint64_t high_digits(const trie *t, uint64_t key, unsigned lv) {
+  return lv == 0 ? 0 : key >> (3u * (t->levels - lv));
+}
+
+/* The key spelled by the root's prefix and the digits of a path from the root down. */
 static uint64_t key_of_path(const trie *t, const uint8_t *digit) {
-  uint64_t key = 0;
-  for (unsigned lv = 0; lv < t->levels; lv++) key = (key << 3) | digit[lv];
+  uint64_t key = t->prefix;
+  for (unsigned lv = t->top; lv < t->levels; lv++) key = (key << 3) | digit[lv];
   return key;
 }
 
@@ -52,21 +57,21 @@ trie_node_source trie_heap_source(void) {
 int trie_init(trie *t, unsigned key_bits, trie_node_source source) {
   if (key_bits < 1 || key_bits > 64 || !source.alloc || !source.release) return EINVAL;
   *t = (trie){.root = NULL, .source = source, .key_bits = (uint8_t)key_bits,
-              .levels = (uint8_t)((key_bits + 2) / 3), .count = 0, .nodes = 0};
+              .levels = (uint8_t)((key_bits + 2) / 3)};
   return 0;
 }
 
 /* Release n and, for inner levels, everything below it. */
+static void release_node(trie *t, trie_node *n);
 static void release_subtree(trie *t, trie_node *n, unsigned lv) {
   if (lv + 1 < t->levels)
     for (unsigned i = 0; i < TRIE_DEGREE; i++)
       if (n->word[i]) release_subtree(t, child(n, i), lv + 1);
-  t->source.release(t->source.ctx, n);
-  t->nodes--;
+  release_node(t, n);
 }
 
 void trie_clear(trie *t) {
-  if (t->root) release_subtree(t, t->root, 0);
+  if (t->root) release_subtree(t, t->root, t->top);
   t->root = NULL;
   t->count = 0;
   AH_ASSERT(t->nodes == 0);
@@ -82,11 +87,51 @@ static trie_node *new_node(trie *t) {
   return n;
 }
 
+static void release_node(trie *t, trie_node *n) {
+  t->source.release(t->source.ctx, n);
+  t->nodes--;
+}
+
+/* Put a new root one level above the current one. ENOMEM leaves the trie as it was. */
+static int expand_root(trie *t) {
+  trie_node *n = new_node(t);
+  if (!n) return ENOMEM;
+  n->word[t->prefix & 7u] = (uintptr_t)t->root;
+  t->root = n;
+  t->top--;
+  t->prefix >>= 3;
+  return 0;
+}
+
+/* Restore the invariant: an inner root has at least two children (or the trie is empty). */
+static void shrink_root(trie *t) {
+  while (t->root && t->top + 1u < t->levels) {
+    int first = scan_used(t->root, 0, +1);
+    if (first < 0 || scan_used(t->root, first + 1, +1) >= 0) break;
+    trie_node *only = child(t->root, (unsigned)first);
+    release_node(t, t->root);
+    t->root = only;
+    t->top++;
+    t->prefix = (t->prefix << 3) | (unsigned)first;
+  }
+}
+
 int trie_insert(trie *t, uint64_t key, uintptr_t value) {
   if (key > trie_key_max(t) || value == 0) return EINVAL;
+  if (!t->root) { /* the first key: its leaf node is the root */
+    if (!(t->root = new_node(t))) return ENOMEM;
+    t->top = (uint8_t)(t->levels - 1u);
+    t->prefix = high_digits(t, key, t->top);
+  }
+  while (high_digits(t, key, t->top) != t->prefix) {
+    if (expand_root(t)) {
+      shrink_root(t);
+      return ENOMEM;
+    }
+  }
   /* Walk down as far as nodes exist. */
   trie_node **link = &t->root;
-  unsigned lv = 0;
+  unsigned lv = t->top;
   while (*link && lv + 1 < t->levels) {
     link = (trie_node **)&(*link)->word[digit_at(t, key, lv)];
     lv++;
@@ -96,12 +141,9 @@ int trie_insert(trie *t, uint64_t key, uintptr_t value) {
   trie_node *fresh[TRIE_MAX_LEVELS];
   unsigned missing = *link ? 0 : t->levels - lv;
   for (unsigned i = 0; i < missing; i++) {
-    fresh[i] = new_node(t);
-    if (!fresh[i]) {
-      while (i--) {
-        t->source.release(t->source.ctx, fresh[i]);
-        t->nodes--;
-      }
+    if (!(fresh[i] = new_node(t))) {
+      while (i--) release_node(t, fresh[i]);
+      shrink_root(t);
       return ENOMEM;
     }
   }
@@ -116,9 +158,9 @@ int trie_insert(trie *t, uint64_t key, uintptr_t value) {
 }
 
 uintptr_t *trie_find_slot(const trie *t, uint64_t key) {
-  if (key > trie_key_max(t)) return NULL;
+  if (key > trie_key_max(t) || !t->root || high_digits(t, key, t->top) != t->prefix) return NULL;
   const trie_node *n = t->root;
-  for (unsigned lv = 0; n && lv + 1 < t->levels; lv++) n = child(n, digit_at(t, key, lv));
+  for (unsigned lv = t->top; n && lv + 1 < t->levels; lv++) n = child(n, digit_at(t, key, lv));
   if (!n) return NULL;
   uintptr_t *w = (uintptr_t *)&n->word[digit_at(t, key, t->levels - 1)];
   return *w ? w : NULL;
@@ -130,11 +172,12 @@ uintptr_t trie_find(const trie *t, uint64_t key) {
 }
 
 int trie_delete(trie *t, uint64_t key, uintptr_t *old) {
-  if (key > trie_key_max(t) || !t->root) return ENOENT;
+  if (key > trie_key_max(t) || !t->root || high_digits(t, key, t->top) != t->prefix)
+    return ENOENT;
   trie_node *path[TRIE_MAX_LEVELS];
   trie_node *n = t->root;
   unsigned last = t->levels - 1u;
-  for (unsigned lv = 0; lv < last; lv++) {
+  for (unsigned lv = t->top; lv < last; lv++) {
     path[lv] = n;
     n = child(n, digit_at(t, key, lv));
     if (!n) return ENOENT;
@@ -146,15 +189,15 @@ int trie_delete(trie *t, uint64_t key, uintptr_t *old) {
   n->word[d] = 0;
   t->count--;
   /* Give back nodes left empty, bottom up. */
-  for (unsigned lv = last + 1u; lv-- > 0;) {
+  for (unsigned lv = last + 1u; lv-- > t->top;) {
     if (!node_is_empty(path[lv])) break;
-    t->source.release(t->source.ctx, path[lv]);
-    t->nodes--;
-    if (lv == 0)
+    release_node(t, path[lv]);
+    if (lv == t->top)
       t->root = NULL;
     else
       path[lv - 1]->word[digit_at(t, key, lv - 1)] = 0;
   }
+  shrink_root(t);
   return 0;
 }
 
@@ -179,7 +222,7 @@ static bool step(const trie *t, trie_node **path, uint8_t *digit, unsigned lv, i
       descend_extreme(t, path, digit, lv, dir);
       return true;
     }
-    if (lv == 0) return false;
+    if (lv == t->top) return false;
     lv--;
     from = digit[lv] + dir;
   }
@@ -189,7 +232,13 @@ static bool step(const trie *t, trie_node **path, uint8_t *digit, unsigned lv, i
 static bool locate(const trie *t, uint64_t key, int dir, trie_node **path, uint8_t *digit) {
   if (!t->root) return false;
   trie_node *n = t->root;
-  for (unsigned lv = 0;; lv++) {
+  path[t->top] = n;
+  uint64_t high = high_digits(t, key, t->top);
+  if (high != t->prefix) { /* key lies wholly below or above every stored key */
+    if ((high < t->prefix) != (dir > 0)) return false;
+    return step(t, path, digit, t->top, dir > 0 ? 0 : TRIE_DEGREE - 1, dir);
+  }
+  for (unsigned lv = t->top;; lv++) {
     path[lv] = n;
     unsigned d = digit_at(t, key, lv);
     if (!n->word[d]) return step(t, path, digit, lv, (int)d + dir, dir);

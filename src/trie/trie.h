@@ -6,6 +6,11 @@
  * and values in the last level. Values are pointer-sized and must be non-zero (zero marks an
  * empty word). Node memory comes from a caller-supplied source, so a slab pool can keep its
  * own trie nodes in its own slabs. Nodes left empty by a delete are given back at once.
+ *
+ * Root compression: the root sits at the deepest level that still covers every key (the
+ * digits above it, shared by all keys, are kept in `prefix`), so keys that cluster, as slab
+ * addresses of one pool do, cost fewer levels than the full width. The root is never an inner
+ * node with a single child.
  */
 #ifndef AH_TRIE_H
 #define AH_TRIE_H
@@ -31,8 +36,10 @@ typedef struct trie_node_source {
 typedef struct trie {
   trie_node *root;
   trie_node_source source;
+  uint64_t prefix;  /* digits above the root's level, shared by every key */
   uint8_t key_bits;
-  uint8_t levels;
+  uint8_t levels;   /* full depth: ceil(key_bits / 3) */
+  uint8_t top;      /* level of the root node (0 = the full depth) */
   size_t count; /* keys stored */
   size_t nodes; /* nodes held */
 } trie;

@@ -303,13 +303,29 @@ START_TEST(test_insert_without_memory_is_enomem_and_changes_nothing) {
 }
 END_TEST
 
-START_TEST(test_depth_is_width_over_three) {
+START_TEST(test_depth_is_width_over_three_and_the_root_skips_shared_levels) {
   trie t;
   trie_init(&t, 40, trie_heap_source());
   REQUIRE_EQ(t.levels, 14);
   trie_insert(&t, 12345, 1);
-  REQUIRE_EQ(t.nodes, 14); /* one node per level for a single key */
+  REQUIRE_EQ(t.nodes, 1); /* one key: its leaf node is the root */
+  trie_insert(&t, 12346, 2);
+  REQUIRE_EQ(t.nodes, 1); /* same leaf */
+  trie_insert(&t, (uint64_t)1 << 39, 3);
+  REQUIRE_EQ(t.top, 0); /* keys now differ in the first digit: full depth */
+  REQUIRE_EQ(t.nodes, 1 + 13 + 13);
+  REQUIRE_EQ(trie_delete(&t, (uint64_t)1 << 39, NULL), 0);
+  REQUIRE_EQ(t.nodes, 1); /* the root moved back down */
+  REQUIRE_EQ(trie_find(&t, 12345), 1);
+  uint64_t k;
+  REQUIRE_EQ(trie_ge(&t, 0, &k, NULL), 0); /* below the root's range */
+  REQUIRE_EQ(k, 12345);
+  REQUIRE_EQ(trie_le(&t, (uint64_t)1 << 39, &k, NULL), 0); /* above it */
+  REQUIRE_EQ(k, 12346);
+  REQUIRE_EQ(trie_le(&t, 100, &k, NULL), ENOENT);
+  REQUIRE_EQ(trie_ge(&t, 20000, &k, NULL), ENOENT);
   trie_clear(&t);
+  REQUIRE_EQ(t.nodes, 0);
   trie_init(&t, 64, trie_heap_source());
   REQUIRE_EQ(t.levels, 22);
   REQUIRE_EQ(sizeof(trie_node), 64);
@@ -343,7 +359,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_walk_resumes_from_seek_point_in_order);
   tcase_add_test(tc, test_deleted_nodes_are_given_back_and_reused);
   tcase_add_test(tc, test_insert_without_memory_is_enomem_and_changes_nothing);
-  tcase_add_test(tc, test_depth_is_width_over_three);
+  tcase_add_test(tc, test_depth_is_width_over_three_and_the_root_skips_shared_levels);
   tcase_add_test(tc, test_find_slot_updates_in_place);
   suite_add_tcase(s, tc);
   return s;
