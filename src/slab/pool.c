@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "slab/pool_internal.h"
+#include "trie/rangeset.h"
 
 slab_config slab_config_default(void) {
   return (slab_config){.base = 0, .span = (size_t)1 << 47, .empty_keep = 1, .prealloc = 2};
@@ -74,17 +75,16 @@ int slab_add_range(slab_pool *p, uintptr_t addr, size_t len) {
 }
 
 int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len) {
-  uint64_t k;
-  uintptr_t n;
-  if (max_slabs == 0 || trie_le(&p->free, trie_key_max(&p->free), &k, &n)) return ENOENT;
-  if (n > max_slabs) n = max_slabs;
-  uintptr_t upper_end = slab_addr(p, k) + (trie_find(&p->free, k) << AH_SLAB_SHIFT);
-  *addr = upper_end - (n << AH_SLAB_SHIFT);
-  *len = n << AH_SLAB_SHIFT;
+  uint64_t k, n;
   pool_enter(p);
-  free_range_take(p, *addr, n);
+  int rc = rangeset_take_highest(&p->free, max_slabs, &k, &n);
+  if (rc == 0) {
+    p->free_slabs -= n;
+    *addr = slab_addr(p, k);
+    *len = n << AH_SLAB_SHIFT;
+  }
   pool_leave(p);
-  return 0;
+  return rc;
 }
 
 /* Coalesces ranges arriving in address order and hands them to a callback. */
