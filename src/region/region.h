@@ -55,6 +55,7 @@ typedef struct region_layer_stats {
   size_t trims, trimmed_slabs;    /* trimming passes that took slabs, and slabs taken */
   size_t need_pages_calls;
   size_t stranded_slabs;          /* slabs lost to metadata exhaustion mid-way (should be 0) */
+  size_t stranded_ids;            /* region IDs lost the same way (should be 0) */
 } region_layer_stats;
 
 typedef struct region_info {

@@ -1,0 +1,134 @@
+/* layer.c: the region layer's life cycle: create (with the root region), hand it address
+ * space and region IDs, statistics, destroy. Main entry: region_layer_create. */
+#include <errno.h>
+#include <string.h>
+
+#include "region/region_internal.h"
+#include "trie/rangeset.h"
+
+region_config region_config_default(void) {
+  return (region_config){.gas_base = AH_GAS_DEFAULT_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
+                         .high_watermark = 16, .low_watermark = 2,
+                         .meta_chunk = (size_t)32 << 10, .create_root = true};
+}
+
+void *layer_alloc(region_layer *L, size_t size) {
+  uintptr_t a;
+  return slab_alloc(L->kernel, size, &a) == 0 ? (void *)a : NULL;
+}
+
+void layer_free(region_layer *L, void *rec) {
+  int rc = slab_free(L->kernel, (uintptr_t)rec);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+}
+
+static trie_node *node_alloc(void *ctx) { return layer_alloc(ctx, sizeof(trie_node)); }
+static void node_release(void *ctx, trie_node *n) { layer_free(ctx, n); }
+
+static unsigned key_bits_for(uint64_t count) {
+  unsigned bits = 1;
+  while (bits < 64 && ((uint64_t)1 << bits) < count) bits++;
+  return bits;
+}
+
+static bool config_ok(const region_config *c) {
+  return c->gas_base % AH_PAGE_SIZE == 0 && c->gas_size % AH_PAGE_SIZE == 0 && c->gas_size &&
+         c->gas_base + (c->gas_size - 1) > c->gas_base && c->low_watermark <= c->high_watermark &&
+         c->high_watermark >= 1 && c->meta_chunk >= 8 * AH_SLAB_SIZE &&
+         c->meta_chunk % AH_SLAB_SIZE == 0;
+}
+
+int region_create_root(region_layer *L);
+
+int region_layer_create(region_layer **out, const region_config *cfg, slab_pool *kernel) {
+  region_config c = cfg ? *cfg : region_config_default();
+  if (!kernel || !config_ok(&c)) return EINVAL;
+  region_layer *L = slab_malloc(kernel, sizeof *L);
+  if (!L) return ENOMEM;
+  memset(L, 0, sizeof *L);
+  L->cfg = c;
+  L->kernel = kernel;
+  trie_node_source src = {node_alloc, node_release, L};
+  unsigned slab_bits = key_bits_for(c.gas_size >> AH_SLAB_SHIFT);
+  trie_init(&L->used_ranges, slab_bits, src);
+  trie_init(&L->free_ranges, slab_bits, src);
+  trie_init(&L->used_ids, 32, src);
+  trie_init(&L->free_ids, 32, src);
+  if (c.create_root) {
+    int rc = region_create_root(L);
+    if (rc) {
+      layer_free(L, L);
+      return rc;
+    }
+  }
+  *out = L;
+  return 0;
+}
+
+int region_layer_add_range(region_layer *L, uintptr_t addr, size_t len) {
+  if (len == 0 || addr % AH_SLAB_SIZE || len % AH_SLAB_SIZE || !layer_in_gas(L, addr) ||
+      len > L->cfg.gas_size - (addr - L->cfg.gas_base))
+    return EINVAL;
+  uint64_t k = layer_key(L, addr), n = len >> AH_SLAB_SHIFT;
+  if (rangeset_overlaps(&L->free_ranges, k, n)) return EINVAL;
+  uint64_t rk;
+  uintptr_t v;
+  if (trie_le(&L->used_ranges, k + n - 1, &rk, &v) == 0) {
+    const range_rec *r = (const range_rec *)v;
+    if (rk + r->nslabs > k) return EINVAL;
+  }
+  return space_free_ranges_add(L, addr, n);
+}
+
+int region_layer_add_ids(region_layer *L, rid_t first, rid_t count) {
+  if (first == 0 || count == 0 || (uint64_t)first + count - 1 > UINT32_MAX - 1) return EINVAL;
+  if (rangeset_overlaps(&L->free_ids, first, count)) return EINVAL;
+  trie_cursor c;
+  uint64_t id;
+  trie_cursor_seek(&c, &L->used_ids, first); /* an ID in use may not come back */
+  if (trie_cursor_next(&c, &id, NULL) && id < (uint64_t)first + count) return EINVAL;
+  return rangeset_add(&L->free_ids, first, count);
+}
+
+void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
+  *st = (region_layer_stats){.regions = L->regions, .free_slabs = L->free_slabs,
+                             .free_ranges = trie_count(&L->free_ranges),
+                             .used_ranges = L->used_range_count,
+                             .free_ids = rangeset_total(&L->free_ids), .trims = L->trims,
+                             .trimmed_slabs = L->trimmed_slabs,
+                             .need_pages_calls = L->need_pages_calls,
+                             .stranded_slabs = L->stranded_slabs,
+                             .stranded_ids = L->stranded_ids};
+}
+
+void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
+  if (!L) return;
+  /* Free every top-level local region (the root, or subtrees whose parent is elsewhere). */
+  for (;;) {
+    trie_cursor c;
+    uintptr_t v = 0;
+    region *top = NULL;
+    trie_cursor_seek(&c, &L->used_ids, 0);
+    while (trie_cursor_next(&c, NULL, &v))
+      if (!((region *)v)->parent) {
+        top = (region *)v;
+        break;
+      }
+    if (!top) break;
+    region_destroy_subtree(L, top);
+  }
+  if (range_fn) {
+    trie_cursor c;
+    uint64_t k;
+    uintptr_t n;
+    trie_cursor_seek(&c, &L->free_ranges, 0);
+    while (trie_cursor_next(&c, &k, &n))
+      if (range_fn(ctx, layer_addr(L, k), (size_t)n << AH_SLAB_SHIFT)) break;
+  }
+  trie_clear(&L->used_ranges);
+  trie_clear(&L->free_ranges);
+  trie_clear(&L->used_ids);
+  trie_clear(&L->free_ids);
+  layer_free(L, L);
+}

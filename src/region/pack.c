@@ -1,0 +1,93 @@
+/* pack.c: packing regions and objects for a transfer: the used slabs of each listed region
+ * and of all its descendants, plus each listed object, sorted by address and coalesced into
+ * (address, length) ranges. Transient buffers come from the kernel pool. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "region/region_internal.h"
+
+typedef struct {
+  uintptr_t addr;
+  size_t len;
+} span;
+
+typedef struct {
+  region_layer *L;
+  span *v;
+  size_t n, cap;
+  int err;
+} span_buf;
+
+static int span_push(void *ctx, uintptr_t addr, size_t len) {
+  span_buf *b = ctx;
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 256;
+    span *v = layer_alloc(b->L, cap * sizeof *v);
+    if (!v) {
+      b->err = ENOMEM;
+      return 1;
+    }
+    if (b->v) {
+      memcpy(v, b->v, b->n * sizeof *v);
+      layer_free(b->L, b->v);
+    }
+    b->v = v;
+    b->cap = cap;
+  }
+  b->v[b->n++] = (span){addr, len};
+  return 0;
+}
+
+/* Every pool of the subtree under r, pre-order, without recursion. */
+static void collect_subtree(span_buf *b, region *r) {
+  region *x = r;
+  for (;;) {
+    slab_pack(x->pool, span_push, b);
+    if (b->err) return;
+    if (x->first_child) {
+      x = x->first_child;
+      continue;
+    }
+    while (x != r && !x->next_sibling) x = x->parent;
+    if (x == r) return;
+    x = x->next_sibling;
+  }
+}
+
+static int cmp_span(const void *a, const void *b) {
+  uintptr_t x = ((const span *)a)->addr, y = ((const span *)b)->addr;
+  return (x > y) - (x < y);
+}
+
+int region_pack(region_layer *L, const rid_t *regions, size_t nregions, const uintptr_t *objects,
+                size_t nobjects, slab_range_fn range_fn, void *ctx, size_t *nranges) {
+  for (size_t i = 0; i < nregions; i++)
+    if (!region_find(L, regions[i])) return ENOENT;
+  for (size_t i = 0; i < nobjects; i++)
+    if (region_query(L, objects[i], NULL, NULL, NULL)) return EINVAL;
+  span_buf b = {.L = L};
+  for (size_t i = 0; i < nregions && !b.err; i++) collect_subtree(&b, region_find(L, regions[i]));
+  for (size_t i = 0; i < nobjects && !b.err; i++) {
+    uintptr_t start;
+    size_t size;
+    region_query(L, objects[i], NULL, &start, &size);
+    span_push(&b, start, size);
+  }
+  if (b.err) {
+    if (b.v) layer_free(L, b.v);
+    return b.err;
+  }
+  qsort(b.v, b.n, sizeof *b.v, cmp_span);
+  size_t count = 0;
+  for (size_t i = 0; i < b.n;) { /* merge what touches or overlaps */
+    uintptr_t start = b.v[i].addr, end = start + b.v[i].len;
+    for (i++; i < b.n && b.v[i].addr <= end; i++)
+      if (b.v[i].addr + b.v[i].len > end) end = b.v[i].addr + b.v[i].len;
+    count++;
+    if (range_fn && range_fn(ctx, start, end - start)) break;
+  }
+  if (b.v) layer_free(L, b.v);
+  *nranges = count;
+  return 0;
+}

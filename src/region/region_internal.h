@@ -1,0 +1,81 @@
+/* region_internal.h: the records of the region layer, shared by the files of src/region.
+ *   region       one per local region: tree links, its pool and its private metadata pool
+ *   range_rec    one per range of slabs given to a region's pool (the Used Ranges value)
+ *   meta_chunk   one per chunk of real memory under a region's private metadata pool
+ *   region_layer the four tries and the configuration */
+#ifndef AH_REGION_INTERNAL_H
+#define AH_REGION_INTERNAL_H
+
+#include "common/types.h"
+#include "region/region.h"
+#include "trie/trie.h"
+
+typedef struct region region;
+
+typedef struct range_rec {
+  uintptr_t start;
+  size_t nslabs;
+  region *owner;
+  struct range_rec *prev, *next; /* the owner's list */
+} range_rec;
+
+typedef struct meta_chunk {
+  void *mem;
+  size_t len;
+  struct meta_chunk *next;
+} meta_chunk;
+
+struct region {
+  rid_t id, parent_id;
+  int level_hint;
+  region *parent; /* NULL for the root */
+  region *first_child, *prev_sibling, *next_sibling;
+  size_t nchildren, nranges, nchunks;
+  slab_pool *pool; /* objects; metadata in meta */
+  slab_pool *meta; /* private, self-hosted, over chunks */
+  meta_chunk *chunks;
+  range_rec *ranges;
+  region_layer *layer;
+};
+
+struct region_layer {
+  region_config cfg;
+  slab_pool *kernel;
+  trie used_ranges; /* slab key -> range_rec* */
+  trie free_ranges; /* rangeset of slab keys */
+  trie used_ids;    /* id -> region* */
+  trie free_ids;    /* rangeset of ids */
+  size_t regions, used_range_count, free_slabs;
+  size_t trims, trimmed_slabs, need_pages_calls, stranded_slabs, stranded_ids;
+  rid_t trim_cursor; /* trimming resumes after this region ID */
+};
+
+static inline uint64_t layer_key(const region_layer *L, uintptr_t addr) {
+  return (uint64_t)((addr - L->cfg.gas_base) >> AH_SLAB_SHIFT);
+}
+static inline uintptr_t layer_addr(const region_layer *L, uint64_t key) {
+  return L->cfg.gas_base + ((uintptr_t)key << AH_SLAB_SHIFT);
+}
+static inline bool layer_in_gas(const region_layer *L, uintptr_t addr) {
+  return addr >= L->cfg.gas_base && addr - L->cfg.gas_base < L->cfg.gas_size;
+}
+static inline region *region_find(const region_layer *L, rid_t id) {
+  return (region *)trie_find(&L->used_ids, id);
+}
+
+/* layer.c: metadata records from the kernel pool. */
+void *layer_alloc(region_layer *L, size_t size);
+void layer_free(region_layer *L, void *rec);
+
+/* space.c: address space between the layer and the regions' pools. */
+int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, size_t *len);
+void space_return_all(region_layer *L, region *r);
+const range_rec *space_owner(const region_layer *L, uintptr_t addr);
+int space_free_ranges_add(region_layer *L, uintptr_t addr, size_t nslabs);
+void layer_strand(region_layer *L, size_t nslabs, size_t nids);
+int region_pool_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t *len);
+
+/* tree.c */
+void region_destroy_subtree(region_layer *L, region *r);
+
+#endif

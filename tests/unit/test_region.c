@@ -1,0 +1,365 @@
+/* test_region.c: the local region layer: the region tree, conservation of slabs and IDs,
+ * packing, watermark trimming, realloc, and every error path. */
+#include <check.h>
+
+#include "check_main.h"
+#include <errno.h>
+#include <stdlib.h>
+
+#include "common/types.h"
+#include "region/region.h"
+
+/* ---- a kernel pool that grows by heap chunks, freed at teardown ---- */
+typedef struct {
+  void *chunk[256];
+  int n;
+} chunks;
+static chunks kchunks;
+static int kernel_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t *len) {
+  chunks *c = ctx;
+  size_t sz = min_bytes < ((size_t)4 << 20) ? (size_t)4 << 20 : ah_round_up(min_bytes, AH_SLAB_SIZE);
+  if (c->n == 256 || !(c->chunk[c->n] = aligned_alloc(AH_SLAB_SIZE, sz))) return ENOMEM;
+  *addr = (uintptr_t)c->chunk[c->n++];
+  *len = sz;
+  return 0;
+}
+static slab_pool *kernel;
+static size_t kernel_objects_at_start;
+
+#define GAS_BYTES ((size_t)64 << 20)
+
+static region_layer *layer_with(region_config cfg, size_t bytes, rid_t ids) {
+  kchunks.n = 0;
+  slab_config kc = slab_config_default();
+  kc.grow = kernel_grow;
+  kc.grow_ctx = &kchunks;
+  size_t kbytes = (size_t)4 << 20;
+  void *mem = aligned_alloc(AH_SLAB_SIZE, kbytes);
+  kchunks.chunk[kchunks.n++] = mem;
+  REQUIRE_EQ(slab_pool_create_self_hosted(&kernel, mem, kbytes, &kc), 0);
+  slab_stats ks;
+  slab_get_stats(kernel, &ks);
+  kernel_objects_at_start = ks.objects;
+  region_layer *L;
+  REQUIRE_EQ(region_layer_create(&L, &cfg, kernel), 0);
+  if (bytes) REQUIRE_EQ(region_layer_add_range(L, cfg.gas_base, bytes), 0);
+  if (ids) REQUIRE_EQ(region_layer_add_ids(L, 1, ids), 0);
+  return L;
+}
+static region_layer *default_layer(void) { return layer_with(region_config_default(), GAS_BYTES, 1000); }
+
+static void teardown(region_layer *L) {
+  region_layer_destroy(L, NULL, NULL);
+  for (int i = 0; i < kchunks.n; i++) free(kchunks.chunk[i]);
+  kchunks.n = 0;
+}
+
+/* Conservation: every slab is free in the layer or in a region's records, every ID free or
+ * used. */
+static size_t region_slabs(region_layer *L, rid_t id) {
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, id, &info), 0);
+  return info.pool.full_slabs + info.pool.partial_slabs + info.pool.empty_slabs +
+         info.pool.run_slabs + info.pool.free_slabs;
+}
+static void check_conservation(region_layer *L, const rid_t *live, size_t nlive, size_t total_slabs,
+                               uint64_t total_ids) {
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  size_t held = region_slabs(L, REGION_ROOT);
+  for (size_t i = 0; i < nlive; i++) held += region_slabs(L, live[i]);
+  REQUIRE_EQ(st.free_slabs + held, total_slabs);
+  REQUIRE_EQ(st.free_ids + nlive, total_ids);
+  REQUIRE_EQ(st.regions, nlive + 1);
+  REQUIRE_EQ(st.stranded_slabs, 0);
+  REQUIRE_EQ(st.stranded_ids, 0);
+}
+
+START_TEST(test_deep_and_wide_trees_free_subtrees_without_losing_slabs_or_ids) {
+  region_layer *L = default_layer();
+  size_t total = GAS_BYTES / AH_SLAB_SIZE;
+  rid_t chain[50], wide[200];
+  rid_t parent = REGION_ROOT;
+  for (int i = 0; i < 50; i++) { /* a chain 50 deep */
+    REQUIRE_EQ(region_create(L, parent, i, &chain[i]), 0);
+    parent = chain[i];
+    uintptr_t a;
+    REQUIRE_EQ(region_alloc(L, 64 + i * 100, chain[i], &a), 0);
+  }
+  for (int i = 0; i < 200; i++) { /* 200 children of chain[10] */
+    REQUIRE_EQ(region_create(L, chain[10], 1, &wide[i]), 0);
+    uintptr_t a;
+    REQUIRE_EQ(region_alloc(L, 5000, wide[i], &a), 0);
+  }
+  rid_t all[250];
+  for (int i = 0; i < 50; i++) all[i] = chain[i];
+  for (int i = 0; i < 200; i++) all[50 + i] = wide[i];
+  check_conservation(L, all, 250, total, 1000);
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, chain[10], &info), 0);
+  REQUIRE_EQ(info.children, 201);
+  REQUIRE_EQ(info.parent, chain[9]);
+  REQUIRE_EQ(info.level_hint, 10);
+  /* Free chain[5]: 45 chain regions and all 200 wide ones go. */
+  REQUIRE_EQ(region_free(L, chain[5]), 0);
+  for (int i = 5; i < 50; i++) REQUIRE(!region_exists(L, chain[i]));
+  for (int i = 0; i < 200; i++) REQUIRE(!region_exists(L, wide[i]));
+  check_conservation(L, chain, 5, total, 1000);
+  REQUIRE_EQ(region_get_info(L, chain[4], &info), 0);
+  REQUIRE_EQ(info.children, 0);
+  for (int i = 4; i >= 0; i--) REQUIRE_EQ(region_free(L, chain[i]), 0);
+  check_conservation(L, NULL, 0, total, 1000);
+  /* Every metadata record of the freed regions went back to the kernel pool. */
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.used_ranges, 0);
+  teardown(L);
+}
+END_TEST
+
+typedef struct {
+  uintptr_t addr[4096];
+  size_t len[4096];
+  size_t n;
+} spans;
+static int collect(void *ctx, uintptr_t addr, size_t len) {
+  spans *s = ctx;
+  REQUIRE(s->n < 4096);
+  if (s->n) REQUIRE(addr > s->addr[s->n - 1] + s->len[s->n - 1]); /* sorted and coalesced */
+  s->addr[s->n] = addr;
+  s->len[s->n++] = len;
+  return 0;
+}
+static bool covered(const spans *s, uintptr_t a, size_t len) {
+  for (size_t i = 0; i < s->n; i++)
+    if (a >= s->addr[i] && a + len <= s->addr[i] + s->len[i]) return true;
+  return false;
+}
+
+START_TEST(test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_used_slabs) {
+  region_layer *L = default_layer();
+  rid_t list, sub;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &list), 0);
+  enum { N = 30000 };
+  static uintptr_t node[N];
+  for (int i = 0; i < N; i++) REQUIRE_EQ(region_alloc(L, 256, list, &node[i]), 0);
+  static spans s;
+  s.n = 0;
+  size_t n;
+  REQUIRE_EQ(region_pack(L, &list, 1, NULL, 0, collect, &s, &n), 0);
+  REQUIRE_EQ(n, s.n);
+  REQUIRE(n <= 16); /* 1875 slabs in a handful of ranges */
+  size_t bytes = 0;
+  for (size_t i = 0; i < s.n; i++) bytes += s.len[i];
+  REQUIRE_EQ(bytes, (size_t)N * 256); /* exactly the used slabs: 16 nodes per slab, all full */
+  for (int i = 0; i < N; i += 97) REQUIRE(covered(&s, node[i], 256));
+  /* A sub-region's objects are included when the parent is packed. */
+  REQUIRE_EQ(region_create(L, list, 1, &sub), 0);
+  uintptr_t extra[100];
+  REQUIRE_EQ(region_balloc(L, 1024, sub, 100, extra), 0);
+  s.n = 0;
+  REQUIRE_EQ(region_pack(L, &list, 1, NULL, 0, collect, &s, &n), 0);
+  bytes = 0;
+  for (size_t i = 0; i < s.n; i++) bytes += s.len[i];
+  REQUIRE_EQ(bytes, (size_t)N * 256 + 100 * 1024);
+  for (int i = 0; i < 100; i++) REQUIRE(covered(&s, extra[i], 1024));
+  /* Packing the sub-region alone gives only its slabs; single objects can be added. */
+  s.n = 0;
+  REQUIRE_EQ(region_pack(L, &sub, 1, &node[7], 1, collect, &s, &n), 0);
+  bytes = 0;
+  for (size_t i = 0; i < s.n; i++) bytes += s.len[i];
+  REQUIRE_EQ(bytes, 100 * 1024 + 256);
+  REQUIRE(covered(&s, node[7], 256));
+  REQUIRE(!covered(&s, node[8], 256));
+  teardown(L);
+}
+END_TEST
+
+/* need_pages: count calls; hand out one more MiB per call while allowed. */
+typedef struct {
+  int calls, allow;
+  uintptr_t next;
+} pager;
+static int give_page(void *ctx, region_layer *L, size_t min_bytes) {
+  pager *p = ctx;
+  p->calls++;
+  if (p->allow-- <= 0) return ENOMEM;
+  size_t len = ah_round_up(min_bytes, AH_PAGE_SIZE);
+  int rc = region_layer_add_range(L, p->next, len);
+  p->next += len;
+  return rc;
+}
+
+START_TEST(test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages) {
+  region_config cfg = region_config_default();
+  cfg.high_watermark = 16;
+  cfg.low_watermark = 2;
+  pager pg = {.allow = 0, .next = cfg.gas_base + ((size_t)1 << 30)};
+  cfg.need_pages = give_page;
+  cfg.need_pages_ctx = &pg;
+  size_t slabs = 8 * 16 + 16; /* room for 8 idle regions at the high watermark, and a bit */
+  region_layer *L = layer_with(cfg, slabs * AH_SLAB_SIZE, 100);
+  rid_t idle[8], busy;
+  for (int i = 0; i < 8; i++) REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &idle[i]), 0);
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, idle[0], &info), 0);
+  REQUIRE_EQ(info.pool.free_slabs, 16); /* starts at the high watermark */
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &busy), 0);
+  /* The busy region allocates far more than the free ranges hold. */
+  uintptr_t a;
+  int got = 0;
+  while (region_alloc(L, 4096, busy, &a) == 0) got++;
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE(st.trims > 0);
+  REQUIRE_EQ(st.trimmed_slabs, 8 * (16 - 2)); /* every idle region trimmed to the low mark */
+  for (int i = 0; i < 8; i++) {
+    REQUIRE_EQ(region_get_info(L, idle[i], &info), 0);
+    REQUIRE_EQ(info.pool.free_slabs, 2);
+  }
+  REQUIRE(got >= 8 * 14 + 16); /* it got the trimmed slabs */
+  REQUIRE(pg.calls >= 1); /* ...and only then asked for pages (refused here) */
+  /* With pages allowed, allocation continues. */
+  pg.allow = 1;
+  REQUIRE_EQ(region_alloc(L, 4096, busy, &a), 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_objects_alloc_query_realloc_and_balloc) {
+  region_layer *L = default_layer();
+  rid_t r1, r2;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r1), 0);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r2), 0);
+  uintptr_t a, b, start;
+  size_t size, old;
+  rid_t who;
+  REQUIRE_EQ(region_alloc(L, 100, r1, &a), 0);
+  REQUIRE_EQ(region_query(L, a + 50, &who, &start, &size), 0);
+  REQUIRE_EQ(who, r1);
+  REQUIRE_EQ(start, a);
+  REQUIRE_EQ(size, 128);
+  REQUIRE_EQ(region_realloc(L, a, 120, REGION_NONE, &b, &old), 0); /* same slot: in place */
+  REQUIRE_EQ(b, a);
+  REQUIRE_EQ(old, 128);
+  REQUIRE_EQ(region_realloc(L, a, 1000, REGION_NONE, &b, &old), 0); /* grows: moves */
+  REQUIRE(b != a);
+  REQUIRE_EQ(region_query(L, a, NULL, NULL, NULL), EINVAL); /* the old one is gone */
+  REQUIRE_EQ(region_realloc(L, b, 1000, r2, &a, &old), 0); /* moves to another region */
+  REQUIRE_EQ(region_query(L, a, &who, NULL, &size), 0);
+  REQUIRE_EQ(who, r2);
+  REQUIRE_EQ(size, 1024);
+  REQUIRE_EQ(old, 1024);
+  uintptr_t many[500];
+  REQUIRE_EQ(region_balloc(L, 200, r1, 500, many), 0);
+  for (int i = 0; i < 500; i++) {
+    REQUIRE_EQ(region_query(L, many[i], &who, NULL, NULL), 0);
+    REQUIRE_EQ(who, r1);
+  }
+  for (int i = 0; i < 500; i++) REQUIRE_EQ(region_free_object(L, many[i]), 0);
+  REQUIRE_EQ(region_alloc(L, 64, REGION_ROOT, &a), 0); /* the root region holds objects too */
+  REQUIRE_EQ(region_query(L, a, &who, NULL, NULL), 0);
+  REQUIRE_EQ(who, REGION_ROOT);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_error_paths_have_distinct_codes_and_change_nothing) {
+  region_config cfg = region_config_default();
+  region_layer *L = layer_with(cfg, (size_t)1 << 20, 3);
+  rid_t r[3], extra;
+  uintptr_t a, b;
+  size_t old;
+  for (int i = 0; i < 3; i++) REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r[i]), 0);
+  region_layer_stats before, after;
+  region_layer_get_stats(L, &before);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &extra), ENOSPC);  /* IDs exhausted */
+  REQUIRE_EQ(region_create(L, 999, 0, &extra), ENOENT);          /* unknown parent */
+  REQUIRE_EQ(region_alloc(L, 64, 999, &a), ENOENT);              /* unknown region */
+  REQUIRE_EQ(region_free(L, 999), ENOENT);
+  REQUIRE_EQ(region_free(L, REGION_ROOT), EINVAL);               /* the root stays */
+  REQUIRE_EQ(region_free_object(L, 0x1234), EINVAL);             /* wild pointer */
+  REQUIRE_EQ(region_free_object(L, cfg.gas_base + ((size_t)2 << 20)), EINVAL); /* unowned GAS */
+  REQUIRE_EQ(region_alloc(L, 0, r[0], &a), EINVAL);
+  region_layer_get_stats(L, &after);
+  REQUIRE_EQ(after.regions, before.regions);
+  REQUIRE_EQ(after.free_slabs, before.free_slabs);
+  REQUIRE_EQ(region_alloc(L, 64, r[0], &a), 0);
+  REQUIRE_EQ(region_free_object(L, a + 64), EINVAL);  /* a free slot next to a */
+  REQUIRE_EQ(region_free_object(L, a + 8), EINVAL);   /* interior */
+  REQUIRE_EQ(region_free_object(L, a), 0);
+  REQUIRE_EQ(region_free_object(L, a), EINVAL);       /* double free */
+  REQUIRE_EQ(region_realloc(L, a, 64, REGION_NONE, &b, &old), EINVAL);
+  REQUIRE_EQ(region_alloc(L, 64, r[1], &a), 0);
+  REQUIRE_EQ(region_realloc(L, a, 64, 999, &b, &old), ENOENT);
+  REQUIRE_EQ(region_free(L, r[1]), 0);
+  REQUIRE_EQ(region_free(L, r[1]), ENOENT);           /* double rfree */
+  REQUIRE_EQ(region_free_object(L, a), EINVAL);       /* died with its region */
+  /* No memory: 1 MiB of GAS, no need_pages. */
+  REQUIRE_EQ(region_alloc(L, (size_t)2 << 20, r[0], &a), ENOMEM);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &extra), 0); /* r[1]'s ID came back */
+  REQUIRE_EQ(extra, r[1]);
+  /* Bad ranges and IDs handed to the layer. */
+  REQUIRE_EQ(region_layer_add_range(L, cfg.gas_base, AH_PAGE_SIZE), EINVAL);  /* overlap */
+  REQUIRE_EQ(region_layer_add_range(L, cfg.gas_base - AH_PAGE_SIZE, AH_PAGE_SIZE), EINVAL);
+  REQUIRE_EQ(region_layer_add_ids(L, 0, 5), EINVAL);
+  REQUIRE_EQ(region_layer_add_ids(L, 2, 5), EINVAL); /* IDs in use */
+  rid_t ids_ok = 10;
+  REQUIRE_EQ(region_layer_add_ids(L, ids_ok, 5), 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_freeing_a_region_returns_all_metadata_whatever_its_object_count) {
+  region_layer *L = default_layer();
+  slab_stats k0, k1;
+  slab_get_stats(kernel, &k0);
+  for (int round = 0; round < 3; round++) {
+    rid_t r;
+    REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+    uintptr_t a;
+    for (int i = 0; i < 20000; i++) REQUIRE_EQ(region_alloc(L, 64, r, &a), 0);
+    region_info info;
+    REQUIRE_EQ(region_get_info(L, r, &info), 0);
+    REQUIRE(info.meta_chunks >= 2); /* 20,000 objects needed more than the first chunk */
+    REQUIRE_EQ(region_free(L, r), 0);
+    slab_get_stats(kernel, &k1);
+    if (round == 0) k0 = k1; /* the kernel pool's own bookkeeping settles in round 0 */
+    REQUIRE_EQ(k1.objects, k0.objects);
+  }
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_destroy_reports_all_address_space) {
+  region_config cfg = region_config_default();
+  region_layer *L = layer_with(cfg, (size_t)4 << 20, 100);
+  rid_t r;
+  uintptr_t a;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  REQUIRE_EQ(region_alloc(L, 100000, r, &a), 0);
+  static spans s;
+  s.n = 0;
+  region_layer_destroy(L, collect, &s);
+  REQUIRE_EQ(s.n, 1);
+  REQUIRE_EQ(s.addr[0], cfg.gas_base);
+  REQUIRE_EQ(s.len[0], (size_t)4 << 20);
+  for (int i = 0; i < kchunks.n; i++) free(kchunks.chunk[i]);
+  kchunks.n = 0;
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("region");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_deep_and_wide_trees_free_subtrees_without_losing_slabs_or_ids);
+  tcase_add_test(tc, test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_used_slabs);
+  tcase_add_test(tc, test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages);
+  tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
+  tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
+  tcase_add_test(tc, test_freeing_a_region_returns_all_metadata_whatever_its_object_count);
+  tcase_add_test(tc, test_destroy_reports_all_address_space);
+  suite_add_tcase(s, tc);
+  return s;
+}
