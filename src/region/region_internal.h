@@ -31,6 +31,7 @@ struct region {
   region *parent; /* NULL for the root */
   region *first_child, *prev_sibling, *next_sibling;
   size_t nchildren, nranges, nchunks;
+  size_t owned_slabs; /* slabs in its range records */
   slab_pool *pool; /* objects; metadata in meta */
   slab_pool *meta; /* private, self-hosted, over chunks */
   meta_chunk *chunks;
@@ -48,6 +49,10 @@ struct region_layer {
   size_t regions, used_range_count, free_slabs;
   size_t trims, trimmed_slabs, need_pages_calls, stranded_slabs, stranded_ids;
   rid_t trim_cursor; /* trimming resumes after this region ID */
+  /* One-entry caches in front of Used Ranges and Used Region IDs (cleared when the record
+   * they point to goes away). */
+  const range_rec *last_rec;
+  region *last_region;
 };
 
 static inline uint64_t layer_key(const region_layer *L, uintptr_t addr) {
@@ -60,7 +65,11 @@ static inline bool layer_in_gas(const region_layer *L, uintptr_t addr) {
   return addr >= L->cfg.gas_base && addr - L->cfg.gas_base < L->cfg.gas_size;
 }
 static inline region *region_find(const region_layer *L, rid_t id) {
-  return (region *)trie_find(&L->used_ids, id);
+  region *r = L->last_region;
+  if (r && r->id == id) return r;
+  r = (region *)trie_find(&L->used_ids, id);
+  if (r) ((region_layer *)L)->last_region = r;
+  return r;
 }
 
 /* layer.c: metadata records from the kernel pool. */

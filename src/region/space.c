@@ -25,11 +25,19 @@ void layer_strand(region_layer *L, size_t nslabs, size_t nids) {
   L->stranded_ids += nids;
 }
 
+static inline bool rec_holds(const range_rec *rec, uintptr_t addr) {
+  return addr - rec->start < (rec->nslabs << AH_SLAB_SHIFT);
+}
+
 const range_rec *space_owner(const region_layer *L, uintptr_t addr) {
+  const range_rec *rec = L->last_rec;
+  if (rec && rec_holds(rec, addr)) return rec;
   uintptr_t v;
   if (!layer_in_gas(L, addr) || trie_le(&L->used_ranges, layer_key(L, addr), NULL, &v)) return NULL;
-  const range_rec *rec = (const range_rec *)v;
-  return addr - rec->start < (rec->nslabs << AH_SLAB_SHIFT) ? rec : NULL;
+  rec = (const range_rec *)v;
+  if (!rec_holds(rec, addr)) return NULL;
+  ((region_layer *)L)->last_rec = rec;
+  return rec;
 }
 
 static void rec_link(region *r, range_rec *rec) {
@@ -38,6 +46,7 @@ static void rec_link(region *r, range_rec *rec) {
   if (r->ranges) r->ranges->prev = rec;
   r->ranges = rec;
   r->nranges++;
+  r->owned_slabs += rec->nslabs;
   r->layer->used_range_count++;
 }
 
@@ -46,7 +55,9 @@ static void rec_unlink_free(region_layer *L, range_rec *rec) {
   if (rec->prev) rec->prev->next = rec->next; else r->ranges = rec->next;
   if (rec->next) rec->next->prev = rec->prev;
   r->nranges--;
+  r->owned_slabs -= rec->nslabs;
   L->used_range_count--;
+  if (L->last_rec == rec) L->last_rec = NULL;
   layer_free(L, rec);
 }
 
@@ -75,10 +86,13 @@ static size_t pick(region_layer *L, size_t n, size_t min, uint64_t *key) {
 }
 
 int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, size_t *len) {
+  /* Grow geometrically (at least what the region owns already), so a region holds few
+   * range records and freeing it stays cheap however large it grew. */
   size_t n = min_slabs > L->cfg.high_watermark ? min_slabs : L->cfg.high_watermark;
+  if (n < r->owned_slabs) n = r->owned_slabs;
   uint64_t key;
   size_t got = pick(L, n, min_slabs, &key);
-  if (!got && trim(L, r, n)) got = pick(L, n, min_slabs, &key);
+  if (!got && trim(L, r, min_slabs)) got = pick(L, n, min_slabs, &key);
   if (!got && L->cfg.need_pages) {
     L->need_pages_calls++;
     if (L->cfg.need_pages(L->cfg.need_pages_ctx, L, n << AH_SLAB_SHIFT) == 0)
@@ -106,14 +120,18 @@ static int rec_cut(region_layer *L, range_rec *rec, uintptr_t addr, size_t n) {
     rec_unlink_free(L, rec);
   } else if (end == rend) {
     rec->nslabs -= n;
+    rec->owner->owned_slabs -= n;
   } else if (addr == rec->start) {
     if (trie_insert(&L->used_ranges, layer_key(L, end), (uintptr_t)rec)) return ENOMEM;
     trie_delete(&L->used_ranges, layer_key(L, addr), NULL);
     rec->start = end;
     rec->nslabs -= n;
+    rec->owner->owned_slabs -= n;
   } else {
     if (rec_add(L, rec->owner, layer_key(L, end), (rend - end) >> AH_SLAB_SHIFT)) return ENOMEM;
-    rec->nslabs = (addr - rec->start) >> AH_SLAB_SHIFT;
+    size_t keep = (addr - rec->start) >> AH_SLAB_SHIFT;
+    rec->owner->owned_slabs -= rec->nslabs - keep; /* rec_add counted the tail */
+    rec->nslabs = keep;
   }
   return 0;
 }

@@ -133,6 +133,7 @@ static void destroy_one(region_layer *L, region *r) {
   if (r->id != REGION_ROOT && rangeset_add(&L->free_ids, r->id, 1)) layer_strand(L, 0, 1);
   unlink_child(r);
   L->regions--;
+  if (L->last_region == r) L->last_region = NULL;
   layer_free(L, r);
 }
 
