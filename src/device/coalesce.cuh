@@ -1,8 +1,9 @@
 /* coalesce.cuh: warp-level allocation coalescing (XMalloc 5.1), for independent thread
  * scheduling. The lanes of a warp that ask at once for small sizes are served by one
  * request: their compartment sizes are summed across the lanes that are actually there
- * (__activemask, shuffles), one lane asks the class or page layer for the whole area,
- * the address is shuffled back and each lane takes its compartment. Deviation: compartments
+ * (__activemask, shuffles), cut in lane order into areas that fit the largest class
+ * (__match_any_sync groups the lanes of one area), one lane per area asks the class layer
+ * for it, the address is shuffled back and each lane takes its compartment. Deviation: compartments
  * carry no header. An area starts on a block or run boundary that the page's pinfo gives
  * back on free, so a pointer not on such a boundary is a compartment and the area header
  * sits at the boundary; this keeps the per-object overhead at zero.

@@ -77,11 +77,25 @@ __device__ void *dm_malloc(size_t size)
   if (__popc(co) < 2) co = 0;
   char *p;
   if ((co >> me) & 1u) {
-    unsigned total, off = dm_warp_exscan(co, dm_compartment_bytes(size), &total);
-    unsigned leader = (unsigned)__ffs(co) - 1u;
-    char *area = dm_alloc_group(h, co, me == leader ? DM_AREA_HDR + total : 0u, &rng);
-    area = (char *)__shfl_sync(co, (unsigned long long)area, (int)leader);
-    p = dm_area_open(co, area, off);
+    /* cut the lanes, in lane order, into areas of at most DM_AREA_CAP compartment bytes */
+    unsigned cs = dm_compartment_bytes(size), gid = 0, fill = 0, mygid = 0, off = 0;
+    for (unsigned m = co; m; m &= m - 1u) {
+      unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(co, cs, (int)src);
+      if (fill > 0 && fill + x > DM_AREA_CAP) { ++gid; fill = 0; }
+      if (src == me) { mygid = gid; off = fill; }
+      fill += x;
+    }
+    unsigned grp = __match_any_sync(co, mygid), leader = (unsigned)__ffs(grp) - 1u;
+    bool solo = __popc(grp) == 1;         /* a lane alone gets a plain block */
+    unsigned total = __reduce_add_sync(grp, cs);
+    size_t ask = solo ? size : (me == leader ? DM_AREA_HDR + total : 0u);
+    char *area = dm_alloc_group(h, co, ask, &rng);   /* all areas in one page search */
+    if (solo) {
+      p = area;
+    } else {
+      area = (char *)__shfl_sync(grp, (unsigned long long)area, (int)leader);
+      p = dm_area_open(grp, area, off);
+    }
   } else {
     p = dm_alloc_group(h, mask & ~co, size, &rng);
   }

@@ -30,8 +30,8 @@
 #define DM_MIN_SHIFT 4u
 #define DM_CLASS_MAX (16u << (DM_NCLASS - 1u))
 #define DM_BLOCK_WORDS 2u                 /* live-bitmap words per page: 64 blocks at most */
-#define DM_NFIFO 64u                      /* buffers per class */
-#define DM_FIFO_CAP 256u                  /* messages per buffer (power of two) */
+#define DM_NFIFO 1024u                    /* buffers per class: few warps share one */
+#define DM_FIFO_CAP 64u                   /* messages per buffer (power of two) */
 #define DM_COALESCE_MAX 256u              /* larger requests are never coalesced */
 #define DM_WALK_ROUNDS 16u                /* random-walk rounds before the bounded sweep */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
@@ -65,6 +65,9 @@ typedef struct dm_area {
 #endif
 } dm_area;
 #define DM_AREA_HDR ((unsigned)((sizeof(dm_area) + DM_ALIGN - 1u) & ~(DM_ALIGN - 1u)))
+/* Compartment bytes one area holds at most: header + compartments fit the largest class
+ * exactly (31 x 16 B in 512 B), rather than spilling into a page run. */
+#define DM_AREA_CAP (DM_CLASS_MAX - DM_AREA_HDR)
 
 /* Counters of rare events (never touched on the fast paths). */
 typedef struct dm_counters {
