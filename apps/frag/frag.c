@@ -220,9 +220,6 @@ static int take_sample(run *r, size_t step, sample *s) {
   if (rc) return fail(r, step, "region_get_info: %s", strerror(rc));
   *s = (sample){.step = step, .app_bytes = r->live.bytes, .objects = r->live.n,
                 .pool = info.pool, .p_alloc = alloc_probability(r->sc, step ? step - 1 : 0, r->steps)};
-  /* An empty region packs into no range; it is not packed, because region_pack at b989df4
-   * hands qsort a NULL array then (UBSan stops the Debug+UBSan smoke test on it). */
-  if (!r->live.n) return 0;
   rc = region_pack(r->layer, &r->rid, 1, NULL, 0, add_len, &s->pack_bytes, &s->pack_ranges);
   if (rc) return fail(r, step, "region_pack: %s", strerror(rc));
   return 0;

@@ -78,7 +78,7 @@ int region_pack(region_layer *L, const rid_t *regions, size_t nregions, const ui
     if (b.v) layer_free(L, b.v);
     return b.err;
   }
-  qsort(b.v, b.n, sizeof *b.v, cmp_span);
+  if (b.n > 1) qsort(b.v, b.n, sizeof *b.v, cmp_span);
   size_t count = 0;
   for (size_t i = 0; i < b.n;) { /* merge what touches or overlaps */
     uintptr_t start = b.v[i].addr, end = start + b.v[i].len;

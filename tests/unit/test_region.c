@@ -171,6 +171,13 @@ START_TEST(test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_u
   REQUIRE_EQ(bytes, 100 * 1024 + 256);
   REQUIRE(covered(&s, node[7], 256));
   REQUIRE(!covered(&s, node[8], 256));
+  /* An empty region packs into no range. */
+  rid_t empty;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &empty), 0);
+  s.n = 0;
+  REQUIRE_EQ(region_pack(L, &empty, 1, NULL, 0, collect, &s, &n), 0);
+  REQUIRE_EQ(n, 0);
+  REQUIRE_EQ(s.n, 0);
   teardown(L);
 }
 END_TEST
