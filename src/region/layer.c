@@ -102,8 +102,57 @@ void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
                              .stranded_ids = L->stranded_ids};
 }
 
-void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
-  if (!L) return;
+bool region_layer_holds(const region_layer *L, uintptr_t addr) {
+  return space_owner(L, addr) != NULL;
+}
+
+int region_layer_take_pages(region_layer *L, size_t max_pages, uintptr_t *addr, size_t *npages) {
+  const uint64_t per_page = AH_PAGE_SIZE >> AH_SLAB_SHIFT;
+  trie_cursor c;
+  uint64_t k;
+  uintptr_t len;
+  if (max_pages == 0) return ENOENT;
+  trie_cursor_seek(&c, &L->free_ranges, 0); /* the first range holding a whole page */
+  while (trie_cursor_next(&c, &k, &len)) {
+    uint64_t first = (k + per_page - 1) / per_page * per_page, end = (k + len) / per_page * per_page;
+    if (end <= first) continue;
+    uint64_t n = (end - first) / per_page;
+    if (n > max_pages) n = max_pages;
+    uint64_t start = end - n * per_page;
+    int rc = rangeset_remove(&L->free_ranges, start, n * per_page);
+    if (rc) return rc;
+    L->free_slabs -= n * per_page;
+    *addr = layer_addr(L, start);
+    *npages = n;
+    return 0;
+  }
+  return ENOENT;
+}
+
+int region_layer_take_ids(region_layer *L, rid_t max, rid_t *first, rid_t *count) {
+  uint64_t f, n;
+  int rc = rangeset_take_highest(&L->free_ids, max, &f, &n);
+  if (rc == 0) {
+    *first = (rid_t)f;
+    *count = (rid_t)n;
+  }
+  return rc;
+}
+
+void region_layer_walk_free(const region_layer *L, slab_range_fn range_fn,
+                            int (*id_fn)(void *ctx, rid_t first, rid_t count), void *ctx) {
+  trie_cursor c;
+  uint64_t k;
+  uintptr_t n;
+  trie_cursor_seek(&c, &L->free_ranges, 0);
+  while (range_fn && trie_cursor_next(&c, &k, &n))
+    if (range_fn(ctx, layer_addr(L, k), (size_t)n << AH_SLAB_SHIFT)) break;
+  trie_cursor_seek(&c, &L->free_ids, 0);
+  while (id_fn && trie_cursor_next(&c, &k, &n))
+    if (id_fn(ctx, (rid_t)k, (rid_t)n)) break;
+}
+
+void region_layer_free_all(region_layer *L) {
   /* Free every top-level local region (the root, or subtrees whose parent is elsewhere). */
   for (;;) {
     trie_cursor c;
@@ -118,14 +167,12 @@ void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
     if (!top) break;
     region_destroy_subtree(L, top);
   }
-  if (range_fn) {
-    trie_cursor c;
-    uint64_t k;
-    uintptr_t n;
-    trie_cursor_seek(&c, &L->free_ranges, 0);
-    while (trie_cursor_next(&c, &k, &n))
-      if (range_fn(ctx, layer_addr(L, k), (size_t)n << AH_SLAB_SHIFT)) break;
-  }
+}
+
+void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
+  if (!L) return;
+  region_layer_free_all(L);
+  region_layer_walk_free(L, range_fn, NULL, ctx);
   trie_clear(&L->used_ranges);
   trie_clear(&L->free_ranges);
   trie_clear(&L->used_ids);

@@ -83,6 +83,22 @@ int region_layer_add_ids(region_layer *layer, rid_t first, rid_t count);
 void region_layer_get_stats(const region_layer *layer, region_layer_stats *st);
 
 int region_create(region_layer *layer, rid_t parent, int level_hint, rid_t *id);
+/* A region whose parent lives on another scheduler: it heads a local subtree. */
+int region_create_detached(region_layer *layer, rid_t remote_parent, int level_hint, rid_t *id);
+/* Is region a equal to, or a descendant of, region b (both local)? */
+bool region_is_within(const region_layer *layer, rid_t a, rid_t b);
+/* Does addr lie in a range some local region's pool holds? */
+bool region_layer_holds(const region_layer *layer, uintptr_t addr);
+/* Take up to max_pages whole, aligned 1 MiB pages out of Free Ranges (to hand to another
+ * scheduler). ENOENT when there is none. */
+int region_layer_take_pages(region_layer *layer, size_t max_pages, uintptr_t *addr, size_t *npages);
+/* Take up to max IDs (one contiguous chunk, the highest) out of Free Region IDs. */
+int region_layer_take_ids(region_layer *layer, rid_t max, rid_t *first, rid_t *count);
+/* Free every region (the root included). */
+void region_layer_free_all(region_layer *layer);
+/* Walk Free Ranges and Free Region IDs (either callback may be NULL). */
+void region_layer_walk_free(const region_layer *layer, slab_range_fn range_fn,
+                            int (*id_fn)(void *ctx, rid_t first, rid_t count), void *ctx);
 /* Free a region with all its objects and all its descendants. */
 int region_free(region_layer *layer, rid_t id);
 int region_get_info(const region_layer *layer, rid_t id, region_info *info);

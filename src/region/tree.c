@@ -111,9 +111,9 @@ int region_create_root(region_layer *L) {
   return region_new(L, REGION_ROOT, NULL, REGION_NONE, 0, &r);
 }
 
-int region_create(region_layer *L, rid_t parent_id, int level_hint, rid_t *id) {
-  region *parent = region_find(L, parent_id);
-  if (!parent) return ENOENT;
+/* Shared body of region_create and region_create_detached (parent NULL: remote). */
+static int create_with_id(region_layer *L, region *parent, rid_t parent_id, int level_hint,
+                          rid_t *id) {
   uint64_t nid;
   int rc = rangeset_take_lowest(&L->free_ids, &nid);
   if (rc) return rc == ENOENT ? ENOSPC : rc;
@@ -124,6 +124,24 @@ int region_create(region_layer *L, rid_t parent_id, int level_hint, rid_t *id) {
   }
   *id = (rid_t)nid;
   return 0;
+}
+
+int region_create(region_layer *L, rid_t parent_id, int level_hint, rid_t *id) {
+  region *parent = region_find(L, parent_id);
+  if (!parent) return ENOENT;
+  return create_with_id(L, parent, parent_id, level_hint, id);
+}
+
+int region_create_detached(region_layer *L, rid_t remote_parent, int level_hint, rid_t *id) {
+  if (region_find(L, remote_parent)) return EINVAL; /* a local parent: use region_create */
+  return create_with_id(L, NULL, remote_parent, level_hint, id);
+}
+
+bool region_is_within(const region_layer *L, rid_t a, rid_t b) {
+  const region *x = region_find(L, a), *top = region_find(L, b);
+  for (; x && top; x = x->parent)
+    if (x == top) return true;
+  return false;
 }
 
 static void destroy_one(region_layer *L, region *r) {

@@ -76,6 +76,28 @@ int rangeset_take_lowest(trie *t, uint64_t *elem) {
   return 0;
 }
 
+bool rangeset_contains(const trie *t, uint64_t start, uint64_t n) {
+  uint64_t k;
+  uintptr_t len;
+  return trie_le(t, start, &k, &len) == 0 && k + len >= start + n;
+}
+
+int rangeset_remove(trie *t, uint64_t start, uint64_t n) {
+  uint64_t k;
+  uintptr_t len;
+  if (trie_le(t, start, &k, &len) || k + len < start + n) return EINVAL;
+  uint64_t end = start + n, rend = k + len;
+  if (end < rend) { /* a tail remains: it needs its own key */
+    int rc = trie_insert(t, end, rend - end);
+    if (rc) return rc;
+  }
+  if (start == k)
+    trie_delete(t, k, NULL);
+  else
+    *trie_find_slot(t, k) = start - k;
+  return 0;
+}
+
 uint64_t rangeset_total(const trie *t) {
   trie_cursor c;
   uintptr_t len;

@@ -22,6 +22,11 @@ void rangeset_take_end(trie *t, uint64_t start, uint64_t n);
 int rangeset_take_highest(trie *t, uint64_t max, uint64_t *start, uint64_t *n);
 /* Take the lowest element. ENOENT when empty, ENOMEM (nothing changed) if a node is needed. */
 int rangeset_take_lowest(trie *t, uint64_t *elem);
+/* Remove [start, start+n), which must lie inside one range (a split may need a node:
+ * ENOMEM then, nothing changed). */
+int rangeset_remove(trie *t, uint64_t start, uint64_t n);
+/* True when every element of [start, start+n) is in the set. */
+bool rangeset_contains(const trie *t, uint64_t start, uint64_t n);
 /* Sum of the lengths (walks the set). */
 uint64_t rangeset_total(const trie *t);
 

@@ -78,6 +78,26 @@ START_TEST(test_take_highest_and_lowest) {
 }
 END_TEST
 
+START_TEST(test_remove_splits_and_contains_checks_whole_spans) {
+  trie t = fresh();
+  rangeset_add(&t, 100, 100); /* [100,200) */
+  REQUIRE(rangeset_contains(&t, 100, 100));
+  REQUIRE(!rangeset_contains(&t, 150, 51));
+  REQUIRE_EQ(rangeset_remove(&t, 120, 10), 0); /* middle: [100,120) [130,200) */
+  REQUIRE_EQ(trie_count(&t), 2);
+  REQUIRE(!rangeset_contains(&t, 125, 1));
+  REQUIRE_EQ(rangeset_remove(&t, 100, 20), 0); /* a whole range */
+  REQUIRE_EQ(rangeset_remove(&t, 130, 5), 0);  /* its start */
+  REQUIRE_EQ(rangeset_remove(&t, 190, 10), 0); /* its end */
+  REQUIRE_EQ(rangeset_total(&t), 55);
+  REQUIRE_EQ(trie_find(&t, 135), 55);
+  REQUIRE_EQ(rangeset_remove(&t, 10, 5), EINVAL); /* not in the set */
+  REQUIRE_EQ(rangeset_remove(&t, 180, 20), EINVAL); /* runs past the range */
+  REQUIRE_EQ(rangeset_total(&t), 55);
+  trie_clear(&t);
+}
+END_TEST
+
 static trie_node *failing_alloc(void *ctx) {
   (void)ctx;
   return NULL;
@@ -107,6 +127,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_pick_and_take_from_the_end_of_the_lowest_fitting_range);
   tcase_add_test(tc, test_take_highest_and_lowest);
   tcase_add_test(tc, test_enomem_changes_nothing);
+  tcase_add_test(tc, test_remove_splits_and_contains_checks_whole_spans);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -356,6 +356,45 @@ START_TEST(test_destroy_reports_all_address_space) {
 }
 END_TEST
 
+START_TEST(test_detached_regions_pages_and_ids_for_other_schedulers) {
+  region_config cfg = region_config_default();
+  cfg.create_root = false; /* a scheduler below the root holds no root region */
+  region_layer *L = layer_with(cfg, (size_t)8 << 20, 100);
+  rid_t a, b, c;
+  REQUIRE_EQ(region_create_detached(L, 4242, 2, &a), 0); /* parent on another scheduler */
+  REQUIRE_EQ(region_create(L, a, 3, &b), 0);
+  REQUIRE_EQ(region_create_detached(L, b, 0, &c), EINVAL); /* b is local */
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, a, &info), 0);
+  REQUIRE_EQ(info.parent, 4242);
+  REQUIRE(region_is_within(L, b, a));
+  REQUIRE(region_is_within(L, a, a));
+  REQUIRE(!region_is_within(L, a, b));
+  uintptr_t o;
+  REQUIRE_EQ(region_alloc(L, 64, b, &o), 0);
+  REQUIRE(region_layer_holds(L, o));
+  REQUIRE(!region_layer_holds(L, cfg.gas_base + ((size_t)7 << 20)));
+  /* Whole pages only: the regions took slabs from the end of the first page-run. */
+  uintptr_t pa;
+  size_t np;
+  region_layer_stats st0, st1;
+  region_layer_get_stats(L, &st0);
+  REQUIRE_EQ(region_layer_take_pages(L, 100, &pa, &np), 0);
+  REQUIRE_EQ(pa % AH_PAGE_SIZE, 0);
+  REQUIRE(np >= 1);
+  region_layer_get_stats(L, &st1);
+  REQUIRE_EQ(st0.free_slabs - st1.free_slabs, np * (AH_PAGE_SIZE / AH_SLAB_SIZE));
+  REQUIRE(!region_layer_holds(L, pa));
+  rid_t first, count;
+  REQUIRE_EQ(region_layer_take_ids(L, 10, &first, &count), 0);
+  REQUIRE_EQ(count, 10);
+  REQUIRE_EQ(first, 91); /* the highest chunk of 1..100 */
+  REQUIRE_EQ(region_free(L, a), 0);
+  REQUIRE(!region_exists(L, b));
+  teardown(L);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("region");
   TCase *tc = tcase_create("core");
@@ -367,6 +406,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
   tcase_add_test(tc, test_freeing_a_region_returns_all_metadata_whatever_its_object_count);
   tcase_add_test(tc, test_destroy_reports_all_address_space);
+  tcase_add_test(tc, test_detached_regions_pages_and_ids_for_other_schedulers);
   suite_add_tcase(s, tc);
   return s;
 }

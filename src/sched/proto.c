@@ -1,0 +1,94 @@
+/* proto.c: building and validating protocol messages. Nothing is read from a message before
+ * proto_decode has checked it. */
+#include "sched/proto.h"
+
+#include <errno.h>
+#include <string.h>
+
+size_t proto_fixed_size(unsigned type) {
+  switch (type) {
+    case MSG_RALLOC: return sizeof(proto_ralloc);
+    case MSG_RFREE: case MSG_PACK: return sizeof(proto_rid);
+    case MSG_ALLOC: case MSG_BALLOC: return sizeof(proto_alloc);
+    case MSG_FREE: case MSG_QUERY: return sizeof(proto_addr);
+    case MSG_REALLOC: return sizeof(proto_realloc);
+    case MSG_FINALIZE: return 0;
+    case MSG_REPLY: return sizeof(proto_reply);
+    case MSG_CREATE_BELOW: return sizeof(proto_create);
+    case MSG_CREATED: case MSG_UNLINK: return sizeof(proto_created);
+    case MSG_REFILL: return sizeof(proto_refill);
+    case MSG_GRANT: return sizeof(proto_grant);
+    case MSG_LOAD: return sizeof(proto_load);
+    case MSG_RETURN: return sizeof(proto_return);
+    default: return 0;
+  }
+}
+
+uint32_t proto_tail_count(unsigned type, const void *fixed) {
+  if (type == MSG_REPLY) return ((const proto_reply *)fixed)->ntail;
+  if (type == MSG_RETURN) {
+    const proto_return *r = fixed;
+    uint64_t words = 2ull * r->nranges + 2ull * r->nids;
+    return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
+  }
+  return 0;
+}
+
+const char *proto_type_name(unsigned type) {
+  static const char *const names[MSG_TYPE_END] = {
+      "?", "RALLOC", "RFREE", "ALLOC", "BALLOC", "FREE", "REALLOC", "PACK", "QUERY",
+      "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
+      "RETURN"};
+  return type < MSG_TYPE_END ? names[type] : "?";
+}
+
+/* Field checks beyond sizes: counts and sizes a scheduler must never trust blindly. */
+static int fields_ok(unsigned type, const void *fixed) {
+  switch (type) {
+    case MSG_BALLOC: {
+      const proto_alloc *a = fixed;
+      return a->n >= 1 && a->n <= PROTO_MAX_TAIL && a->size > 0;
+    }
+    case MSG_ALLOC: {
+      const proto_alloc *a = fixed;
+      return a->n == 1 && a->size > 0;
+    }
+    case MSG_REALLOC: return ((const proto_realloc *)fixed)->size > 0;
+    default: return 1;
+  }
+}
+
+int proto_decode(const void *buf, size_t len, proto_msg *m) {
+  if (len < sizeof(proto_header)) return EPROTO;
+  const proto_header *h = buf;
+  if (h->magic != PROTO_MAGIC || h->version != PROTO_VERSION) return EPROTO;
+  if (h->type == 0 || h->type >= MSG_TYPE_END) return EPROTO;
+  if ((size_t)h->length != len - sizeof *h) return EPROTO;
+  size_t fixed = proto_fixed_size(h->type);
+  if (h->length < fixed) return EPROTO;
+  const unsigned char *p = (const unsigned char *)buf + sizeof *h;
+  uint32_t ntail = fixed ? proto_tail_count(h->type, p) : 0;
+  if (ntail > PROTO_MAX_TAIL || h->length != fixed + (size_t)ntail * 8) return EPROTO;
+  if (fixed && !fields_ok(h->type, p)) return EPROTO;
+  m->h = h;
+  m->fixed = fixed ? p : NULL;
+  m->tail = ntail ? (const uint64_t *)(p + fixed) : NULL;
+  m->ntail = ntail;
+  return 0;
+}
+
+size_t proto_build(void *out, size_t cap, unsigned type, uint64_t req, int32_t origin,
+                   int32_t dest, int32_t status, int32_t sched, const void *fixed,
+                   const uint64_t *tail, uint32_t ntail) {
+  size_t fsize = proto_fixed_size(type);
+  size_t len = sizeof(proto_header) + fsize + (size_t)ntail * 8;
+  if (len > cap) return 0;
+  proto_header h = {.magic = PROTO_MAGIC, .version = PROTO_VERSION, .type = (uint8_t)type,
+                    .length = (uint32_t)(len - sizeof h), .req = req, .origin = origin,
+                    .dest = dest, .status = status, .sched = sched};
+  unsigned char *p = out;
+  memcpy(p, &h, sizeof h);
+  if (fsize) memcpy(p + sizeof h, fixed, fsize);
+  if (ntail) memcpy(p + sizeof h + fsize, tail, (size_t)ntail * 8);
+  return len;
+}

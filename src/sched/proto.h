@@ -1,0 +1,98 @@
+/* proto.h: the wire protocol between workers and schedulers, and between schedulers.
+ *
+ * Every message is a fixed 32-byte header followed by a payload whose fixed part is set by
+ * the type, optionally followed by a tail of 64-bit words (the count is in the fixed part).
+ * All fields have fixed sizes; a message is validated (magic, version, type, exact length,
+ * counts in range) before anything reads it: proto_validate. Ranks only talk to their
+ * parent and children; a request travels by its content (region ID or address), a reply or
+ * notification carries its destination rank and travels hop by hop along the tree.
+ */
+#ifndef AH_PROTO_H
+#define AH_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC 0xA17Eu
+#define PROTO_VERSION 1u
+#define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
+#define PROTO_NO_DEST (-1)
+
+enum proto_type {
+  /* worker -> scheduler (and forwarded between schedulers) */
+  MSG_RALLOC = 1,  /* proto_ralloc -> reply tail {rid} */
+  MSG_RFREE,       /* proto_rid */
+  MSG_ALLOC,       /* proto_alloc (n = 1) -> reply tail {addr} */
+  MSG_BALLOC,      /* proto_alloc -> reply tail {addr x n} */
+  MSG_FREE,        /* proto_addr */
+  MSG_REALLOC,     /* proto_realloc -> reply tail {addr, old size} */
+  MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants) */
+  MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size} */
+  MSG_FINALIZE,    /* worker is done; no reply */
+  MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
+  /* scheduler <-> scheduler */
+  MSG_CREATE_BELOW, /* proto_create: make a region whose parent lives at header.origin_sched */
+  MSG_CREATED,      /* proto_created: to the parent region's scheduler */
+  MSG_UNLINK,       /* proto_created: a remote child region was freed */
+  MSG_REFILL,       /* proto_refill: a child asks for pages / IDs */
+  MSG_GRANT,        /* proto_grant: pages / IDs for a child */
+  MSG_LOAD,         /* proto_load: regions in the sender's subtree */
+  MSG_RETURN,       /* proto_return: at shutdown, everything back to the parent */
+  MSG_TYPE_END
+};
+
+typedef struct proto_header {
+  uint16_t magic;
+  uint8_t version;
+  uint8_t type;
+  uint32_t length;  /* payload bytes after the header */
+  uint64_t req;     /* request id, unique per origin worker */
+  int32_t origin;   /* rank of the worker that asked (or -1) */
+  int32_t dest;     /* rank a reply/notification goes to, or PROTO_NO_DEST */
+  int32_t status;   /* 0 or an errno code (replies, grants) */
+  int32_t sched;    /* scheduler rank a multi-step event returns to (or -1) */
+} proto_header;
+
+typedef struct { uint32_t parent; int32_t level_hint; } proto_ralloc;
+typedef struct { uint32_t rid; uint32_t pad; } proto_rid;
+typedef struct { uint64_t size; uint32_t rid; uint32_t n; } proto_alloc;
+typedef struct { uint64_t addr; } proto_addr;
+typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_realloc;
+typedef struct { uint32_t parent; int32_t level_hint; } proto_create;
+typedef struct { uint32_t rid, parent; } proto_created;
+typedef struct { uint64_t pages; uint32_t ids; uint32_t pad; } proto_refill;
+typedef struct { uint64_t page_addr, npages; uint32_t id_first, id_count; } proto_grant;
+typedef struct { uint64_t regions; } proto_load;
+/* tail: nranges x {addr, len} then nids x {first, count} */
+typedef struct {
+  uint32_t nranges, nids;
+  uint64_t served, forwarded, pages_granted, pages_received, regions_created, malformed;
+} proto_return;
+typedef struct { uint32_t ntail; uint32_t pad; } proto_reply;
+
+/* The largest fixed payload of any type. */
+#define PROTO_MAX_FIXED 64
+
+/* A decoded view of a message (pointers into the caller's buffer). */
+typedef struct proto_msg {
+  const proto_header *h;
+  const void *fixed;     /* the type's fixed payload */
+  const uint64_t *tail;  /* tail words, or NULL */
+  uint32_t ntail;
+} proto_msg;
+
+/* Validate buf[0..len) and fill *m. 0, or EPROTO (bad magic/version/type/length/count). */
+int proto_decode(const void *buf, size_t len, proto_msg *m);
+/* Bytes of the fixed payload of a type (0 for an unknown type). */
+size_t proto_fixed_size(unsigned type);
+/* Number of tail words announced by the fixed part of a decoded type. */
+uint32_t proto_tail_count(unsigned type, const void *fixed);
+const char *proto_type_name(unsigned type);
+
+/* Build a message into out (capacity cap): header fields, fixed payload, tail.
+ * Returns its length, or 0 when it does not fit. */
+size_t proto_build(void *out, size_t cap, unsigned type, uint64_t req, int32_t origin,
+                   int32_t dest, int32_t status, int32_t sched, const void *fixed,
+                   const uint64_t *tail, uint32_t ntail);
+
+#endif /* AH_PROTO_H */
