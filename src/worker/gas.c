@@ -1,0 +1,103 @@
+/* gas.c: maps the global address space at a fixed address (MAP_FIXED_NOREPLACE), reports a
+ * clash as a clear start-up error instead of moving it, and answers "is this range inside the
+ * GAS?" for transfers. The only file that asks the OS for GAS memory. */
+#include "worker/gas.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* Linux >= 4.17; older kernels ignore it (handled) */
+#endif
+
+static gas_bounds mapped; /* size 0: no GAS mapped */
+
+/* Write a formatted message into err (when given) and return code. */
+static int fail(int code, char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+#define HINT                                                                                 \
+  "choose another base with ANTHEAP_GAS_BASE=0x... or --antheap-gas-base=0x... (and/or a "   \
+  "smaller size with ANTHEAP_GAS_SIZE / --antheap-gas-size)"
+
+#ifdef GAS_ASAN
+#define ASAN_NOTE " (this is an AddressSanitizer build: its shadow memory covers " \
+                  "[0x02008fff7000, 0x10007fff8000))"
+#else
+#define ASAN_NOTE ""
+#endif
+
+/* Arguments a mapping can be made from: page-aligned, non-empty, not wrapping around. */
+static int check_args(uintptr_t base, size_t size, char *err, size_t errlen) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  if (size == 0 || base == 0 || base % page || size % page)
+    return fail(EINVAL, err, errlen,
+                "antheap: GAS [0x%jx, +%zu bytes) is not a non-empty range of whole %ju-byte "
+                "pages at a non-zero base",
+                (uintmax_t)base, size, (uintmax_t)page);
+  if (base + size < base)
+    return fail(EINVAL, err, errlen,
+                "antheap: GAS at 0x%jx with %zu bytes wraps around the address space; " HINT,
+                (uintmax_t)base, size);
+  return 0;
+}
+
+int gas_map(uintptr_t base, size_t size, char *err, size_t errlen) {
+  if (mapped.size)
+    return fail(EBUSY, err, errlen, "antheap: a GAS is already mapped at [0x%jx, 0x%jx)",
+                (uintmax_t)mapped.base, (uintmax_t)(mapped.base + mapped.size));
+  int rc = check_args(base, size, err, errlen);
+  if (rc) return rc;
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE;
+  void *p = mmap((void *)base, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+  uintptr_t end = base + size;
+  if (p == MAP_FAILED && errno == EEXIST)
+    return fail(EEXIST, err, errlen,
+                "antheap: cannot map the GAS at [0x%jx, 0x%jx) (%zu MiB): part of that range "
+                "is already mapped in this process%s; " HINT,
+                (uintmax_t)base, (uintmax_t)end, size >> 20, ASAN_NOTE);
+  if (p == MAP_FAILED) {
+    int e = errno;
+    return fail(e, err, errlen, "antheap: cannot map the GAS at [0x%jx, 0x%jx) (%zu MiB): %s; " HINT,
+                (uintmax_t)base, (uintmax_t)end, size >> 20, strerror(e));
+  }
+  if ((uintptr_t)p != base) { /* a kernel older than 4.17 took the address as a hint */
+    munmap(p, size);
+    return fail(EEXIST, err, errlen,
+                "antheap: cannot map the GAS at [0x%jx, 0x%jx): the kernel placed it at %p "
+                "instead (Linux < 4.17 ignores MAP_FIXED_NOREPLACE, and the range is in use); " HINT,
+                (uintmax_t)base, (uintmax_t)end, p);
+  }
+  mapped.base = base;
+  mapped.size = size;
+  return 0;
+}
+
+int gas_unmap(void) {
+  if (!mapped.size) return EINVAL;
+  if (munmap((void *)mapped.base, mapped.size)) return errno;
+  mapped.base = 0;
+  mapped.size = 0;
+  return 0;
+}
+
+const gas_bounds *gas_current(void) { return mapped.size ? &mapped : NULL; }
+
+bool gas_bounds_contains(const gas_bounds *g, uintptr_t addr, size_t len) {
+  if (!g || len == 0 || addr < g->base) return false;
+  uintptr_t off = addr - g->base; /* no overflow: addr >= base */
+  return off < g->size && len <= g->size - off;
+}
+
+bool gas_contains(uintptr_t addr, size_t len) { return gas_bounds_contains(gas_current(), addr, len); }

@@ -1,0 +1,65 @@
+/* gas.h: the global address space (GAS) of a worker: one fixed virtual range, mapped at the
+ * same address in every worker process so that a pointer into it means the same object
+ * everywhere.
+ *
+ * Each worker's GAS is private memory (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE): the same
+ * virtual range holds different data on different workers until a transfer (transfer.h)
+ * copies bytes from one worker's GAS into the same addresses of another's. Pages cost physical
+ * memory only once touched.
+ *
+ * One GAS per process: gas_map records the mapping, gas_current()/gas_contains() consult it.
+ */
+#ifndef AH_WORKER_GAS_H
+#define AH_WORKER_GAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/types.h"
+
+/* A GAS window: [base, base + size). */
+typedef struct gas_bounds {
+  uintptr_t base;
+  size_t size;
+} gas_bounds;
+
+/* AddressSanitizer on x86-64 keeps its shadow memory in [0x02008fff7000, 0x10007fff8000),
+ * which holds AH_GAS_DEFAULT_BASE: a sanitized build cannot map the GAS there. GAS_BUILD_BASE
+ * is the default base of this build: AH_GAS_DEFAULT_BASE, or 0x500000000000 (clear of the
+ * shadow, ASan's allocator at 0x600000000000 and PIE binaries at 0x55..) under ASan. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GAS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GAS_ASAN 1
+#endif
+#endif
+#ifdef GAS_ASAN
+#define GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
+#else
+#define GAS_BUILD_BASE AH_GAS_DEFAULT_BASE
+#endif
+
+/* Map [base, base + size) read-write, private, without reserving swap, and only there
+ * (MAP_FIXED_NOREPLACE: never over an existing mapping, never somewhere else). base and size
+ * must be multiples of the system page size. Returns 0, or an errno code with a one-line
+ * message in err (may be NULL): EEXIST the range clashes with a mapping already there (or the
+ * kernel is older than 4.17 and placed it elsewhere), ENOMEM no address space, EINVAL bad
+ * arguments, EBUSY a GAS is already mapped in this process. */
+int gas_map(uintptr_t base, size_t size, char *err, size_t errlen);
+
+/* Unmap the GAS mapped by gas_map (its data is lost). Returns 0, or EINVAL when none is. */
+int gas_unmap(void);
+
+/* The mapped GAS, or NULL when none is. */
+const gas_bounds *gas_current(void);
+
+/* Whether [addr, addr + len) lies inside g (len > 0; overflow-safe: a range that wraps
+ * around the address space is never inside). */
+bool gas_bounds_contains(const gas_bounds *g, uintptr_t addr, size_t len);
+
+/* gas_bounds_contains for the mapped GAS (false when none is mapped). */
+bool gas_contains(uintptr_t addr, size_t len);
+
+#endif /* AH_WORKER_GAS_H */
