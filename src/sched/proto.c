@@ -28,7 +28,7 @@ uint32_t proto_tail_count(unsigned type, const void *fixed) {
   if (type == MSG_REPLY) return ((const proto_reply *)fixed)->ntail;
   if (type == MSG_RETURN) {
     const proto_return *r = fixed;
-    uint64_t words = 2ull * r->nranges + 2ull * r->nids;
+    uint64_t words = 2ull * r->nranges + 2ull * r->nids + (uint64_t)PROTO_STAT_WORDS * r->nrows;
     return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
   }
   return 0;

@@ -63,10 +63,11 @@ typedef struct { uint32_t rid, parent; } proto_created;
 typedef struct { uint64_t pages; uint32_t ids; uint32_t pad; } proto_refill;
 typedef struct { uint64_t page_addr, npages; uint32_t id_first, id_count; } proto_grant;
 typedef struct { uint64_t regions; } proto_load;
-/* tail: nranges x {addr, len} then nids x {first, count} */
+/* tail: nranges x {addr, len}, nids x {first, count}, nrows x PROTO_STAT_WORDS (statistics
+ * of every scheduler in the sender's subtree: rank, then sched_stats fields in order) */
+#define PROTO_STAT_WORDS 12
 typedef struct {
-  uint32_t nranges, nids;
-  uint64_t served, forwarded, pages_granted, pages_received, regions_created, malformed;
+  uint32_t nranges, nids, nrows, pad;
 } proto_return;
 typedef struct { uint32_t ntail; uint32_t pad; } proto_reply;
 

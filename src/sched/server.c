@@ -1,0 +1,360 @@
+/* server.c: the event server's life cycle, dispatch, and the requests served on the spot
+ * (alloc, balloc, free, realloc, query); routing decides local / child / parent / unknown.
+ * Main entries: sched_server_create, sched_server_handle. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/server_internal.h"
+#include "trie/rangeset.h"
+
+sched_config sched_config_default(void) {
+  return (sched_config){.gas_base = AH_GAS_DEFAULT_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
+                        .boot_pages = 64, .boot_ids = 4096, .refill_pages = 64,
+                        .refill_ids = 4096, .high_watermark = 16, .low_watermark = 2,
+                        .load_threshold = 8};
+}
+
+void srv_log(sched_server *s, const char *fmt, ...) {
+  FILE *f = s->cfg.log ? s->cfg.log : stderr;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(f, "antheapd[%d]: ", s->me);
+  vfprintf(f, fmt, ap);
+  fputc('\n', f);
+  va_end(ap);
+}
+
+/* ---- memory for the server's own bookkeeping: a kernel pool over heap chunks ---- */
+static int kernel_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t *len) {
+  sched_server *s = ctx;
+  size_t size = min_bytes > ((size_t)4 << 20) ? ah_round_up(min_bytes, AH_SLAB_SIZE) : (size_t)4 << 20;
+  if (s->nkchunks == s->kcap) {
+    int cap = s->kcap ? 2 * s->kcap : 16;
+    void **v = realloc(s->kchunks, (size_t)cap * sizeof *v);
+    if (!v) return ENOMEM;
+    s->kchunks = v;
+    s->kcap = cap;
+  }
+  void *mem = aligned_alloc(AH_SLAB_SIZE, size);
+  if (!mem) return ENOMEM;
+  s->kchunks[s->nkchunks++] = mem;
+  *addr = (uintptr_t)mem;
+  *len = size;
+  return 0;
+}
+
+static trie_node *knode_alloc(void *ctx) { return slab_malloc(((sched_server *)ctx)->kernel, 64); }
+static void knode_release(void *ctx, trie_node *n) {
+  slab_free(((sched_server *)ctx)->kernel, (uintptr_t)n);
+}
+
+static int make_layer(sched_server *s) {
+  uintptr_t a;
+  size_t len;
+  if (kernel_grow(s, (size_t)1 << 20, &a, &len)) return ENOMEM;
+  slab_config kc = slab_config_default();
+  kc.grow = kernel_grow;
+  kc.grow_ctx = s;
+  if (slab_pool_create_self_hosted(&s->kernel, (void *)a, len, &kc)) return ENOMEM;
+  region_config rc = region_config_default();
+  rc.gas_base = s->cfg.gas_base;
+  rc.gas_size = s->cfg.gas_size;
+  rc.high_watermark = s->cfg.high_watermark;
+  rc.low_watermark = s->cfg.low_watermark;
+  rc.create_root = s->me == s->tree->root;
+  if (region_layer_create(&s->layer, &rc, s->kernel)) return ENOMEM;
+  trie_node_source src = {knode_alloc, knode_release, s};
+  unsigned page_bits = 1;
+  while (((uint64_t)1 << page_bits) < (s->cfg.gas_size >> AH_PAGE_SHIFT)) page_bits++;
+  trie_init(&s->owned_pages, page_bits, src);
+  trie_init(&s->deleg_pages, page_bits, src);
+  trie_init(&s->owned_ids, 32, src);
+  trie_init(&s->deleg_ids, 32, src);
+  trie_init(&s->remote_kids, 32, src);
+  trie_init(&s->remote_parent, 32, src);
+  return 0;
+}
+
+int sched_server_create(sched_server **out, const sched_tree *tree, int me,
+                        const sched_config *cfg, sched_transport tx) {
+  if (me < 0 || me >= tree->nranks || !tree->is_sched[me]) return EINVAL;
+  sched_server *s = calloc(1, sizeof *s);
+  if (!s) return ENOMEM;
+  s->tree = tree;
+  s->me = me;
+  s->cfg = cfg ? *cfg : sched_config_default();
+  s->tx = tx;
+  s->parked_tail = &s->parked_head;
+  s->conservation = 1;
+  s->outcap = sizeof(proto_header) + PROTO_MAX_FIXED + (size_t)PROTO_MAX_TAIL * 8;
+  s->out = malloc(s->outcap);
+  s->children = calloc((size_t)tree->nchildren[me] + 1, sizeof(int));
+  s->child_load = calloc((size_t)tree->nchildren[me] + 1, sizeof(uint64_t));
+  for (int c = tree->first_child[me]; c >= 0; c = tree->next_sibling[c]) {
+    if (tree->is_sched[c]) s->children[s->nchildren++] = c;
+    else s->workers_direct++;
+  }
+  if (!s->out || !s->children || !s->child_load || make_layer(s)) {
+    sched_server_destroy(s);
+    return ENOMEM;
+  }
+  *out = s;
+  return 0;
+}
+
+void sched_server_destroy(sched_server *s) {
+  if (!s) return;
+  while (s->parked_head) {
+    parked *p = s->parked_head;
+    s->parked_head = p->next;
+    free(p);
+  }
+  while (s->parked_refills) {
+    parked *p = s->parked_refills;
+    s->parked_refills = p->next;
+    free(p);
+  }
+  while (s->events) {
+    event *e = s->events;
+    s->events = e->next;
+    free(e->ranges);
+    free(e);
+  }
+  for (int i = 0; i < s->nkchunks; i++) free(s->kchunks[i]); /* layer, tries: all in here */
+  free(s->kchunks);
+  free(s->children);
+  free(s->child_load);
+  if (s->finalized) {
+    trie_clear(s->finalized);
+    free(s->finalized);
+  }
+  free(s->stat_rows);
+  free(s->out);
+  free(s);
+}
+
+bool sched_server_done(const sched_server *s) { return s->done; }
+int sched_server_conservation(const sched_server *s) { return s->conservation; }
+void sched_server_get_stats(const sched_server *s, sched_stats *st) { *st = s->st; }
+
+int srv_child_slot(const sched_server *s, int rank) {
+  for (int i = 0; i < s->nchildren; i++)
+    if (s->children[i] == rank) return i;
+  return -1;
+}
+
+/* ---- sending ---- */
+void srv_send(sched_server *s, int to, const void *msg, size_t len) {
+  AH_ASSERT(to != s->me && to >= 0 && to < s->tree->nranks);
+  s->tx.send(s->tx.ctx, s->me, to, msg, len);
+}
+
+void srv_forward(sched_server *s, int to, const proto_msg *m) {
+  srv_send(s, to, m->h, sizeof *m->h + m->h->length);
+}
+
+int srv_reply_dest(const proto_msg *m) { return m->h->sched >= 0 ? m->h->sched : m->h->origin; }
+
+void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
+               const uint64_t *tail, uint32_t ntail) {
+  proto_reply r = {.ntail = ntail};
+  size_t len = proto_build(s->out, s->outcap, MSG_REPLY, req, origin, dest, status, -1, &r, tail,
+                           ntail);
+  AH_ASSERT(len > 0);
+  if (dest == s->me) { /* an event of our own (a cascade that needed no message) */
+    proto_msg m;
+    if (proto_decode(s->out, len, &m) == 0) event_on_reply(s, &m);
+    return;
+  }
+  srv_send(s, sched_tree_next_hop(s->tree, s->me, dest), s->out, len);
+}
+
+/* Reply to whoever asked m. */
+void srv_answer(sched_server *s, const proto_msg *m, int status, const uint64_t *tail,
+                   uint32_t ntail) {
+  srv_reply(s, srv_reply_dest(m), m->h->req, m->h->origin, status, tail, ntail);
+}
+
+/* ---- load ---- */
+uint64_t srv_subtree_load(const sched_server *s) {
+  region_layer_stats st;
+  region_layer_get_stats(s->layer, &st);
+  uint64_t load = st.regions;
+  for (int i = 0; i < s->nchildren; i++) load += s->child_load[i];
+  return load;
+}
+
+void srv_report_load(sched_server *s) {
+  int parent = s->tree->parent[s->me];
+  if (parent < 0) return;
+  uint64_t load = srv_subtree_load(s);
+  uint64_t diff = load > s->reported_load ? load - s->reported_load : s->reported_load - load;
+  if (diff < s->cfg.load_threshold) return;
+  proto_load l = {.regions = load};
+  size_t len = proto_build(s->out, s->outcap, MSG_LOAD, 0, -1, parent, 0, -1, &l, NULL, 0);
+  srv_send(s, parent, s->out, len);
+  s->reported_load = load;
+}
+
+/* ---- requests served here ---- */
+static bool needs_refill(int rc) { return rc == ENOMEM || rc == ENOSPC; }
+
+static void serve_alloc(sched_server *s, int from, const proto_msg *m) {
+  const proto_alloc *a = m->fixed;
+  uint64_t one, *addrs = a->n == 1 ? &one : malloc((size_t)a->n * sizeof *addrs);
+  if (!addrs) {
+    srv_answer(s, m, ENOMEM, NULL, 0);
+    return;
+  }
+  int rc = region_balloc(s->layer, a->size, a->rid, a->n, (uintptr_t *)addrs);
+  if (needs_refill(rc))
+    trade_park(s, from, m, rc);
+  else
+    srv_answer(s, m, rc, addrs, rc ? 0 : a->n);
+  if (addrs != &one) free(addrs);
+  if (!needs_refill(rc)) trade_check_low(s);
+}
+
+static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
+  const proto_realloc *r = m->fixed;
+  rid_t to = r->rid;
+  if (to != REGION_NONE && route_region(s, to).kind != ROUTE_LOCAL) {
+    srv_answer(s, m, EXDEV, NULL, 0); /* the worker moves it: alloc there, copy, free here */
+    return;
+  }
+  uintptr_t addr;
+  size_t old;
+  int rc = region_realloc(s->layer, r->addr, r->size, to, &addr, &old);
+  if (needs_refill(rc)) {
+    trade_park(s, from, m, rc);
+    return;
+  }
+  uint64_t tail[2] = {addr, old};
+  srv_answer(s, m, rc, tail, rc ? 0 : 2);
+}
+
+static void serve_local(sched_server *s, int from, const proto_msg *m) {
+  switch (m->h->type) {
+    case MSG_ALLOC: case MSG_BALLOC: serve_alloc(s, from, m); break;
+    case MSG_FREE:
+      srv_answer(s, m, region_free_object(s->layer, ((const proto_addr *)m->fixed)->addr), NULL, 0);
+      break;
+    case MSG_QUERY: {
+      rid_t rid;
+      uintptr_t start;
+      size_t size;
+      int rc = region_query(s->layer, ((const proto_addr *)m->fixed)->addr, &rid, &start, &size);
+      uint64_t tail[3] = {rid, start, size};
+      srv_answer(s, m, rc, tail, rc ? 0 : 3);
+      break;
+    }
+    case MSG_REALLOC: serve_realloc(s, from, m); break;
+    case MSG_RALLOC: {
+      const proto_ralloc *r = m->fixed;
+      place_region(s, from, m, r->parent, r->level_hint);
+      break;
+    }
+    case MSG_RFREE: event_rfree(s, m); break;
+    case MSG_PACK: event_pack(s, m); break;
+    default: break;
+  }
+}
+
+/* The route a request takes: by the region it names, or by the address. */
+static route route_of(const sched_server *s, const proto_msg *m) {
+  switch (m->h->type) {
+    case MSG_RALLOC: return route_region(s, ((const proto_ralloc *)m->fixed)->parent);
+    case MSG_RFREE: case MSG_PACK: return route_region(s, ((const proto_rid *)m->fixed)->rid);
+    case MSG_ALLOC: case MSG_BALLOC: return route_region(s, ((const proto_alloc *)m->fixed)->rid);
+    case MSG_REALLOC: return route_addr(s, ((const proto_realloc *)m->fixed)->addr);
+    default: return route_addr(s, ((const proto_addr *)m->fixed)->addr);
+  }
+}
+
+static void handle_request(sched_server *s, int from, const proto_msg *m) {
+  route r = route_of(s, m);
+  switch (r.kind) {
+    case ROUTE_LOCAL:
+      s->st.served++;
+      serve_local(s, from, m);
+      break;
+    case ROUTE_CHILD: case ROUTE_PARENT:
+      s->st.forwarded++;
+      srv_forward(s, r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me], m);
+      break;
+    case ROUTE_UNKNOWN: { /* by ID: no such region; by address: no such object */
+      bool by_id = m->h->type == MSG_RALLOC || m->h->type == MSG_RFREE ||
+                   m->h->type == MSG_PACK || m->h->type == MSG_ALLOC || m->h->type == MSG_BALLOC;
+      srv_answer(s, m, by_id ? ENOENT : EINVAL, NULL, 0);
+      break;
+    }
+  }
+}
+
+/* Pass a reply or notification one hop on towards its destination. */
+static void pass_on(sched_server *s, const proto_msg *m) {
+  s->st.replies_routed++;
+  srv_forward(s, sched_tree_next_hop(s->tree, s->me, m->h->dest), m);
+}
+
+static bool is_worker_request(unsigned type) { return type >= MSG_RALLOC && type <= MSG_FINALIZE; }
+
+/* Who may send what: a worker only its own requests (once finalized, nothing), a scheduler
+ * only as our parent or child; ranks named in the header must exist. */
+static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
+  const sched_tree *t = s->tree;
+  const proto_header *h = m->h;
+  int n = t->nranks;
+  if (from < 0 || from >= n) return false;
+  if (h->dest != PROTO_NO_DEST && (h->dest < 0 || h->dest >= n)) return false;
+  if (h->origin != -1 && (h->origin < 0 || h->origin >= n)) return false;
+  if (h->sched != -1 && (h->sched < 0 || h->sched >= n || !t->is_sched[h->sched])) return false;
+  if (t->is_sched[from]) return t->parent[from] == s->me || t->parent[s->me] == from;
+  if (t->parent[from] != s->me || !is_worker_request(h->type) || h->origin != from ||
+      h->dest != PROTO_NO_DEST || h->sched != -1)
+    return false;
+  return !s->finalized || !trie_find(s->finalized, (uint64_t)from);
+}
+
+int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) {
+  proto_msg m;
+  bool dest_ok = proto_decode(msg, len, &m) == 0 && sender_ok(s, from, &m);
+  if (!dest_ok) {
+    s->st.malformed++;
+    srv_log(s, "malformed message (%zu bytes) from rank %d dropped", len, from);
+    return EPROTO;
+  }
+  const proto_header *h = m.h;
+  bool for_me = h->dest == s->me;
+  switch (h->type) {
+    case MSG_REPLY: if (for_me) event_on_reply(s, &m); else pass_on(s, &m); break;
+    case MSG_CREATED: if (for_me) event_on_created(s, &m); else pass_on(s, &m); break;
+    case MSG_UNLINK: if (for_me) event_on_unlink(s, &m); else pass_on(s, &m); break;
+    case MSG_CREATE_BELOW: {
+      const proto_create *c = m.fixed;
+      place_region(s, from, &m, c->parent, c->level_hint);
+      break;
+    }
+    case MSG_REFILL: trade_on_refill(s, from, &m); break;
+    case MSG_GRANT: trade_on_grant(s, &m); break;
+    case MSG_LOAD: {
+      int slot = srv_child_slot(s, from);
+      if (slot >= 0) s->child_load[slot] = ((const proto_load *)m.fixed)->regions;
+      srv_report_load(s);
+      break;
+    }
+    case MSG_FINALIZE:
+      if (!s->finalized) {
+        s->finalized = calloc(1, sizeof(trie));
+        if (s->finalized) trie_init(s->finalized, 32, trie_heap_source());
+      }
+      if (s->finalized) trie_insert(s->finalized, (uint64_t)from, 1);
+      trade_on_finalize(s);
+      break;
+    case MSG_RETURN: trade_on_return(s, from, &m); break;
+    default: handle_request(s, from, &m); break;
+  }
+  return 0;
+}

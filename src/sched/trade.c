@@ -1,0 +1,331 @@
+/* trade.c: pages and region IDs between schedulers (Myrmics section 5.2), and shutdown.
+ * The root owns the whole GAS and every ID. At boot each scheduler gets a chunk sized by its
+ * subtree (boot_* times the schedulers in it) and passes its children theirs. A scheduler
+ * that runs out parks the request and asks its parent (REFILL); the grant comes back as one
+ * message and the parked requests run again. At shutdown every scheduler frees its regions and
+ * returns all it holds to its parent once its workers and children are done; the root checks
+ * that every page and ID came back and prints per-scheduler statistics. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/server_internal.h"
+#include "trie/rangeset.h"
+
+#define MAX_PARK_TRIES 4
+#define ALL_IDS ((rid_t)0xFFFFFFFEu) /* IDs 1 .. 2^32-2 */
+
+/* Hand child `slot` up to pages pages and ids IDs from our layer; 0 when anything went. */
+static int grant(sched_server *s, int slot, size_t pages, rid_t ids, uint64_t req) {
+  proto_grant g = {0};
+  uintptr_t addr;
+  size_t n;
+  if (pages && region_layer_take_pages(s->layer, pages, &addr, &n) == 0) {
+    if (deleg_add(&s->deleg_pages, page_of(s, addr), n, slot)) {
+      region_layer_add_range(s->layer, addr, n << AH_PAGE_SHIFT);
+    } else {
+      g.page_addr = addr;
+      g.npages = n;
+    }
+  }
+  rid_t first, count;
+  if (ids && region_layer_take_ids(s->layer, ids, &first, &count) == 0) {
+    if (deleg_add(&s->deleg_ids, first, count, slot)) {
+      region_layer_add_ids(s->layer, first, count);
+    } else {
+      g.id_first = first;
+      g.id_count = count;
+    }
+  }
+  int status = g.npages || g.id_count ? 0 : ENOMEM;
+  int child = s->children[slot];
+  size_t len = proto_build(s->out, s->outcap, MSG_GRANT, req, -1, child, status, -1, &g, NULL, 0);
+  srv_send(s, child, s->out, len);
+  s->st.pages_granted += g.npages;
+  s->st.ids_granted += g.id_count;
+  return status;
+}
+
+/* Boot chunks for every child, in proportion to its subtree. */
+static void distribute_boot(sched_server *s) {
+  for (int i = 0; i < s->nchildren; i++) {
+    size_t share = (size_t)s->tree->descendants[s->children[i]] + 1;
+    grant(s, i, s->cfg.boot_pages * share, (rid_t)(s->cfg.boot_ids * share), 0);
+  }
+}
+
+void trade_boot(sched_server *s) {
+  if (s->me != s->tree->root) return;
+  size_t npages = s->cfg.gas_size >> AH_PAGE_SHIFT;
+  rangeset_add(&s->owned_pages, 0, npages);
+  rangeset_add(&s->owned_ids, 1, ALL_IDS);
+  region_layer_add_range(s->layer, s->cfg.gas_base, s->cfg.gas_size);
+  region_layer_add_ids(s->layer, 1, ALL_IDS);
+  s->booted = true;
+  distribute_boot(s);
+}
+
+void sched_server_boot(sched_server *s) { trade_boot(s); }
+
+static void request_refill(sched_server *s);
+
+/* Pages a request needs at least (what a refill must bring for it to fit). */
+static size_t pages_needed(const proto_msg *m) {
+  uint64_t bytes = 0;
+  if (m->h->type == MSG_ALLOC || m->h->type == MSG_BALLOC) {
+    const proto_alloc *a = m->fixed;
+    bytes = a->size * a->n;
+  } else if (m->h->type == MSG_REALLOC) {
+    bytes = ((const proto_realloc *)m->fixed)->size;
+  }
+  return (size_t)(bytes >> AH_PAGE_SHIFT) + 1;
+}
+
+void trade_park(sched_server *s, int from, const proto_msg *m, int rc) {
+  if (s->replay_tries >= MAX_PARK_TRIES || s->tree->parent[s->me] < 0) {
+    srv_answer(s, m, rc, NULL, 0); /* the root has nobody to ask; or we asked enough */
+    return;
+  }
+  size_t len = sizeof *m->h + m->h->length;
+  parked *p = malloc(sizeof *p + len);
+  if (!p) {
+    srv_answer(s, m, ENOMEM, NULL, 0);
+    return;
+  }
+  p->next = NULL;
+  p->from = from;
+  p->tries = s->replay_tries + 1;
+  p->len = len;
+  memcpy(p->msg, m->h, len);
+  *s->parked_tail = p;
+  s->parked_tail = &p->next;
+  s->st.parked++;
+  size_t need = pages_needed(m);
+  if (need > s->refill_need) s->refill_need = need;
+  request_refill(s);
+}
+
+static void request_refill(sched_server *s) {
+  int parent = s->tree->parent[s->me];
+  if (s->refill_pending || parent < 0) return;
+  size_t pages = s->refill_need > s->cfg.refill_pages ? s->refill_need : s->cfg.refill_pages;
+  proto_refill r = {.pages = pages, .ids = s->cfg.refill_ids};
+  s->refill_need = 0;
+  size_t len = proto_build(s->out, s->outcap, MSG_REFILL, 0, -1, parent, 0, -1, &r, NULL, 0);
+  srv_send(s, parent, s->out, len);
+  s->refill_pending = true;
+}
+
+void trade_check_low(sched_server *s) {
+  region_layer_stats st;
+  region_layer_get_stats(s->layer, &st);
+  size_t low = (s->cfg.refill_pages << (AH_PAGE_SHIFT - AH_SLAB_SHIFT)) / 4;
+  if (st.free_slabs < low || st.free_ids < s->cfg.refill_ids / 4) request_refill(s);
+}
+
+void trade_on_refill(sched_server *s, int from, const proto_msg *m) {
+  int slot = srv_child_slot(s, from);
+  if (slot < 0) {
+    s->st.malformed++;
+    srv_log(s, "REFILL from rank %d, which is not a child: dropped", from);
+    return;
+  }
+  const proto_refill *r = m->fixed;
+  rid_t ids = r->ids > ALL_IDS ? ALL_IDS : (rid_t)r->ids;
+  region_layer_stats st;
+  region_layer_get_stats(s->layer, &st);
+  bool have_pages = st.free_slabs >= (AH_PAGE_SIZE >> AH_SLAB_SHIFT), have_ids = st.free_ids > 0;
+  bool root = s->tree->parent[s->me] < 0;
+  if ((have_pages || !r->pages) && (have_ids || !ids)) {
+    grant(s, slot, r->pages, ids, m->h->req);
+    trade_check_low(s);
+  } else if (root) {
+    grant(s, slot, r->pages, ids, m->h->req); /* what there is; ENOMEM when nothing */
+  } else { /* wait for our own refill, then serve it */
+    size_t len = sizeof *m->h + m->h->length;
+    parked *p = malloc(sizeof *p + len);
+    if (!p) return;
+    *p = (parked){.next = s->parked_refills, .from = from, .len = len};
+    memcpy(p->msg, m->h, len);
+    s->parked_refills = p;
+    s->refill_pending = false; /* ask again even if an earlier refill is under way */
+    request_refill(s);
+  }
+}
+
+/* Run parked messages again. They may park again: a grant that brought something does not
+ * count as a try; MAX_PARK_TRIES empty grants in a row answer the request with its error. */
+static void replay(sched_server *s, parked *list, bool progress) {
+  while (list) {
+    parked *p = list;
+    list = p->next;
+    s->replay_tries = progress ? 0 : p->tries;
+    sched_server_handle(s, p->from, p->msg, p->len);
+    s->replay_tries = 0;
+    free(p);
+  }
+}
+
+void trade_on_grant(sched_server *s, const proto_msg *m) {
+  const proto_grant *g = m->fixed;
+  if (g->npages) {
+    if (region_layer_add_range(s->layer, g->page_addr, g->npages << AH_PAGE_SHIFT) ||
+        rangeset_add(&s->owned_pages, page_of(s, g->page_addr), g->npages))
+      srv_log(s, "bad page grant [%#lx, +%lu pages) ignored", (unsigned long)g->page_addr,
+              (unsigned long)g->npages);
+    s->st.pages_received += g->npages;
+  }
+  if (g->id_count) {
+    if (region_layer_add_ids(s->layer, g->id_first, g->id_count) ||
+        rangeset_add(&s->owned_ids, g->id_first, g->id_count))
+      srv_log(s, "bad ID grant [%u, +%u) ignored", g->id_first, g->id_count);
+    s->st.ids_received += g->id_count;
+  }
+  if (!s->booted) {
+    s->booted = true;
+    distribute_boot(s);
+  }
+  s->refill_pending = false;
+  parked *refills = s->parked_refills, *requests = s->parked_head;
+  s->parked_refills = NULL;
+  s->parked_head = NULL;
+  s->parked_tail = &s->parked_head;
+  bool progress = m->h->status == 0;
+  replay(s, refills, progress);
+  replay(s, requests, progress);
+}
+
+/* ---- shutdown ---- */
+
+typedef struct {
+  uint64_t *w;
+  size_t n, cap;
+} words;
+
+static int push2(words *v, uint64_t a, uint64_t b) {
+  if (v->n + 2 > v->cap) {
+    size_t cap = v->cap ? 2 * v->cap : 256;
+    uint64_t *w = realloc(v->w, cap * sizeof *w);
+    if (!w) return 1;
+    v->w = w;
+    v->cap = cap;
+  }
+  v->w[v->n++] = a;
+  v->w[v->n++] = b;
+  return 0;
+}
+static int push_range(void *ctx, uintptr_t addr, size_t len) { return push2(ctx, addr, len); }
+static int push_ids(void *ctx, rid_t first, rid_t count) { return push2(ctx, first, count); }
+
+static void my_stat_row(const sched_server *s, uint64_t *row) {
+  const sched_stats *t = &s->st;
+  uint64_t v[PROTO_STAT_WORDS] = {(uint64_t)s->me, t->served, t->forwarded, t->replies_routed,
+                                  t->malformed, t->parked, t->pages_granted, t->pages_received,
+                                  t->ids_granted, t->ids_received, t->regions_created, t->events};
+  memcpy(row, v, sizeof v);
+}
+
+static void add_rows(sched_server *s, const uint64_t *rows, size_t n) {
+  if (s->nstat_rows + n > s->stat_cap) {
+    size_t cap = (s->nstat_rows + n) * 2;
+    uint64_t *r = realloc(s->stat_rows, cap * PROTO_STAT_WORDS * sizeof *r);
+    if (!r) return;
+    s->stat_rows = r;
+    s->stat_cap = cap;
+  }
+  memcpy(s->stat_rows + s->nstat_rows * PROTO_STAT_WORDS, rows, n * PROTO_STAT_WORDS * 8);
+  s->nstat_rows += n;
+}
+
+static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
+  FILE *f = s->cfg.log ? s->cfg.log : stderr;
+  uint64_t want_slabs = s->cfg.gas_size >> AH_SLAB_SHIFT;
+  fprintf(f, "antheapd: shutdown: %s: %lu of %lu slabs and %lu of %lu region IDs back at the root\n",
+          s->conservation == 0 ? "nothing lost" : "MISSING", (unsigned long)slabs,
+          (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
+  if (s->cfg.quiet) return;
+  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %9s %9s %8s %7s\n", "rank", "served", "forwarded",
+          "routed", "malformed", "parked", "pg_out", "pg_in", "ids_out", "ids_in", "regions",
+          "events");
+  for (size_t i = 0; i < s->nstat_rows; i++) {
+    const uint64_t *r = s->stat_rows + i * PROTO_STAT_WORDS;
+    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %9lu %9lu %8lu %7lu\n",
+            (unsigned long)r[0], (unsigned long)r[1], (unsigned long)r[2], (unsigned long)r[3],
+            (unsigned long)r[4], (unsigned long)r[5], (unsigned long)r[6], (unsigned long)r[7],
+            (unsigned long)r[8], (unsigned long)r[9], (unsigned long)r[10], (unsigned long)r[11]);
+  }
+}
+
+static void finish(sched_server *s) {
+  region_layer_free_all(s->layer);
+  uint64_t row[PROTO_STAT_WORDS];
+  my_stat_row(s, row);
+  add_rows(s, row, 1);
+  words ranges = {0}, ids = {0};
+  region_layer_walk_free(s->layer, push_range, NULL, &ranges);
+  region_layer_walk_free(s->layer, NULL, push_ids, &ids);
+  int parent = s->tree->parent[s->me];
+  if (parent < 0) {
+    uint64_t slabs = 0, nids = 0;
+    for (size_t i = 1; i < ranges.n; i += 2) slabs += ranges.w[i] >> AH_SLAB_SHIFT;
+    for (size_t i = 1; i < ids.n; i += 2) nids += ids.w[i];
+    bool whole = ranges.n == 2 && ranges.w[0] == s->cfg.gas_base && ranges.w[1] == s->cfg.gas_size;
+    s->conservation = whole && nids == ALL_IDS && ids.n == 2 ? 0 : -1;
+    print_report(s, slabs, nids);
+  } else {
+    size_t ntail = ranges.n + ids.n + s->nstat_rows * PROTO_STAT_WORDS;
+    uint64_t *tail = malloc((ntail ? ntail : 1) * sizeof *tail);
+    if (tail && ntail <= PROTO_MAX_TAIL) {
+      memcpy(tail, ranges.w, ranges.n * 8);
+      memcpy(tail + ranges.n, ids.w, ids.n * 8);
+      memcpy(tail + ranges.n + ids.n, s->stat_rows, s->nstat_rows * PROTO_STAT_WORDS * 8);
+      proto_return r = {.nranges = (uint32_t)(ranges.n / 2), .nids = (uint32_t)(ids.n / 2),
+                        .nrows = (uint32_t)s->nstat_rows};
+      size_t len = proto_build(s->out, s->outcap, MSG_RETURN, 0, -1, parent, 0, -1, &r, tail,
+                               (uint32_t)ntail);
+      srv_send(s, parent, s->out, len);
+    } else {
+      srv_log(s, "shutdown: cannot return %zu words to the parent", ntail);
+    }
+    free(tail);
+  }
+  free(ranges.w);
+  free(ids.w);
+  s->done = true;
+}
+
+static void maybe_finish(sched_server *s) {
+  if (!s->done && s->workers_done == s->workers_direct && s->children_returned == s->nchildren)
+    finish(s);
+}
+
+void trade_on_finalize(sched_server *s) {
+  s->workers_done++;
+  maybe_finish(s);
+}
+
+void trade_on_return(sched_server *s, int from, const proto_msg *m) {
+  int slot = srv_child_slot(s, from);
+  if (slot < 0) {
+    s->st.malformed++;
+    srv_log(s, "RETURN from rank %d, which is not a child: dropped", from);
+    return;
+  }
+  const proto_return *r = m->fixed;
+  const uint64_t *t = m->tail;
+  for (uint32_t i = 0; i < r->nranges; i++, t += 2) {
+    deleg_remove_span(&s->deleg_pages, page_of(s, t[0]), t[1] >> AH_PAGE_SHIFT);
+    if (region_layer_add_range(s->layer, t[0], t[1]))
+      srv_log(s, "shutdown: rank %d returned a range we hold: [%#lx, +%lu)", from,
+              (unsigned long)t[0], (unsigned long)t[1]);
+  }
+  for (uint32_t i = 0; i < r->nids; i++, t += 2) {
+    deleg_remove_span(&s->deleg_ids, t[0], t[1]);
+    if (region_layer_add_ids(s->layer, (rid_t)t[0], (rid_t)t[1]))
+      srv_log(s, "shutdown: rank %d returned IDs we hold: [%lu, +%lu)", from, (unsigned long)t[0],
+              (unsigned long)t[1]);
+  }
+  add_rows(s, t, r->nrows);
+  s->children_returned++;
+  maybe_finish(s);
+}

@@ -1,0 +1,480 @@
+/* sim.c: the simulator: channels, the delivery loop, simulated workers and their checks.
+ * Main entry: sim_run. */
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/types.h"
+#include "region/region.h"
+#include "sched/proto.h"
+#include "trie/trie.h"
+
+/* ---- random numbers ---- */
+static uint64_t rnd(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 2685821657736338717ull;
+}
+
+/* ---- channels: FIFO per (from, to); the active ones in an array to draw from ---- */
+typedef struct msg {
+  struct msg *next;
+  size_t len;
+  unsigned char data[];
+} msg;
+
+typedef struct channel {
+  int from, to;
+  msg *head, *tail;
+  int active_slot; /* index in the active array, -1 when empty */
+} channel;
+
+typedef struct sim_worker sim_worker;
+
+typedef struct sim {
+  const sim_config *cfg;
+  sched_tree tree;
+  sched_server **servers; /* by rank (NULL for workers) */
+  sim_worker *workers;    /* by worker index */
+  channel *chans;         /* nranks * nranks, only neighbours used */
+  int *active, nactive;
+  uint64_t rng, messages;
+  sim_result *res;
+  int workers_finished;
+  trie live; /* every live object of every worker: (addr - base) / 64 -> size */
+} sim;
+
+static channel *chan(sim *S, int from, int to) { return &S->chans[(size_t)from * S->tree.nranks + to]; }
+
+static void transport_send(void *ctx, int from, int to, const void *data, size_t len) {
+  sim *S = ctx;
+  msg *m = malloc(sizeof *m + len);
+  if (!m) abort(); /* the simulator itself out of memory: nothing sensible to do */
+  m->next = NULL;
+  m->len = len;
+  memcpy(m->data, data, len);
+  channel *c = chan(S, from, to);
+  c->from = from;
+  c->to = to;
+  if (c->tail) c->tail->next = m; else c->head = m;
+  c->tail = m;
+  if (c->active_slot < 0) {
+    c->active_slot = S->nactive;
+    S->active[S->nactive++] = (int)(c - S->chans);
+  }
+}
+
+static msg *channel_pop(sim *S, channel *c) {
+  msg *m = c->head;
+  c->head = m->next;
+  if (!c->head) {
+    c->tail = NULL;
+    int last = S->active[--S->nactive];
+    S->active[c->active_slot] = last;
+    S->chans[last].active_slot = c->active_slot;
+    c->active_slot = -1;
+  }
+  return m;
+}
+
+/* ---- failures ---- */
+static void fail(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(sim *S, const char *fmt, ...) {
+  if (!S->res->ok) return;
+  S->res->ok = false;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(S->res->failure, sizeof S->res->failure, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- simulated workers ---- */
+typedef struct { uintptr_t addr; size_t size; rid_t rid; } sobj;
+typedef struct { rid_t rid, parent; bool alive; } sreg;
+
+enum wop { OP_RALLOC, OP_ALLOC, OP_BALLOC, OP_FREE, OP_REALLOC, OP_QUERY, OP_PACK, OP_RFREE,
+           OP_BAD_FREE, OP_BAD_REGION, OP_NONE };
+
+struct sim_worker {
+  int rank, leaf, ops_left;
+  uint64_t req;
+  enum wop op;        /* in flight */
+  size_t arg_index;   /* object or region index the op is about */
+  size_t size, n;
+  rid_t rid;      /* region the op is about (for realloc: the object's region) */
+  sobj *objs;
+  size_t nobjs, objcap;
+  sreg *regs;
+  size_t nregs, regcap;
+  bool finalized;
+};
+
+static uint64_t live_key(uintptr_t a) { return (a - AH_GAS_DEFAULT_BASE) >> AH_SLOT_ALIGN_SHIFT; }
+
+/* An allocation must not overlap any live object of any worker. */
+static void shadow_add(sim *S, uintptr_t addr, size_t size) {
+  uint64_t k;
+  uintptr_t v;
+  if (addr < AH_GAS_DEFAULT_BASE || addr % AH_SLOT_ALIGN) {
+    fail(S, "allocation at %#lx outside the GAS or misaligned", (unsigned long)addr);
+    return;
+  }
+  if (trie_le(&S->live, live_key(addr + size - 1), &k, &v) == 0 &&
+      k + (v >> AH_SLOT_ALIGN_SHIFT) > live_key(addr))
+    fail(S, "allocation [%#lx, +%zu) overlaps a live object", (unsigned long)addr, size);
+  else
+    trie_insert(&S->live, live_key(addr), ah_round_up(size, AH_SLOT_ALIGN));
+}
+static void shadow_del(sim *S, uintptr_t addr) { trie_delete(&S->live, live_key(addr), NULL); }
+
+static void send_req(sim *S, sim_worker *w, unsigned type, const void *fixed) {
+  unsigned char buf[sizeof(proto_header) + PROTO_MAX_FIXED];
+  if (getenv("SIM_TRACE"))
+    fprintf(stderr, "trace: worker %d sends %s req %lu (word0 %#lx)\n", w->rank, proto_type_name(type),
+            (unsigned long)w->req + 1, (unsigned long)*(const uint64_t *)fixed);
+  size_t len = proto_build(buf, sizeof buf, type, ++w->req, w->rank, PROTO_NO_DEST, 0, -1, fixed,
+                           NULL, 0);
+  transport_send(S, w->rank, w->leaf, buf, len);
+}
+
+static size_t live_regions(const sim_worker *w, size_t *idx, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < w->nregs && n < cap; i++)
+    if (w->regs[i].alive) idx[n++] = i;
+  return n;
+}
+
+/* A region of this worker (or the root region) to allocate in. */
+static rid_t pick_region(sim *S, sim_worker *w) {
+  size_t idx[64], n = live_regions(w, idx, 64);
+  if (n == 0 || rnd(&S->rng) % 5 == 0) return REGION_ROOT;
+  return w->regs[idx[rnd(&S->rng) % n]].rid;
+}
+
+static void drop_obj(sim *S, sim_worker *w, size_t i);
+static void rfree_shadow(sim *S, sim_worker *w, rid_t top);
+
+/* What a worker hands over when it sends a request is no longer its own, from that moment:
+ * the scheduler may give the memory to someone else before the reply comes back. */
+static void start_op(sim *S, sim_worker *w) {
+  uint64_t r = rnd(&S->rng) % 100;
+  size_t idx[64], nreg = live_regions(w, idx, 64);
+  w->op = OP_NONE;
+  if (r < 14 && nreg < 12) {
+    proto_ralloc b = {.parent = pick_region(S, w), .level_hint = (int)(rnd(&S->rng) % 4) - 1};
+    w->op = OP_RALLOC;
+    w->rid = b.parent;
+    send_req(S, w, MSG_RALLOC, &b);
+  } else if (r < 45) {
+    static const size_t sizes[] = {8, 64, 100, 192, 256, 1000, 4096, 9000};
+    proto_alloc b = {.size = sizes[rnd(&S->rng) % 8], .rid = pick_region(S, w), .n = 1};
+    w->op = OP_ALLOC;
+    w->size = b.size;
+    w->rid = b.rid;
+    send_req(S, w, MSG_ALLOC, &b);
+  } else if (r < 52) {
+    proto_alloc b = {.size = 256, .rid = pick_region(S, w), .n = 1 + (uint32_t)(rnd(&S->rng) % 8)};
+    w->op = OP_BALLOC;
+    w->size = b.size;
+    w->n = b.n;
+    w->rid = b.rid;
+    send_req(S, w, MSG_BALLOC, &b);
+  } else if (r < 72 && w->nobjs) {
+    w->arg_index = rnd(&S->rng) % w->nobjs;
+    proto_addr b = {.addr = w->objs[w->arg_index].addr};
+    w->op = OP_FREE;
+    drop_obj(S, w, w->arg_index);
+    send_req(S, w, MSG_FREE, &b);
+  } else if (r < 76 && w->nobjs) {
+    w->arg_index = rnd(&S->rng) % w->nobjs;
+    proto_realloc b = {.addr = w->objs[w->arg_index].addr, .size = 64 + rnd(&S->rng) % 2000,
+                       .rid = REGION_NONE};
+    w->op = OP_REALLOC;
+    w->size = b.size;
+    w->rid = w->objs[w->arg_index].rid;
+    drop_obj(S, w, w->arg_index);
+    send_req(S, w, MSG_REALLOC, &b);
+  } else if (r < 82 && w->nobjs) {
+    w->arg_index = rnd(&S->rng) % w->nobjs;
+    proto_addr b = {.addr = w->objs[w->arg_index].addr + rnd(&S->rng) % 8};
+    w->op = OP_QUERY;
+    send_req(S, w, MSG_QUERY, &b);
+  } else if (r < 88 && nreg) {
+    w->arg_index = idx[rnd(&S->rng) % nreg];
+    proto_rid b = {.rid = w->regs[w->arg_index].rid};
+    w->op = OP_PACK;
+    send_req(S, w, MSG_PACK, &b);
+  } else if (r < 95 && nreg) {
+    w->arg_index = idx[rnd(&S->rng) % nreg];
+    proto_rid b = {.rid = w->regs[w->arg_index].rid};
+    w->op = OP_RFREE;
+    rfree_shadow(S, w, b.rid);
+    send_req(S, w, MSG_RFREE, &b);
+  } else if (r < 97) { /* wrong usage: a wild pointer inside the GAS */
+    proto_addr b = {.addr = AH_GAS_DEFAULT_BASE + (rnd(&S->rng) % (AH_GAS_DEFAULT_SIZE >> 6)) * 64 + 8};
+    w->op = OP_BAD_FREE;
+    send_req(S, w, MSG_FREE, &b);
+  } else {
+    /* IDs in the middle of the space stay with the root, which never creates that many */
+    proto_alloc b = {.size = 64, .rid = 0x80000000u + (uint32_t)(rnd(&S->rng) % 1000), .n = 1};
+    w->op = OP_BAD_REGION;
+    send_req(S, w, MSG_ALLOC, &b);
+  }
+  if (w->op == OP_NONE) { /* nothing applicable: allocate in the root region */
+    proto_alloc b = {.size = 64, .rid = REGION_ROOT, .n = 1};
+    w->op = OP_ALLOC;
+    w->size = 64;
+    w->rid = REGION_ROOT;
+    send_req(S, w, MSG_ALLOC, &b);
+  }
+}
+
+static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t rid) {
+  if (w->nobjs == w->objcap) {
+    w->objcap = w->objcap ? 2 * w->objcap : 64;
+    w->objs = realloc(w->objs, w->objcap * sizeof *w->objs);
+  }
+  w->objs[w->nobjs++] = (sobj){addr, size, rid};
+  shadow_add(S, addr, size <= AH_SLAB_SIZE ? size : ah_round_up(size, AH_SLAB_SIZE));
+}
+
+static void drop_obj(sim *S, sim_worker *w, size_t i) {
+  shadow_del(S, w->objs[i].addr);
+  w->objs[i] = w->objs[--w->nobjs];
+}
+
+/* Is region rid (of this worker) r or below r? */
+static bool reg_within(const sim_worker *w, rid_t rid, rid_t top) {
+  for (int guard = 0; guard < 1000; guard++) {
+    if (rid == top) return true;
+    size_t i = 0; /* IDs are reused after rfree: only live entries count */
+    while (i < w->nregs && !(w->regs[i].alive && w->regs[i].rid == rid)) i++;
+    if (i == w->nregs) return false;
+    rid = w->regs[i].parent;
+  }
+  return false;
+}
+
+static void check_pack(sim *S, sim_worker *w, rid_t top, const uint64_t *tail, uint32_t ntail) {
+  for (size_t i = 0; i < w->nobjs; i++) {
+    if (!reg_within(w, w->objs[i].rid, top)) continue;
+    uintptr_t a = w->objs[i].addr;
+    bool covered = false;
+    for (uint32_t j = 0; j + 1 < ntail && !covered; j += 2)
+      covered = a >= tail[j] && a + w->objs[i].size <= tail[j] + tail[j + 1];
+    if (!covered) fail(S, "worker %d: pack of region %u misses object %#lx", w->rank, top, (unsigned long)a);
+  }
+  for (uint32_t j = 2; j + 1 < ntail; j += 2)
+    if (tail[j] <= tail[j - 2] + tail[j - 1]) fail(S, "worker %d: pack ranges not sorted/coalesced", w->rank);
+}
+
+static void rfree_shadow(sim *S, sim_worker *w, rid_t top) {
+  for (size_t i = 0; i < w->nobjs;)
+    if (reg_within(w, w->objs[i].rid, top)) drop_obj(S, w, i); else i++;
+  bool *dies = calloc(w->nregs + 1, sizeof *dies); /* decide first: marking breaks the chains */
+  for (size_t i = 0; i < w->nregs; i++) dies[i] = w->regs[i].alive && reg_within(w, w->regs[i].rid, top);
+  for (size_t i = 0; i < w->nregs; i++)
+    if (dies[i]) w->regs[i].alive = false;
+  free(dies);
+}
+
+static void expect_status(sim *S, sim_worker *w, int got, int want, const char *what) {
+  if (got != want) fail(S, "worker %d: %s answered %d, expected %d", w->rank, what, got, want);
+}
+
+static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
+  int st = m->h->status;
+  const uint64_t *t = m->tail;
+  if (getenv("SIM_TRACE"))
+    fprintf(stderr, "trace: worker %d op %d status %d tail[0] %#lx n %u\n", w->rank, (int)w->op,
+            st, m->ntail ? (unsigned long)t[0] : 0ul, m->ntail);
+  if (m->h->req != w->req) fail(S, "worker %d: reply to request %lu, expected %lu", w->rank,
+                                (unsigned long)m->h->req, (unsigned long)w->req);
+  S->res->replies_checked++;
+  switch (w->op) {
+    case OP_RALLOC:
+      expect_status(S, w, st, 0, "ralloc");
+      if (st == 0 && m->ntail == 1) {
+        if (w->nregs == w->regcap) {
+          w->regcap = w->regcap ? 2 * w->regcap : 16;
+          w->regs = realloc(w->regs, w->regcap * sizeof *w->regs);
+        }
+        w->regs[w->nregs++] = (sreg){(rid_t)t[0], w->rid, true};
+      }
+      break;
+    case OP_ALLOC:
+      expect_status(S, w, st, 0, "alloc");
+      if (st == 0) add_obj(S, w, t[0], w->size, w->rid);
+      break;
+    case OP_BALLOC:
+      expect_status(S, w, st, 0, "balloc");
+      if (st == 0 && m->ntail != w->n) fail(S, "worker %d: balloc returned %u of %zu", w->rank, m->ntail, w->n);
+      for (uint32_t i = 0; st == 0 && i < m->ntail; i++) add_obj(S, w, t[i], w->size, w->rid);
+      break;
+    case OP_FREE: expect_status(S, w, st, 0, "free"); break;
+    case OP_REALLOC:
+      expect_status(S, w, st, 0, "realloc");
+      if (st == 0) add_obj(S, w, t[0], w->size, w->rid);
+      break;
+    case OP_QUERY:
+      expect_status(S, w, st, 0, "query");
+      if (st == 0 && (t[0] != w->objs[w->arg_index].rid || t[1] != w->objs[w->arg_index].addr))
+        fail(S, "worker %d: query of %#lx answered region %lu start %#lx", w->rank,
+             (unsigned long)w->objs[w->arg_index].addr, (unsigned long)t[0], (unsigned long)t[1]);
+      break;
+    case OP_PACK:
+      expect_status(S, w, st, 0, "pack");
+      if (st == 0) check_pack(S, w, w->regs[w->arg_index].rid, t, m->ntail);
+      break;
+    case OP_RFREE: expect_status(S, w, st, 0, "rfree"); break;
+    case OP_BAD_FREE:
+      S->res->errors_expected++;
+      expect_status(S, w, st, EINVAL, "free of a wild pointer");
+      break;
+    case OP_BAD_REGION:
+      S->res->errors_expected++;
+      expect_status(S, w, st, ENOENT, "alloc in a nonexistent region");
+      break;
+    case OP_NONE: fail(S, "worker %d: reply with no request in flight", w->rank); break;
+  }
+  w->op = OP_NONE;
+  if (--w->ops_left > 0) {
+    start_op(S, w);
+  } else if (++S->workers_finished == S->cfg->workers) {
+    /* sys_finalize is collective: after a barrier of all workers, each tells its leaf */
+    for (int i = 0; i < S->cfg->workers; i++) {
+      sim_worker *x = &S->workers[i];
+      unsigned char buf[sizeof(proto_header)];
+      size_t len = proto_build(buf, sizeof buf, MSG_FINALIZE, ++x->req, x->rank, PROTO_NO_DEST,
+                               0, -1, NULL, NULL, 0);
+      transport_send(S, x->rank, x->leaf, buf, len);
+      x->finalized = true;
+    }
+  }
+}
+
+/* ---- setup and the delivery loop ---- */
+static void inject_garbage(sim *S) {
+  for (int i = 0; i < S->cfg->garbage; i++) {
+    int w = S->cfg->schedulers + (int)(rnd(&S->rng) % (uint64_t)S->cfg->workers);
+    unsigned char buf[96];
+    for (size_t j = 0; j < sizeof buf; j++) buf[j] = (unsigned char)rnd(&S->rng);
+    size_t len = 1 + rnd(&S->rng) % sizeof buf;
+    if (i % 2) { /* a plausible header with lies inside */
+      proto_header *h = (proto_header *)buf;
+      h->magic = PROTO_MAGIC;
+      h->version = PROTO_VERSION;
+      h->type = (uint8_t)(1 + rnd(&S->rng) % (MSG_TYPE_END + 2));
+      len = sizeof *h + rnd(&S->rng) % 64;
+      h->length = (uint32_t)(rnd(&S->rng) % 3 ? len - sizeof *h : rnd(&S->rng));
+    }
+    transport_send(S, w, S->tree.parent[w], buf, len);
+  }
+}
+
+static int setup(sim *S) {
+  const sim_config *c = S->cfg;
+  if (sched_tree_heap(&S->tree, c->schedulers, c->fanout, c->workers)) return EINVAL;
+  int n = S->tree.nranks;
+  S->chans = calloc((size_t)n * n, sizeof *S->chans);
+  S->active = calloc((size_t)n * n, sizeof *S->active);
+  S->servers = calloc((size_t)n, sizeof *S->servers);
+  S->workers = calloc((size_t)c->workers, sizeof *S->workers);
+  if (!S->chans || !S->active || !S->servers || !S->workers) return ENOMEM;
+  for (size_t i = 0; i < (size_t)n * n; i++) S->chans[i].active_slot = -1;
+  sched_transport tx = {transport_send, S};
+  for (int r = 0; r < c->schedulers; r++)
+    if (sched_server_create(&S->servers[r], &S->tree, r, &c->sched, tx)) return ENOMEM;
+  for (int r = 0; r < c->schedulers; r++) sched_server_boot(S->servers[r]);
+  trie_init(&S->live, 30, trie_heap_source());
+  inject_garbage(S);
+  for (int i = 0; i < c->workers; i++) {
+    sim_worker *w = &S->workers[i];
+    w->rank = c->schedulers + i;
+    w->leaf = S->tree.parent[w->rank];
+    w->ops_left = c->ops;
+    start_op(S, w);
+  }
+  return 0;
+}
+
+static void teardown(sim *S) {
+  int n = S->tree.nranks;
+  for (int r = 0; S->servers && r < n; r++) sched_server_destroy(S->servers[r]);
+  for (int i = 0; S->workers && i < S->cfg->workers; i++) {
+    free(S->workers[i].objs);
+    free(S->workers[i].regs);
+  }
+  for (size_t i = 0; S->chans && i < (size_t)n * n; i++)
+    while (S->chans[i].head) {
+      msg *m = S->chans[i].head;
+      S->chans[i].head = m->next;
+      free(m);
+    }
+  trie_clear(&S->live);
+  free(S->chans);
+  free(S->active);
+  free(S->servers);
+  free(S->workers);
+  sched_tree_free(&S->tree);
+}
+
+sim_config sim_config_default(void) {
+  sim_config c = {.schedulers = 21, .fanout = 4, .workers = 1000, .ops = 40, .seed = 1,
+                  .sched = sched_config_default()};
+  c.sched.quiet = true;
+  return c;
+}
+
+int sim_run(const sim_config *cfg, sim_result *res) {
+  *res = (sim_result){.ok = true, .conservation = 1};
+  sim S = {.cfg = cfg, .rng = cfg->seed * 0x9E3779B97F4A7C15ull + 1, .res = res};
+  int rc = setup(&S);
+  if (rc) {
+    snprintf(res->failure, sizeof res->failure, "setup failed: %s", rc == EINVAL ? "bad shape" : "no memory");
+    res->ok = false;
+    teardown(&S);
+    return rc;
+  }
+  FILE *log = cfg->log ? cfg->log : stderr;
+  while (S.nactive > 0 && res->ok) {
+    channel *c = &S.chans[S.active[rnd(&S.rng) % (uint64_t)S.nactive]];
+    msg *m = channel_pop(&S, c);
+    S.messages++;
+    if (S.tree.is_sched[c->to]) {
+      sched_server_handle(S.servers[c->to], c->from, m->data, m->len);
+    } else {
+      proto_msg pm;
+      if (proto_decode(m->data, m->len, &pm) || pm.h->type != MSG_REPLY)
+        fail(&S, "worker %d got a malformed or unexpected message", c->to);
+      else
+        on_reply(&S, &S.workers[c->to - cfg->schedulers], &pm);
+    }
+    free(m);
+    if (cfg->verbose && S.messages % 100000 == 0)
+      fprintf(log, "sim: %lu messages delivered\n", (unsigned long)S.messages);
+  }
+  res->messages = S.messages;
+  for (int r = 0; res->ok && r < cfg->schedulers; r++)
+    if (!sched_server_done(S.servers[r])) fail(&S, "scheduler %d never finished shutdown", r);
+  for (int i = 0; res->ok && i < cfg->workers; i++)
+    if (!S.workers[i].finalized) fail(&S, "worker %d never finished", S.workers[i].rank);
+  res->conservation = sched_server_conservation(S.servers[0]);
+  if (res->ok && res->conservation != 0) fail(&S, "the root did not get every page and ID back");
+  if (res->ok) {
+    sched_stats st = {0};
+    uint64_t malformed = 0;
+    for (int r = 0; r < cfg->schedulers; r++) {
+      sched_server_get_stats(S.servers[r], &st);
+      malformed += st.malformed;
+    }
+    if (malformed != (uint64_t)cfg->garbage)
+      fail(&S, "%lu malformed messages counted, %d injected", (unsigned long)malformed, cfg->garbage);
+  }
+  teardown(&S);
+  return res->ok ? 0 : -1;
+}
