@@ -1,0 +1,381 @@
+/* launch.c: launch_plan_build (launch.h): --antheap-* options, MPI roles, hwloc binding, and
+ * the gather of every rank's placement into the pure plan of plan.c.
+ *
+ * The only file of the planner that talks to MPI and hwloc. Host ids are given in order of
+ * first appearance in rank order (host names compared by a hash of the whole name and their
+ * first 63 characters), so every rank computes the same ids from the same gathered table.
+ */
+#include "sched/launch.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPT_PREFIX "--antheap-"
+#define MAX_COUNT 1000000 /* largest scheduler count or fan-out accepted */
+#define HOST_LEN 64
+
+/* How a rank's binding came about. */
+enum bind_state {
+  BIND_HERE = 0,     /* bound to one core by us */
+  BIND_LAUNCHER,     /* the launcher (mpirun --bind-to ...) had bound it: kept */
+  BIND_FEW_CORES,    /* more ranks than cores on its host: not bound */
+  BIND_FAILED,       /* hwloc refused: not bound */
+};
+
+/* What each rank tells every other (MPI_Allgather as bytes: one build, one cluster). */
+typedef struct rank_report {
+  char host[HOST_LEN];
+  uint64_t host_hash;
+  int32_t appnum;
+  int32_t numa, core, bind, local_ranks, host_cores;
+  int32_t schedulers, fanout, topology; /* this rank's parsed options (0 = not given) */
+} rank_report;
+
+const char *launch_help_text(void) {
+  return "antheap launch options (removed from the application's argv):\n"
+         "  --antheap-schedulers N  SPMD: N ranks become schedulers (default 1; env\n"
+         "                          ANTHEAP_SCHEDULERS). MPMD (mpirun -np S antheapd : -np W\n"
+         "                          ./app) takes the antheapd ranks as schedulers.\n"
+         "  --antheap-fanout F      scheduler children per scheduler (default 8; env\n"
+         "                          ANTHEAP_FANOUT).\n"
+         "  --antheap-topology      print the launch plan (ranks, roles, hosts, cores, tree)\n"
+         "                          and do not start.\n"
+         "Options may also be written --antheap-schedulers=N. Options win over the\n"
+         "environment. Ranks are bound to one core each when their host has enough cores.\n";
+}
+
+/* ---- options ---- */
+
+static int opt_error(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int opt_error(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* A positive count from text; -1 when it is not a whole number in 1..MAX_COUNT. */
+static int parse_count(const char *s) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < 1 || v > MAX_COUNT) return -1;
+  return (int)v;
+}
+
+static int read_env(const char *name, int *out, char *err, size_t errlen) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  int n = parse_count(v);
+  if (n < 0)
+    return opt_error(err, errlen, "%s=%s: expected a whole number from 1 to %d", name, v,
+                     MAX_COUNT);
+  *out = n;
+  return 0;
+}
+
+/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, -1 unknown. *value gets
+ * the text after '=' (NULL when none). */
+static int option_kind(const char *arg, const char **value) {
+  static const char *const names[] = {"schedulers", "fanout", "topology"};
+  const char *name = arg + strlen(OPT_PREFIX);
+  const char *eq = strchr(name, '=');
+  size_t len = eq ? (size_t)(eq - name) : strlen(name);
+  *value = eq ? eq + 1 : NULL;
+  for (int k = 0; k < 3; k++)
+    if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0) return k;
+  return -1;
+}
+
+/* Parse the option at argv[*i] into o; advances *i past a separate value. */
+static int take_option(int argc, char **argv, int *i, launch_options *o, char *err,
+                       size_t errlen) {
+  const char *arg = argv[*i], *value;
+  int kind = option_kind(arg, &value);
+  if (kind < 0)
+    return opt_error(err, errlen, "unknown option %s (antheap knows --antheap-schedulers N, "
+                     "--antheap-fanout F, --antheap-topology)", arg);
+  if (kind == 2) {
+    if (value) return opt_error(err, errlen, "%s takes no value", OPT_PREFIX "topology");
+    o->topology = true;
+    return 0;
+  }
+  if (!value) {
+    if (*i + 1 >= argc) return opt_error(err, errlen, "%s needs a number", arg);
+    value = argv[++*i];
+  }
+  int n = parse_count(value);
+  if (n < 0)
+    return opt_error(err, errlen, "%s %s: expected a whole number from 1 to %d",
+                     kind == 0 ? OPT_PREFIX "schedulers" : OPT_PREFIX "fanout", value, MAX_COUNT);
+  *(kind == 0 ? &o->schedulers : &o->fanout) = n;
+  return 0;
+}
+
+int launch_parse_options(int *argc, char ***argv, launch_options *o, char *err, size_t errlen) {
+  *o = (launch_options){0};
+  if (read_env("ANTHEAP_SCHEDULERS", &o->schedulers, err, errlen) ||
+      read_env("ANTHEAP_FANOUT", &o->fanout, err, errlen))
+    return -1;
+  if (!argc || !argv || !*argv) return 0;
+  char **av = *argv;
+  int n = *argc, kept = 0, i = 0;
+  for (; i < n; i++) {
+    if (strcmp(av[i], "--") == 0) break;
+    if (i > 0 && strncmp(av[i], OPT_PREFIX, strlen(OPT_PREFIX)) == 0) {
+      if (take_option(n, av, &i, o, err, errlen)) return -1;
+      continue;
+    }
+    av[kept++] = av[i];
+  }
+  for (; i < n; i++) av[kept++] = av[i];
+  if (kept < n) av[kept] = NULL;
+  *argc = kept;
+  return 0;
+}
+
+/* ---- hwloc: binding and NUMA ---- */
+
+/* Cores of this host (PUs when hwloc finds no cores). */
+static int count_cores(hwloc_topology_t topo) {
+  int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  return n > 0 ? n : hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+}
+
+/* Logical index of the one core whose cpuset equals `set`; -1 when it spans several. */
+static int core_of_set(hwloc_topology_t topo, hwloc_const_cpuset_t set) {
+  hwloc_obj_t core = hwloc_get_obj_covering_cpuset(topo, set);
+  while (core && core->type != HWLOC_OBJ_CORE) core = core->parent;
+  if (!core) return -1;
+  /* bound to a single PU or to a whole core: both count as that core */
+  return hwloc_bitmap_isincluded(set, core->cpuset) ? (int)core->logical_index : -1;
+}
+
+/* Logical index of the NUMA node whose cores include `set`; -1 when none does. */
+static int numa_of_set(hwloc_topology_t topo, hwloc_const_cpuset_t set) {
+  int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < n; i++) {
+    hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
+    if (node && node->cpuset && hwloc_bitmap_isincluded(set, node->cpuset)) return i;
+  }
+  return -1;
+}
+
+/* Bind this rank (the local_index-th of local_ranks on its host) and fill numa, core, bind. */
+static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
+                       rank_report *me) {
+  hwloc_cpuset_t set = hwloc_bitmap_alloc();
+  hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
+  me->host_cores = count_cores(topo);
+  me->local_ranks = local_ranks;
+  bool have = set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0;
+  if (have && !hwloc_bitmap_isequal(set, allowed) && hwloc_bitmap_isincluded(set, allowed)) {
+    me->bind = BIND_LAUNCHER;
+  } else if (me->host_cores < local_ranks) {
+    me->bind = BIND_FEW_CORES;
+    if (set) hwloc_bitmap_copy(set, allowed);
+  } else {
+    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)local_index);
+    if (!core) core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)local_index);
+    bool ok = core && set && hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) == 0;
+    me->bind = ok ? BIND_HERE : BIND_FAILED;
+    if (set) hwloc_bitmap_copy(set, ok ? core->cpuset : allowed);
+  }
+  me->core = set && me->bind != BIND_FEW_CORES && me->bind != BIND_FAILED ? core_of_set(topo, set)
+                                                                         : -1;
+  me->numa = set ? numa_of_set(topo, set) : -1;
+  hwloc_bitmap_free(set);
+}
+
+/* Place this rank with a fresh hwloc topology; -1 when hwloc cannot load one. */
+static int place_with_hwloc(MPI_Comm world, rank_report *me) {
+  MPI_Comm node;
+  int local_index, local_ranks;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local_index);
+  MPI_Comm_size(node, &local_ranks);
+  MPI_Comm_free(&node);
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return -1;
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return -1;
+  }
+  place_rank(topo, local_index, local_ranks, me);
+  hwloc_topology_destroy(topo);
+  return 0;
+}
+
+/* ---- the gathered table ---- */
+
+static uint64_t hash_name(const char *s) { /* FNV-1a */
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void describe_self(MPI_Comm world, const launch_options *o, rank_report *me) {
+  char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+  int len = 0, flag = 0;
+  int *appnum = NULL;
+  memset(me, 0, sizeof *me);
+  MPI_Get_processor_name(name, &len);
+  name[len < 0 ? 0 : len] = '\0';
+  size_t keep = strlen(name) < HOST_LEN - 1 ? strlen(name) : HOST_LEN - 1; /* the hash tells */
+  memcpy(me->host, name, keep);                                           /* long names apart */
+  me->host[keep] = '\0';
+  me->host_hash = hash_name(name);
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+  me->appnum = flag && appnum ? *appnum : -1;
+  me->schedulers = o->schedulers;
+  me->fanout = o->fanout;
+  me->topology = o->topology;
+  if (place_with_hwloc(world, me) != 0) me->bind = BIND_FAILED, me->core = me->numa = -1;
+}
+
+/* Host ids by first appearance; fills info[].host and names[] (nhosts entries). */
+static int number_hosts(const rank_report *all, int n, plan_rank_info *info,
+                        const char **names) {
+  int nhosts = 0;
+  int *first = malloc((size_t)n * sizeof *first); /* host id -> first rank there */
+  if (!first) return -1;
+  for (int r = 0; r < n; r++) {
+    int h = 0;
+    while (h < nhosts && (all[first[h]].host_hash != all[r].host_hash ||
+                          strcmp(all[first[h]].host, all[r].host) != 0))
+      h++;
+    if (h == nhosts) first[nhosts] = r, names[nhosts++] = all[r].host;
+    info[r].host = h;
+  }
+  free(first);
+  return nhosts;
+}
+
+/* MPMD when the app numbers differ across ranks; app 0 (antheapd) ranks are schedulers. */
+static bool is_mpmd(const rank_report *all, int n) {
+  for (int r = 1; r < n; r++)
+    if (all[r].appnum != all[0].appnum) return true;
+  return false;
+}
+
+/* The lowest rank's explicit value of one option; conflicts noted in *conflict. */
+static int agree(const rank_report *all, int n, size_t field, int *conflict) {
+  int v = 0;
+  *conflict = -1;
+  for (int r = 0; r < n; r++) {
+    int32_t x;
+    memcpy(&x, (const char *)&all[r] + field, sizeof x);
+    if (x && !v) v = x;
+    else if (x && x != v && *conflict < 0) *conflict = r;
+  }
+  return v;
+}
+
+/* Notes about options and binding, added to the plan. */
+static void note_conflict(launch_plan *p, const char *what, int rank, int used) {
+  if (rank >= 0)
+    plan_warn(p, "rank %d gave a different %s; the lowest rank's value %d is used", rank, what,
+              used);
+}
+
+static void note_binding(launch_plan *p, const rank_report *all) {
+  for (int h = 0; h < p->nhosts; h++) {
+    int r = 0;
+    while (r < p->nranks && p->ranks[r].host != h) r++;
+    if (r == p->nranks) continue;
+    if (all[r].bind == BIND_FEW_CORES)
+      plan_warn(p, "host %s: %d ranks on %d cores; ranks not bound", p->host_names[h],
+                all[r].local_ranks, all[r].host_cores);
+    else if (all[r].bind == BIND_LAUNCHER)
+      plan_warn(p, "host %s: ranks already bound by the launcher; binding kept",
+                p->host_names[h]);
+  }
+  for (int r = 0; r < p->nranks; r++)
+    if (all[r].bind == BIND_FAILED)
+      plan_warn(p, "rank %d: hwloc could not bind it to a core; not bound", r);
+}
+
+/* Turn the table into the plan. */
+static int plan_from_table(const rank_report *all, int n, launch_plan *out, char *err,
+                           size_t errlen) {
+  plan_rank_info *info = calloc((size_t)n, sizeof *info);
+  const char **names = calloc((size_t)n, sizeof *names);
+  int nhosts = info && names ? number_hosts(all, n, info, names) : -1;
+  if (nhosts < 0) {
+    free(info);
+    free(names);
+    return opt_error(err, errlen, "out of memory gathering %d ranks", n);
+  }
+  for (int r = 0; r < n; r++) {
+    info[r].numa = all[r].numa < -1 ? -1 : all[r].numa;
+    info[r].core = all[r].core;
+    info[r].is_daemon = all[r].appnum == 0;
+  }
+  int cs, cf;
+  int s = agree(all, n, offsetof(rank_report, schedulers), &cs);
+  int f = agree(all, n, offsetof(rank_report, fanout), &cf);
+  plan_input in = {.nranks = n, .ranks = info, .mpmd = is_mpmd(all, n),
+                   .schedulers = s, .fanout = f ? f : LAUNCH_DEFAULT_FANOUT,
+                   .nhosts = nhosts, .host_names = names};
+  if (!in.mpmd && !s) in.schedulers = LAUNCH_DEFAULT_SCHEDULERS;
+  plan_status st = plan_build(&in, out, err, errlen);
+  free(info);
+  free(names);
+  if (st != PLAN_OK) return -1;
+  note_conflict(out, "scheduler count", cs, s);
+  note_conflict(out, "fan-out", cf, f);
+  note_binding(out, all);
+  for (int r = 0; r < n; r++) out->topology_only |= all[r].topology != 0;
+  return 0;
+}
+
+/* ---- launch_plan_build ---- */
+
+/* Every rank learns whether any rank's options failed; returns the lowest failing rank or -1. */
+static int first_failure(MPI_Comm world, int me, bool failed) {
+  int mine = failed ? me : INT_MAX, lowest;
+  MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, world);
+  return lowest == INT_MAX ? -1 : lowest;
+}
+
+int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out, char *err,
+                      size_t errlen) {
+  int me, n;
+  memset(out, 0, sizeof *out);
+  out->self = -1;
+  MPI_Comm_rank(world, &me);
+  MPI_Comm_size(world, &n);
+  launch_options o;
+  char local_err[256] = "";
+  int bad = first_failure(world, me,
+                          launch_parse_options(argc, argv, &o, local_err, sizeof local_err) != 0);
+  if (bad >= 0) {
+    if (bad == me || local_err[0]) return opt_error(err, errlen, "%s", local_err);
+    return opt_error(err, errlen, "rank %d could not parse its antheap options", bad);
+  }
+  rank_report mine, *all = malloc((size_t)n * sizeof *all);
+  describe_self(world, &o, &mine);
+  bool ok = all != NULL;
+  if (first_failure(world, me, !ok) >= 0) {
+    free(all);
+    return opt_error(err, errlen, "out of memory gathering %d ranks", n);
+  }
+  MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, world);
+  int rc = plan_from_table(all, n, out, err, errlen);
+  free(all);
+  if (rc == 0) out->self = me;
+  return rc;
+}
+
+void launch_plan_free(launch_plan *p) { plan_free(p); }
