@@ -4,8 +4,8 @@
  * Our metadata lives apart from the arena; its size is reported beside the ratio. */
 #include "bench.cuh"
 
-#define HEAP_BYTES (128ull << 20)
-#define THREADS 65536u
+static size_t HEAP_BYTES = 128ull << 20;   /* --small: 8 MiB and 2048 threads */
+static unsigned THREADS = 65536u;
 
 static __device__ unsigned size_of(unsigned size, unsigned t, unsigned k)
 {
@@ -17,10 +17,10 @@ static __device__ unsigned size_of(unsigned size, unsigned t, unsigned k)
 
 template <bool OURS>
 __global__ void k_fill(void **keep, unsigned cap, unsigned size, unsigned long long *bytes,
-                       unsigned *done)
+                       unsigned *done, unsigned threads)
 {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= THREADS) return;
+  if (t >= threads) return;
   unsigned long long got = 0;
   unsigned k = 0;
   for (; k < cap; ++k) {
@@ -49,7 +49,7 @@ template <bool OURS> static void run(void **keep, unsigned cap, unsigned size,
 {
   BCUDA(cudaMemset(dbytes, 0, sizeof *dbytes));
   BCUDA(cudaMemset(ddone, 0, sizeof *ddone));
-  *ms = time_once([&] { k_fill<OURS><<<THREADS / 256, 256>>>(keep, cap, size, dbytes, ddone); });
+  *ms = time_once([&] { k_fill<OURS><<<THREADS / 256, 256>>>(keep, cap, size, dbytes, ddone, THREADS); });
   unsigned long long b;
   BCUDA(cudaMemcpy(&b, dbytes, sizeof b, cudaMemcpyDeviceToHost));
   BCUDA(cudaMemcpy(done, ddone, sizeof *done, cudaMemcpyDeviceToHost));
@@ -61,9 +61,19 @@ template <bool OURS> static void run(void **keep, unsigned cap, unsigned size,
 
 int main(int argc, char **argv)
 {
+  int n = 1;                                 /* --small: for compute-sanitizer runs */
+  for (int i = 1; i < argc; ++i)
+    if (!strcmp(argv[i], "--small")) {
+      HEAP_BYTES = 8ull << 20;
+      THREADS = 2048;
+    } else {
+      argv[n++] = argv[i];
+    }
+  argc = n;
   bench_opts o = bench_parse(argc, argv,
       "dm-bench-exhaust: benchmark 4, 65536 threads allocate until NULL; utilisation = "
-      "bytes obtained / heap size; dm_malloc vs CUDA malloc (128 MiB heaps)",
+      "bytes obtained / heap size; dm_malloc vs CUDA malloc (128 MiB heaps; --small: 8 MiB, "
+      "2048 threads, for compute-sanitizer)",
       "results/device-exhaust.csv");
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   std::vector<unsigned> sizes = {16, 64, 256, 1000, 4096, 0};
@@ -98,7 +108,7 @@ int main(int argc, char **argv)
            THREADS, cd, THREADS);
     fflush(stdout);
   }
-  tb.print("benchmark 4: allocate until NULL (128 MiB heaps, 65536 threads)");
+  tb.print("benchmark 4: allocate until NULL (same heap size for both)");
   tb.write_csv(o.csv);
   return 0;
 }

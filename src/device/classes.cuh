@@ -83,18 +83,34 @@ static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned l
   dm_class_drain(h, page);
 }
 
-/* Heap exhausted: empty every buffer back into its pages (at most one buffer's worth of
- * pops each, so frees racing in cannot keep us here). True when anything was drained. */
-static __device__ bool dm_class_reclaim(const dm_heap_dev *h)
+/* Reclaims finished so far (read before a page search that may fail). */
+static __device__ __forceinline__ unsigned dm_reclaim_epoch(const dm_heap_dev *h)
 {
-  bool any = false;
+  return dm_ld(&h->ctr->reclaim_epoch);
+}
+
+/* Heap exhausted: empty the buffers of every class but `skip` back into their pages (at
+ * most one buffer's worth of pops each, so frees racing in cannot keep us here), so pages
+ * held only by buffered blocks go home. One thread at a time: a caller that finds one
+ * running waits for it, and one whose search began before the last reclaim finished just
+ * searches again. True when the caller should search the page layer once more. */
+static __device__ bool dm_class_reclaim(const dm_heap_dev *h, unsigned skip, unsigned epoch)
+{
+  if (dm_reclaim_epoch(h) != epoch) return true;
+  if (atomicCAS(&h->ctr->reclaiming, 0u, 1u) != 0u) {
+    while (dm_ld(&h->ctr->reclaiming)) __nanosleep(1000);
+    return true;
+  }
   unsigned pay;
-  for (unsigned f = 0; f < DM_NCLASS * DM_NFIFO; ++f)
-    for (unsigned k = 0; k < DM_FIFO_CAP && dm_fifo_pop(&h->fifo[f], &pay); ++k) {
+  for (unsigned f = 0; f < DM_NCLASS * DM_NFIFO; ++f) {
+    if (f / DM_NFIFO == skip) continue;
+    for (unsigned k = 0; k < DM_FIFO_CAP && dm_fifo_pop(&h->fifo[f], &pay); ++k)
       dm_class_drain(h, (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT);
-      any = true;
-    }
-  return any;
+  }
+  __threadfence();
+  atomicAdd(&h->ctr->reclaim_epoch, 1u);
+  atomicExch(&h->ctr->reclaiming, 0u);
+  return true;
 }
 
 #endif /* DM_CLASSES_CUH */

@@ -35,6 +35,7 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
   char *p = NULL;
   unsigned c = 0, q = 0, npages = 0, pay;
   bool cls = size > 0 && size <= DM_CLASS_MAX;
+  const unsigned epoch = dm_reclaim_epoch(h);
   if (cls) {
     c = dm_class_of(size);
     q = dm_buffer_hash(c);
@@ -50,7 +51,7 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
       for (unsigned i = 1; i < DM_NFIFO && !p; ++i)
         if (dm_fifo_pop(dm_buffer(h, c, (q + i) % DM_NFIFO), &pay)) p = dm_block(h, pay);
     }
-    if (npages && page < 0 && !p && dm_class_reclaim(h))   /* still none: empty buffers */
+    if (npages && page < 0 && !p && dm_class_reclaim(h, cls ? c : DM_NCLASS, epoch))   /* still none: empty buffers */
       page = dm_pages_get(h, 1u << dm_lane(), npages, rng);
     if (cls && npages) {
       if (page >= 0) p = dm_class_carve(h, c, page, q);

@@ -72,6 +72,8 @@ typedef struct dm_area {
 /* Counters of rare events (never touched on the fast paths). */
 typedef struct dm_counters {
   unsigned long long nulls, bad_frees, runs, drains;
+  unsigned reclaiming;              /* 1 while one thread empties the buffers */
+  unsigned reclaim_epoch;           /* reclaims finished so far */
 } dm_counters;
 
 /* The heap as kernels see it: a copy lives in the __device__ variable dm_heap_g. */
