@@ -36,6 +36,19 @@
 /* Default GAS placement (configurable at run time). */
 #define AH_GAS_DEFAULT_BASE ((uintptr_t)0x100000000000ull)
 #define AH_GAS_DEFAULT_SIZE ((size_t)64 << 30)
+/* AddressSanitizer keeps its shadow memory where AH_GAS_DEFAULT_BASE lies (x86-64), so a
+ * sanitized build maps the GAS at 0x500000000000 instead. Schedulers and workers of one build
+ * agree on it: every default base comes from AH_GAS_BUILD_BASE. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AH_GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AH_GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
+#endif
+#endif
+#ifndef AH_GAS_BUILD_BASE
+#define AH_GAS_BUILD_BASE AH_GAS_DEFAULT_BASE
+#endif
 
 /* Round x up to a multiple of the power of two a. */
 static inline size_t ah_round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }

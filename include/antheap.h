@@ -1,0 +1,63 @@
+/* antheap.h: the whole worker API (Myrmics Figure 1, on MPI).
+ *
+ * An antheap job is an MPI job whose ranks are split into scheduler daemons (antheapd) and
+ * workers (the application). Workers see one global address space (GAS) mapped at the same
+ * address in every worker, made of regions: growable sets of objects that can contain other
+ * regions. Pointers between objects stay valid when whole regions move between workers with
+ * sys_send / sys_recv: the receiver gets the same bytes at the same addresses.
+ *
+ * Launch, SPMD:  mpirun -np N ./app  [--antheap-schedulers S] [--antheap-fanout F]
+ *        MPMD:   mpirun -np S antheapd : -np W ./app
+ * Every call except sys_init and sys_finalize is made by workers only. On failure a call
+ * returns 0 (IDs), NULL (pointers) or -1 (the rest) and sets errno:
+ *   ENOENT  no such region          EINVAL  bad pointer or argument (wild, interior, freed)
+ *   ENOMEM  GAS exhausted           ENOSPC  no region IDs left
+ *   EPROTO  a malformed message     EXDEV   (internal: a move between schedulers)
+ * sys_strerror(errno) explains them.
+ */
+#ifndef ANTHEAP_H
+#define ANTHEAP_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint32_t rid_t;
+#define SYS_ROOT_REGION ((rid_t)0)
+#define SYS_SAME_REGION ((rid_t)UINT32_MAX) /* sys_realloc: stay in the object's region */
+#define SYS_NO_LEVEL_HINT (-1)              /* sys_ralloc: let antheap place it (a leaf) */
+
+/* Join the job. On scheduler ranks of an SPMD launch this runs the daemon and never returns
+ * (the process exits when the job ends). Calls MPI_Init if the application has not. Takes
+ * the --antheap-* options out of argv. 0 on workers, -1 on failure. */
+int sys_init(int *argc, char ***argv);
+/* Leave the job: a barrier of all workers, then every scheduler returns what it holds to the
+ * root, which checks that nothing is lost. Calls MPI_Finalize if sys_init called MPI_Init. */
+int sys_finalize(void);
+
+/* Regions. level_hint: 0 = top scheduler level, larger = closer to the workers. */
+rid_t sys_ralloc(rid_t parent, int level_hint);
+int sys_rfree(rid_t region); /* frees its objects and every descendant region */
+
+/* Objects. */
+void *sys_alloc(size_t size, rid_t region);
+int sys_free(void *ptr);
+void *sys_realloc(void *ptr, size_t new_size, rid_t new_region);
+int sys_balloc(size_t size, rid_t region, int num_objects, void **objects);
+/* The region and slot size of the object containing ptr. */
+int sys_query(const void *ptr, rid_t *region, size_t *size);
+
+/* Moving data: whole regions (with their descendants) and single objects, to worker peer
+ * (an index in 0 .. sys_workers()-1). The receiver names the same number of regions and
+ * objects and gets their IDs and pointers. */
+int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
+int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);
+int sys_barrier(void);
+
+/* The workers' own communicator (rank = worker index), for the application's MPI calls. */
+MPI_Comm sys_comm(void);
+int sys_worker_id(void);
+int sys_workers(void);
+const char *sys_strerror(int err);
+
+#endif /* ANTHEAP_H */

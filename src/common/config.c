@@ -1,0 +1,64 @@
+/* config.c: ANTHEAP_* environment variables, checked and turned into an ah_config. */
+#include "common/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/types.h"
+
+/* Read an unsigned number (0x... allowed) from the environment into *v, within [lo, hi]. */
+static int env_number(const char *name, uint64_t lo, uint64_t hi, uint64_t *v, char *err,
+                      size_t errlen) {
+  const char *s = getenv(name);
+  if (!s || !*s) return 0;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 0);
+  if (errno || *end || x < lo || x > hi) {
+    snprintf(err, errlen, "%s=%s: expected a number in [%llu, %llu]", name, s,
+             (unsigned long long)lo, (unsigned long long)hi);
+    return EINVAL;
+  }
+  *v = x;
+  return 0;
+}
+
+int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
+  *c = (ah_config){.gas_base = AH_GAS_BUILD_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
+                   .boot_pages = 64, .refill_pages = 64, .boot_ids = 4096, .refill_ids = 4096,
+                   .high_watermark = 16, .low_watermark = 2};
+  uint64_t base = c->gas_base, mib = c->gas_size >> 20, bp = c->boot_pages, rp = c->refill_pages,
+           bi = c->boot_ids, ri = c->refill_ids, hw = c->high_watermark, lw = c->low_watermark;
+  int rc = env_number("ANTHEAP_GAS_BASE", AH_PAGE_SIZE, (uint64_t)1 << 47, &base, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_GAS_SIZE_MIB", 16, (uint64_t)1 << 26, &mib, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_BOOT_PAGES", 0, (uint64_t)1 << 26, &bp, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_REFILL_PAGES", 1, (uint64_t)1 << 26, &rp, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_BOOT_IDS", 0, UINT32_MAX / 2, &bi, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_REFILL_IDS", 1, UINT32_MAX / 2, &ri, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_HIGH_WATERMARK", 1, 1u << 20, &hw, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_LOW_WATERMARK", 0, 1u << 20, &lw, err, errlen);
+  if (rc) return rc;
+  if (base % AH_PAGE_SIZE || base + (mib << 20) > ((uint64_t)1 << 47) || lw > hw) {
+    snprintf(err, errlen, "ANTHEAP_GAS_BASE must be 1 MiB-aligned with the GAS below 2^47, and "
+                          "ANTHEAP_LOW_WATERMARK <= ANTHEAP_HIGH_WATERMARK");
+    return EINVAL;
+  }
+  *c = (ah_config){.gas_base = base, .gas_size = mib << 20, .boot_pages = bp, .refill_pages = rp,
+                   .boot_ids = (uint32_t)bi, .refill_ids = (uint32_t)ri, .high_watermark = hw,
+                   .low_watermark = lw};
+  return 0;
+}
+
+const char *ah_config_help(void) {
+  return "environment (every rank reads the same):\n"
+         "  ANTHEAP_GAS_BASE         GAS start address (default 0x100000000000; 0x500000000000\n"
+         "                           in AddressSanitizer builds)\n"
+         "  ANTHEAP_GAS_SIZE_MIB     GAS size in MiB (default 65536)\n"
+         "  ANTHEAP_BOOT_PAGES       1 MiB pages per scheduler at boot (default 64)\n"
+         "  ANTHEAP_REFILL_PAGES     pages a scheduler asks its parent for (default 64)\n"
+         "  ANTHEAP_BOOT_IDS         region IDs per scheduler at boot (default 4096)\n"
+         "  ANTHEAP_REFILL_IDS       region IDs per refill (default 4096)\n"
+         "  ANTHEAP_HIGH_WATERMARK   free slabs a new region starts with (default 16)\n"
+         "  ANTHEAP_LOW_WATERMARK    free slabs trimming leaves a region (default 2)\n";
+}

@@ -1,0 +1,114 @@
+/* daemon.c: the MPI transport of the event server and its loop. Messages are received with
+ * Iprobe/Recv on the protocol communicator and sent with Isend from copies, so two
+ * schedulers sending each other large messages never block each other; an idle loop backs
+ * off (sleeps) so that oversubscribed jobs leave the cores to the workers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched/job.h"
+#include "sched/server.h"
+
+typedef struct outgoing {
+  struct outgoing *next;
+  MPI_Request req;
+  unsigned char data[];
+} outgoing;
+
+typedef struct mpi_tx {
+  MPI_Comm comm;
+  outgoing *pending;
+  size_t npending;
+} mpi_tx;
+
+static void mpi_send(void *ctx, int from, int to, const void *msg, size_t len) {
+  (void)from;
+  mpi_tx *t = ctx;
+  outgoing *o = malloc(sizeof *o + len);
+  if (!o) {
+    fprintf(stderr, "antheapd: out of memory sending %zu bytes to rank %d\n", len, to);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  memcpy(o->data, msg, len);
+  MPI_Isend(o->data, (int)len, MPI_BYTE, to, AH_TAG_PROTO, t->comm, &o->req);
+  o->next = t->pending;
+  t->pending = o;
+  t->npending++;
+}
+
+/* Free the sends that completed; with wait, all of them. */
+static void progress_sends(mpi_tx *t, bool wait) {
+  for (outgoing **p = &t->pending; *p;) {
+    int done = 0;
+    if (wait) MPI_Wait(&(*p)->req, MPI_STATUS_IGNORE), done = 1;
+    else MPI_Test(&(*p)->req, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      outgoing *o = *p;
+      *p = o->next;
+      free(o);
+      t->npending--;
+    } else {
+      p = &(*p)->next;
+    }
+  }
+}
+
+static void idle_pause(unsigned idle) {
+  if (idle < 64) return;
+  struct timespec ts = {0, idle < 4096 ? 20000 : 200000}; /* 20 us, then 200 us */
+  nanosleep(&ts, NULL);
+}
+
+int job_run_scheduler(ah_job *j) {
+  mpi_tx tx = {.comm = j->proto};
+  sched_config cfg = sched_config_default();
+  cfg.gas_base = j->cfg.gas_base;
+  cfg.gas_size = j->cfg.gas_size;
+  cfg.boot_pages = j->cfg.boot_pages;
+  cfg.refill_pages = j->cfg.refill_pages;
+  cfg.boot_ids = j->cfg.boot_ids;
+  cfg.refill_ids = j->cfg.refill_ids;
+  cfg.high_watermark = j->cfg.high_watermark;
+  cfg.low_watermark = j->cfg.low_watermark;
+  sched_server *s;
+  if (sched_server_create(&s, &j->tree, j->rank, &cfg, (sched_transport){mpi_send, &tx})) {
+    fprintf(stderr, "antheapd[%d]: cannot create the scheduler (out of memory)\n", j->rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  sched_server_boot(s);
+  size_t cap = 1 << 16;
+  unsigned char *buf = malloc(cap);
+  unsigned idle = 0;
+  while (!sched_server_done(s)) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, AH_TAG_PROTO, j->proto, &flag, &st);
+    if (!flag) {
+      progress_sends(&tx, false);
+      idle_pause(++idle);
+      continue;
+    }
+    idle = 0;
+    int count;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    if ((size_t)count > cap) {
+      unsigned char *bigger = realloc(buf, (size_t)count);
+      if (!bigger) {
+        fprintf(stderr, "antheapd[%d]: no memory for a %d-byte message\n", j->rank, count);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      buf = bigger;
+      cap = (size_t)count;
+    }
+    MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, AH_TAG_PROTO, j->proto, MPI_STATUS_IGNORE);
+    sched_server_handle(s, st.MPI_SOURCE, buf, (size_t)count);
+    progress_sends(&tx, false);
+  }
+  progress_sends(&tx, true);
+  int rc = j->rank == j->tree.root && sched_server_conservation(s) != 0 ? 1 : 0;
+  sched_server_destroy(s);
+  free(buf);
+  return rc;
+}

@@ -1,0 +1,37 @@
+/* job.h: what every rank of an antheap job sets up the same way, collectively, whether it
+ * runs antheapd (MPMD) or the application (SPMD, where sys_init turns some ranks into
+ * schedulers): the launch plan, the routing tree, the settings, and the communicators
+ * (protocol traffic between workers and schedulers; the workers alone, ordered by worker
+ * index, for the application and for transfers). Then schedulers run the daemon. */
+#ifndef AH_SCHED_JOB_H
+#define AH_SCHED_JOB_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "common/config.h"
+#include "sched/plan.h"
+#include "sched/tree.h"
+
+#define AH_TAG_PROTO 4171 /* on job.proto */
+#define AH_TAG_XFER 4172  /* on job.xfer */
+
+typedef struct ah_job {
+  launch_plan plan;
+  sched_tree tree;
+  ah_config cfg;
+  int rank;            /* in MPI_COMM_WORLD */
+  bool is_sched;
+  MPI_Comm proto;      /* every rank: requests, replies, scheduler traffic */
+  MPI_Comm workers;    /* workers only (MPI_COMM_NULL on schedulers): sys_comm() */
+  MPI_Comm xfer;       /* workers only: sys_send / sys_recv */
+} ah_job;
+
+/* Collective over MPI_COMM_WORLD (MPI must be initialised). Consumes the --antheap-* options
+ * from argv. 0, or -1 with a message in err (the same verdict on every rank). */
+int job_setup(int *argc, char ***argv, ah_job *job, char *err, size_t errlen);
+void job_teardown(ah_job *job);
+/* Run this scheduler until shutdown. 0, or 1 at the root when something was not returned. */
+int job_run_scheduler(ah_job *job);
+
+#endif

@@ -1,0 +1,354 @@
+/* api.c: the worker library (include/antheap.h): joining the job, one request/reply with
+ * the leaf scheduler per call, and sys_send/sys_recv on top of the range transfer. */
+#include "antheap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched/job.h"
+#include "sched/proto.h"
+#include "worker/gas.h"
+#include "worker/transfer.h"
+
+static struct {
+  bool up, mpi_ours;
+  ah_job job;
+  int leaf, id, nworkers;
+  uint64_t req;
+  unsigned char *buf;
+  size_t cap;
+} W;
+
+static int fail_errno(int err) {
+  errno = err;
+  return -1;
+}
+
+/* Wait for the next protocol message from the leaf, backing off while idle. */
+static int receive_reply(proto_msg *m) {
+  unsigned idle = 0;
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(W.leaf, AH_TAG_PROTO, W.job.proto, &flag, &st);
+    if (flag) {
+      int count;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      if ((size_t)count > W.cap) {
+        unsigned char *b = realloc(W.buf, (size_t)count);
+        if (!b) return ENOMEM;
+        W.buf = b;
+        W.cap = (size_t)count;
+      }
+      MPI_Recv(W.buf, count, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto, MPI_STATUS_IGNORE);
+      return proto_decode(W.buf, (size_t)count, m);
+    }
+    if (++idle > 256) {
+      struct timespec ts = {0, idle < 8192 ? 10000 : 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+/* One request to the leaf and its reply: the reply's status (0 or an errno code); the tail
+ * (valid until the next call) in *tail / *ntail. */
+static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t *ntail) {
+  if (!W.up) return EINVAL;
+  unsigned char msg[sizeof(proto_header) + PROTO_MAX_FIXED];
+  uint64_t req = ++W.req;
+  size_t len = proto_build(msg, sizeof msg, type, req, W.job.rank, PROTO_NO_DEST, 0, -1, fixed,
+                           NULL, 0);
+  MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
+  proto_msg m;
+  int rc = receive_reply(&m);
+  if (rc) return rc == EPROTO ? EPROTO : rc;
+  if (m.h->type != MSG_REPLY || m.h->req != req) return EPROTO;
+  if (tail) *tail = m.tail;
+  if (ntail) *ntail = m.ntail;
+  return m.h->status;
+}
+
+/* ---- joining and leaving ---- */
+
+static void leave_job(void) {
+  if (W.up) {
+    unsigned char msg[sizeof(proto_header)];
+    size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, ++W.req, W.job.rank, PROTO_NO_DEST, 0,
+                             -1, NULL, NULL, 0);
+    MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
+    gas_unmap();
+  }
+  W.up = false;
+  job_teardown(&W.job);
+  free(W.buf);
+  W.buf = NULL;
+  W.cap = 0;
+}
+
+int sys_init(int *argc, char ***argv) {
+  if (W.up) return fail_errno(EBUSY);
+  int flag;
+  MPI_Initialized(&flag);
+  if (!flag) {
+    MPI_Init(argc, argv);
+    W.mpi_ours = true;
+  }
+  char err[512];
+  if (job_setup(argc, argv, &W.job, err, sizeof err)) {
+    if (W.job.rank == 0) fprintf(stderr, "antheap: %s\n", err);
+    return fail_errno(EINVAL);
+  }
+  if (W.job.plan.topology_only) { /* print the plan and end the job everywhere */
+    if (W.job.rank == 0) plan_print(stdout, &W.job.plan);
+    job_teardown(&W.job);
+    MPI_Finalize();
+    exit(0);
+  }
+  if (W.job.is_sched) { /* SPMD: this rank is a scheduler for the whole job */
+    int rc = job_run_scheduler(&W.job);
+    job_teardown(&W.job);
+    MPI_Finalize();
+    exit(rc);
+  }
+  MPI_Comm_rank(W.job.workers, &W.id);
+  MPI_Comm_size(W.job.workers, &W.nworkers);
+  W.leaf = W.job.plan.ranks[W.job.rank].leaf;
+  int rc = gas_map(W.job.cfg.gas_base, W.job.cfg.gas_size, err, sizeof err), any = 0;
+  if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
+  MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
+  W.up = true;
+  if (any) { /* one worker could not map the GAS: nobody starts */
+    leave_job();
+    return fail_errno(rc ? rc : ECANCELED);
+  }
+  return 0;
+}
+
+int sys_finalize(void) {
+  if (!W.up) return fail_errno(EINVAL);
+  MPI_Barrier(W.job.workers);
+  leave_job();
+  if (W.mpi_ours) MPI_Finalize();
+  return 0;
+}
+
+MPI_Comm sys_comm(void) { return W.up ? W.job.workers : MPI_COMM_NULL; }
+int sys_worker_id(void) { return W.up ? W.id : -1; }
+int sys_workers(void) { return W.up ? W.nworkers : 0; }
+
+int sys_barrier(void) {
+  if (!W.up) return fail_errno(EINVAL);
+  return MPI_Barrier(W.job.workers) == MPI_SUCCESS ? 0 : fail_errno(EPROTO);
+}
+
+/* ---- regions and objects ---- */
+
+rid_t sys_ralloc(rid_t parent, int level_hint) {
+  proto_ralloc b = {.parent = parent, .level_hint = level_hint};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_RALLOC, &b, &t, &n);
+  if (rc || n != 1) return (rid_t)fail_errno(rc ? rc : EPROTO) + 1; /* 0 */
+  return (rid_t)t[0];
+}
+
+int sys_rfree(rid_t region) {
+  proto_rid b = {.rid = region};
+  int rc = rpc(MSG_RFREE, &b, NULL, NULL);
+  return rc ? fail_errno(rc) : 0;
+}
+
+void *sys_alloc(size_t size, rid_t region) {
+  if (size == 0) return fail_errno(EINVAL), NULL;
+  proto_alloc b = {.size = size, .rid = region, .n = 1};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_ALLOC, &b, &t, &n);
+  if (rc || n != 1) return fail_errno(rc ? rc : EPROTO), NULL;
+  return (void *)(uintptr_t)t[0];
+}
+
+int sys_balloc(size_t size, rid_t region, int num, void **objects) {
+  if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
+  proto_alloc b = {.size = size, .rid = region, .n = (uint32_t)num};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_BALLOC, &b, &t, &n);
+  if (rc || n != (uint32_t)num) return fail_errno(rc ? rc : EPROTO);
+  for (int i = 0; i < num; i++) objects[i] = (void *)(uintptr_t)t[i];
+  return 0;
+}
+
+int sys_free(void *ptr) {
+  proto_addr b = {.addr = (uintptr_t)ptr};
+  int rc = rpc(MSG_FREE, &b, NULL, NULL);
+  return rc ? fail_errno(rc) : 0;
+}
+
+int sys_query(const void *ptr, rid_t *region, size_t *size) {
+  proto_addr b = {.addr = (uintptr_t)ptr};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_QUERY, &b, &t, &n);
+  if (rc || n != 3) return fail_errno(rc ? rc : EPROTO);
+  if (region) *region = (rid_t)t[0];
+  if (size) *size = (size_t)t[2];
+  return 0;
+}
+
+void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
+  if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
+  if (new_size == 0) return fail_errno(EINVAL), NULL;
+  proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_REALLOC, &b, &t, &n);
+  if (rc == EXDEV) { /* the new region lives on another scheduler: move it here */
+    size_t old;
+    if (sys_query(ptr, NULL, &old)) return NULL;
+    void *fresh = sys_alloc(new_size, new_region);
+    if (!fresh) return NULL;
+    memcpy(fresh, ptr, old < new_size ? old : new_size);
+    if (sys_free(ptr)) return NULL;
+    return fresh;
+  }
+  if (rc || n != 2) return fail_errno(rc ? rc : EPROTO), NULL;
+  void *fresh = (void *)(uintptr_t)t[0];
+  size_t old = (size_t)t[1];
+  if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* old slot: still ours */
+  return fresh;
+}
+
+/* ---- moving data ---- */
+
+static int cmp_range(const void *a, const void *b) {
+  uintptr_t x = ((const gas_range *)a)->addr, y = ((const gas_range *)b)->addr;
+  return (x > y) - (x < y);
+}
+
+/* The ranges of every named region (with descendants) and object, sorted and merged. */
+static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                         gas_range **out, size_t *nout) {
+  size_t n = 0, cap = 64;
+  gas_range *v = malloc(cap * sizeof *v);
+  if (!v) return ENOMEM;
+  for (int i = 0; i < nreg + nobj; i++) {
+    const uint64_t *t;
+    uint32_t nt;
+    int rc;
+    if (i < nreg) {
+      proto_rid b = {.rid = regions[i]};
+      rc = rpc(MSG_PACK, &b, &t, &nt);
+    } else {
+      proto_addr b = {.addr = (uintptr_t)objects[i - nreg]};
+      rc = rpc(MSG_QUERY, &b, &t, &nt);
+      static uint64_t one[2];
+      if (!rc) one[0] = t[1], one[1] = t[2], t = one, nt = 2;
+    }
+    if (rc) {
+      free(v);
+      return rc;
+    }
+    for (uint32_t j = 0; j + 1 < nt; j += 2) {
+      if (n == cap) {
+        gas_range *w = realloc(v, 2 * cap * sizeof *w);
+        if (!w) {
+          free(v);
+          return ENOMEM;
+        }
+        v = w;
+        cap *= 2;
+      }
+      v[n++] = (gas_range){(uintptr_t)t[j], (size_t)t[j + 1]};
+    }
+  }
+  if (n > 1) qsort(v, n, sizeof *v, cmp_range);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (m && v[m - 1].addr + v[m - 1].len >= v[i].addr) {
+      uintptr_t end = v[i].addr + v[i].len;
+      if (end > v[m - 1].addr + v[m - 1].len) v[m - 1].len = end - v[m - 1].addr;
+    } else {
+      v[m++] = v[i];
+    }
+  }
+  *out = v;
+  *nout = m;
+  return 0;
+}
+
+int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
+  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
+      (nreg && !regions) || (nobj && !objects))
+    return fail_errno(EINVAL);
+  gas_range *r;
+  size_t n;
+  int rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
+  if (rc) return fail_errno(rc);
+  /* The handles first: counts, region IDs, object pointers. */
+  size_t words = 2 + (size_t)nreg + (size_t)nobj;
+  uint64_t *h = malloc(words * sizeof *h);
+  if (!h) {
+    free(r);
+    return fail_errno(ENOMEM);
+  }
+  h[0] = (uint64_t)nreg;
+  h[1] = (uint64_t)nobj;
+  for (int i = 0; i < nreg; i++) h[2 + i] = regions[i];
+  for (int i = 0; i < nobj; i++) h[2 + nreg + i] = (uintptr_t)objects[i];
+  MPI_Send(h, (int)words, MPI_UINT64_T, peer, AH_TAG_XFER, W.job.xfer);
+  free(h);
+  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, r, n);
+  free(r);
+  return rc ? fail_errno(rc) : 0;
+}
+
+int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
+  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0)
+    return fail_errno(EINVAL);
+  MPI_Status st;
+  int words;
+  MPI_Probe(peer, AH_TAG_XFER, W.job.xfer, &st);
+  MPI_Get_count(&st, MPI_UINT64_T, &words);
+  uint64_t *h = malloc((size_t)(words > 2 ? words : 2) * sizeof *h);
+  if (!h) return fail_errno(ENOMEM);
+  MPI_Recv(h, words, MPI_UINT64_T, peer, AH_TAG_XFER, W.job.xfer, MPI_STATUS_IGNORE);
+  bool match = words >= 2 && h[0] == (uint64_t)nreg && h[1] == (uint64_t)nobj &&
+               (size_t)words == 2 + (size_t)nreg + (size_t)nobj;
+  for (int i = 0; match && i < nreg; i++)
+    if (regions) regions[i] = (rid_t)h[2 + i];
+  for (int i = 0; match && i < nobj; i++)
+    if (objects) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
+  free(h);
+  gas_range *r = NULL;
+  size_t n = 0;
+  int rc = transfer_recv(W.job.xfer, peer, AH_TAG_XFER, &r, &n, NULL); /* always drain */
+  free(r);
+  if (!match) return fail_errno(EINVAL);
+  return rc ? fail_errno(rc) : 0;
+}
+
+const char *sys_strerror(int err) {
+  switch (err) {
+    case ENOENT: return "antheap: no such region";
+    case EINVAL: return "antheap: invalid pointer or argument (unknown, interior or freed)";
+    case ENOMEM: return "antheap: out of memory (the global address space is exhausted)";
+    case ENOSPC: return "antheap: no region IDs left";
+    case EPROTO: return "antheap: protocol error (malformed message)";
+    case EXDEV: return "antheap: object and region on different schedulers";
+    case ECANCELED: return "antheap: the peer gave up the transfer";
+    default: return strerror(err);
+  }
+}
+
+/* ---- test hooks (src/worker/debug.h) ---- */
+#include "worker/debug.h"
+
+int antheap_debug_send_raw(const void *buf, size_t len) {
+  if (!W.up) return fail_errno(EINVAL);
+  MPI_Send(buf, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
+  return 0;
+}

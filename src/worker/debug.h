@@ -1,0 +1,8 @@
+/* debug.h: test-only hooks of the worker library (not part of the public API). */
+#ifndef AH_WORKER_DEBUG_H
+#define AH_WORKER_DEBUG_H
+#include <stddef.h>
+/* Send len raw bytes to this worker's leaf scheduler on the protocol channel, unchecked
+ * (to test how a daemon copes with a malformed message). 0 or -1. */
+int antheap_debug_send_raw(const void *buf, size_t len);
+#endif

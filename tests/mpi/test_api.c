@@ -1,0 +1,206 @@
+/* test_api.c: every worker call of include/antheap.h in a real MPI job, whatever the launch
+ * (SPMD or MPMD, one scheduler or a tree): regions across scheduler levels, objects,
+ * realloc within and across regions, frees of objects and regions that live on another
+ * leaf, lists and trees moved with sys_send/sys_recv and followed by pointer, and wrong
+ * usage (wild pointers, double free, double rfree, unknown regions, a malformed message).
+ * Every worker counts; worker 0 prints "test_api: N passed, M failed". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "antheap.h"
+#include "worker/debug.h"
+
+static int passed, failed;
+#define CHECK(cond)                                                                       \
+  do {                                                                                    \
+    if (cond) passed++;                                                                   \
+    else {                                                                                \
+      failed++;                                                                           \
+      fprintf(stderr, "test_api: worker %d: %s:%d: failed: %s (errno %d: %s)\n",          \
+              sys_worker_id(), __FILE__, __LINE__, #cond, errno, sys_strerror(errno));    \
+    }                                                                                     \
+  } while (0)
+
+typedef struct node {
+  struct node *next;
+  long value;
+  char pad[256 - 16];
+} node;
+
+typedef struct tnode {
+  struct tnode *left, *right;
+  long key;
+  char pad[64 - 24];
+} tnode;
+
+/* Regions and objects on this worker's own path, nested across levels. */
+static void test_regions_and_objects(void) {
+  rid_t top = sys_ralloc(SYS_ROOT_REGION, 0); /* at the root scheduler */
+  CHECK(top != 0);
+  rid_t leaf = sys_ralloc(top, SYS_NO_LEVEL_HINT); /* below it, at this worker's leaf */
+  CHECK(leaf != 0 && leaf != top);
+  rid_t sub = sys_ralloc(leaf, SYS_NO_LEVEL_HINT);
+  CHECK(sub != 0);
+  enum { N = 200 };
+  char *obj[N];
+  for (int i = 0; i < N; i++) {
+    size_t size = 16 + (size_t)(i * 37) % 6000;
+    rid_t r = i % 3 == 0 ? top : i % 3 == 1 ? leaf : sub;
+    obj[i] = sys_alloc(size, r);
+    CHECK(obj[i] != NULL);
+    if (!obj[i]) continue;
+    memset(obj[i], i & 0xff, size);
+    rid_t got;
+    size_t slot;
+    CHECK(sys_query(obj[i] + size / 2, &got, &slot) == 0 && got == r && slot >= size);
+  }
+  /* realloc: grow in place or move, data kept; then into another region */
+  char *p = sys_alloc(100, leaf);
+  CHECK(p != NULL);
+  memset(p, 7, 100);
+  char *q = sys_realloc(p, 3000, SYS_SAME_REGION);
+  CHECK(q != NULL && q[0] == 7 && q[99] == 7);
+  char *r = sys_realloc(q, 3000, top);
+  rid_t where;
+  CHECK(r != NULL && r[50] == 7 && sys_query(r, &where, NULL) == 0 && where == top);
+  void *many[64];
+  CHECK(sys_balloc(256, sub, 64, many) == 0);
+  for (int i = 0; i < 64; i++) {
+    memset(many[i], 0x5a, 256);
+    for (int j = 0; j < i; j++) CHECK(many[i] != many[j]);
+  }
+  for (int i = 0; i < N; i += 2) CHECK(obj[i] == NULL || sys_free(obj[i]) == 0);
+  CHECK(sys_free(obj[0]) == -1 && errno == EINVAL); /* double free */
+  CHECK(sys_free(obj[1] + 8) == -1 && errno == EINVAL); /* interior pointer */
+  /* rfree of the top region takes the regions below it on the leaf too */
+  CHECK(sys_rfree(top) == 0);
+  CHECK(sys_alloc(64, sub) == NULL && errno == ENOENT);
+  CHECK(sys_alloc(64, leaf) == NULL && errno == ENOENT);
+  CHECK(sys_rfree(top) == -1 && errno == ENOENT); /* double rfree */
+  CHECK(sys_query(obj[1], NULL, NULL) == -1 && errno == EINVAL); /* died with its region */
+}
+
+/* Wrong usage: unknown regions, wild pointers (some inside ranges delegated to schedulers
+ * that never used them), a malformed message; the job goes on. */
+static void test_wrong_usage(void) {
+  CHECK(sys_alloc(64, 0x7ffffff0u) == NULL && errno == ENOENT);
+  CHECK(sys_ralloc(0x7ffffff0u, 0) == 0 && errno == ENOENT);
+  CHECK(sys_rfree(0x7ffffff0u) == -1 && errno == ENOENT);
+  CHECK(sys_alloc(0, SYS_ROOT_REGION) == NULL && errno == EINVAL);
+  char *base = sys_alloc(64, SYS_ROOT_REGION);
+  CHECK(base != NULL);
+  unsigned long x = 12345 + (unsigned long)sys_worker_id();
+  for (int i = 0; i < 40; i++) {
+    x = x * 6364136223846793005ul + 1442695040888963407ul;
+    char *wild = base + (long)((x >> 20) % (1ul << 30)) * 64 - (long)(1ul << 35) + 8;
+    CHECK(sys_free(wild) == -1 && errno == EINVAL);
+  }
+  CHECK(sys_free((void *)0x1234) == -1 && errno == EINVAL);
+  unsigned char junk[40];
+  for (int i = 0; i < 40; i++) junk[i] = (unsigned char)(i * 29 + sys_worker_id());
+  CHECK(antheap_debug_send_raw(junk, sizeof junk) == 0);
+  CHECK(sys_free(base) == 0); /* the daemon is alive and answers */
+}
+
+/* Worker i allocates in its region; worker i+1 frees those objects and the region. */
+static void test_cross_scheduler_frees(void) {
+  int me = sys_worker_id(), n = sys_workers();
+  if (n < 2) return;
+  rid_t mine = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+  CHECK(mine != 0);
+  uint64_t handles[9];
+  handles[0] = mine;
+  for (int i = 1; i < 9; i++) handles[i] = (uintptr_t)sys_alloc(512, mine);
+  uint64_t theirs[9];
+  MPI_Sendrecv(handles, 9, MPI_UINT64_T, (me + 1) % n, 7, theirs, 9, MPI_UINT64_T,
+               (me + n - 1) % n, 7, sys_comm(), MPI_STATUS_IGNORE);
+  for (int i = 1; i < 5; i++) CHECK(sys_free((void *)(uintptr_t)theirs[i]) == 0);
+  CHECK(sys_rfree((rid_t)theirs[0]) == 0);
+  sys_barrier();
+  CHECK(sys_alloc(64, mine) == NULL && errno == ENOENT); /* freed by my neighbour */
+  CHECK(sys_free((void *)(uintptr_t)handles[6]) == -1 && errno == EINVAL);
+}
+
+/* A list in nested regions and a tree, sent to the partner, followed by pointer there,
+ * modified, and sent back. */
+static void test_transfer(void) {
+  int me = sys_worker_id(), n = sys_workers();
+  if (n < 2 || (n % 2 && me == n - 1)) return;
+  int partner = me ^ 1;
+  enum { LEN = 3000, TREE = 1023 };
+  if (me % 2 == 0) {
+    rid_t list = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT), part = 0;
+    node *head = NULL, *tail = NULL;
+    for (int i = 0; i < LEN; i++) {
+      if (i % 500 == 0) part = sys_ralloc(list, SYS_NO_LEVEL_HINT); /* sub-regions */
+      node *x = sys_alloc(sizeof *x, part);
+      CHECK(x != NULL);
+      x->value = i * 3 + me;
+      x->next = NULL;
+      if (tail) tail->next = x; else head = x;
+      tail = x;
+    }
+    rid_t tree = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    tnode *t[TREE];
+    CHECK(sys_balloc(sizeof(tnode), tree, TREE, (void **)t) == 0);
+    for (int i = 0; i < TREE; i++) {
+      t[i]->key = i;
+      t[i]->left = 2 * i + 1 < TREE ? t[2 * i + 1] : NULL;
+      t[i]->right = 2 * i + 2 < TREE ? t[2 * i + 2] : NULL;
+    }
+    rid_t regs[2] = {list, tree};
+    void *objs[2] = {head, t[0]};
+    CHECK(sys_send(partner, regs, 2, objs, 2) == 0);
+    rid_t back_regs[1];
+    void *back[1];
+    CHECK(sys_recv(partner, back_regs, 1, back, 1) == 0);
+    CHECK(back[0] == head && back_regs[0] == list);
+    long i = 0;
+    for (node *x = head; x; x = x->next, i++) CHECK(x->value == -(i * 3 + me));
+    CHECK(i == LEN);
+    CHECK(sys_rfree(list) == 0 && sys_rfree(tree) == 0);
+  } else {
+    rid_t regs[2];
+    void *objs[2];
+    CHECK(sys_recv(partner, regs, 2, objs, 2) == 0);
+    node *head = objs[0];
+    long i = 0;
+    for (node *x = head; x; x = x->next, i++) {
+      CHECK(x->value == i * 3 + partner);
+      x->value = -x->value; /* modify every node */
+    }
+    CHECK(i == LEN);
+    long keys = 0;
+    tnode *stack[64];
+    int sp = 0;
+    stack[sp++] = objs[1];
+    while (sp) { /* depth-first walk of the received tree by its own pointers */
+      tnode *x = stack[--sp];
+      keys += x->key;
+      if (x->right) stack[sp++] = x->right;
+      if (x->left) stack[sp++] = x->left;
+    }
+    CHECK(keys == (long)TREE * (TREE - 1) / 2);
+    CHECK(sys_send(partner, &regs[0], 1, objs, 1) == 0); /* the list goes back */
+  }
+}
+
+int main(int argc, char **argv) {
+  if (sys_init(&argc, &argv)) {
+    fprintf(stderr, "test_api: sys_init failed: %s\n", sys_strerror(errno));
+    return 1;
+  }
+  test_regions_and_objects();
+  test_wrong_usage();
+  test_cross_scheduler_frees();
+  test_transfer();
+  int counts[2] = {passed, failed}, total[2];
+  MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, sys_comm());
+  if (sys_worker_id() == 0) printf("test_api: %d passed, %d failed\n", total[0], total[1]);
+  int bad = failed;
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, sys_comm());
+  sys_finalize();
+  return bad ? 1 : 0;
+}
