@@ -13,6 +13,7 @@ typedef struct ah_config {
   size_t refill_pages;   /* ANTHEAP_REFILL_PAGES */
   uint32_t boot_ids;     /* ANTHEAP_BOOT_IDS: region IDs per scheduler at boot */
   uint32_t refill_ids;   /* ANTHEAP_REFILL_IDS */
+  size_t ceiling_pages;  /* ANTHEAP_CEILING_PAGES: free pages above it go back up (0: never) */
   size_t high_watermark; /* ANTHEAP_HIGH_WATERMARK: free slabs a new region starts with */
   size_t low_watermark;  /* ANTHEAP_LOW_WATERMARK: free slabs trimming leaves a region */
 } ah_config;

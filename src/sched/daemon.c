@@ -70,6 +70,7 @@ int job_run_scheduler(ah_job *j) {
   cfg.refill_pages = j->cfg.refill_pages;
   cfg.boot_ids = j->cfg.boot_ids;
   cfg.refill_ids = j->cfg.refill_ids;
+  cfg.ceiling_pages = j->cfg.ceiling_pages;
   cfg.high_watermark = j->cfg.high_watermark;
   cfg.low_watermark = j->cfg.low_watermark;
   sched_server *s;

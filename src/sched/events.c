@@ -168,6 +168,7 @@ void event_rfree(sched_server *s, const proto_msg *m) {
     srv_send(s, sched_tree_next_hop(s->tree, s->me, to), s->out, len);
   }
   srv_report_load(s);
+  trade_check_ceiling(s);
   rid_t *kids;
   size_t n = orphaned_kids(s, &kids);
   event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;

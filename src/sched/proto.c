@@ -17,7 +17,7 @@ size_t proto_fixed_size(unsigned type) {
     case MSG_CREATE_BELOW: return sizeof(proto_create);
     case MSG_CREATED: case MSG_UNLINK: return sizeof(proto_created);
     case MSG_REFILL: return sizeof(proto_refill);
-    case MSG_GRANT: return sizeof(proto_grant);
+    case MSG_GRANT: case MSG_GIVEBACK: return sizeof(proto_grant);
     case MSG_LOAD: return sizeof(proto_load);
     case MSG_RETURN: return sizeof(proto_return);
     default: return 0;
@@ -38,7 +38,7 @@ const char *proto_type_name(unsigned type) {
   static const char *const names[MSG_TYPE_END] = {
       "?", "RALLOC", "RFREE", "ALLOC", "BALLOC", "FREE", "REALLOC", "PACK", "QUERY",
       "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
-      "RETURN"};
+      "RETURN", "GIVEBACK"};
   return type < MSG_TYPE_END ? names[type] : "?";
 }
 

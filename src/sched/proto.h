@@ -38,6 +38,7 @@ enum proto_type {
   MSG_GRANT,        /* proto_grant: pages / IDs for a child */
   MSG_LOAD,         /* proto_load: regions in the sender's subtree */
   MSG_RETURN,       /* proto_return: at shutdown, everything back to the parent */
+  MSG_GIVEBACK,     /* proto_grant: free pages above the ceiling, back to the parent */
   MSG_TYPE_END
 };
 

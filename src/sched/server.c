@@ -12,7 +12,8 @@
 sched_config sched_config_default(void) {
   return (sched_config){.gas_base = AH_GAS_DEFAULT_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
                         .boot_pages = 64, .boot_ids = 4096, .refill_pages = 64,
-                        .refill_ids = 4096, .high_watermark = 16, .low_watermark = 2,
+                        .refill_ids = 4096, .ceiling_pages = 256, .high_watermark = 16,
+                        .low_watermark = 2,
                         .load_threshold = 8};
 }
 
@@ -85,6 +86,9 @@ int sched_server_create(sched_server **out, const sched_tree *tree, int me,
   s->tree = tree;
   s->me = me;
   s->cfg = cfg ? *cfg : sched_config_default();
+  /* Give back only well above what a refill brings, or pages would bounce up and down. */
+  if (s->cfg.ceiling_pages && s->cfg.ceiling_pages < 2 * s->cfg.refill_pages)
+    s->cfg.ceiling_pages = 2 * s->cfg.refill_pages;
   s->tx = tx;
   s->parked_tail = &s->parked_head;
   s->conservation = 1;
@@ -354,6 +358,7 @@ int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) 
       trade_on_finalize(s);
       break;
     case MSG_RETURN: trade_on_return(s, from, &m); break;
+    case MSG_GIVEBACK: trade_on_giveback(s, from, &m); break;
     default: handle_request(s, from, &m); break;
   }
   return 0;

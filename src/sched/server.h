@@ -36,6 +36,7 @@ typedef struct sched_config {
   uint32_t boot_ids;      /* region IDs likewise */
   size_t refill_pages;    /* pages asked for when a scheduler runs out */
   uint32_t refill_ids;
+  size_t ceiling_pages;   /* whole free pages above this go back to the parent (0: never) */
   size_t high_watermark;  /* slabs a region starts with (region layer) */
   size_t low_watermark;
   unsigned load_threshold; /* report subtree load upstream when it moved this much */
@@ -45,7 +46,7 @@ typedef struct sched_config {
 
 typedef struct sched_stats {
   uint64_t served, forwarded, replies_routed, malformed, parked;
-  uint64_t pages_granted, pages_received, ids_granted, ids_received;
+  uint64_t pages_granted, pages_received, ids_granted, ids_received, pages_given_back;
   uint64_t regions_created, events;
 } sched_stats;
 

@@ -96,6 +96,8 @@ void trade_boot(sched_server *s);
 void trade_park(sched_server *s, int from, const proto_msg *m, int rc);
 void trade_on_refill(sched_server *s, int from, const proto_msg *m);
 void trade_on_grant(sched_server *s, const proto_msg *m);
+void trade_check_ceiling(sched_server *s);
+void trade_on_giveback(sched_server *s, int from, const proto_msg *m);
 void trade_check_low(sched_server *s);
 void trade_on_finalize(sched_server *s);
 void trade_on_return(sched_server *s, int from, const proto_msg *m);

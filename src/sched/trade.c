@@ -195,6 +195,56 @@ void trade_on_grant(sched_server *s, const proto_msg *m) {
   replay(s, requests, progress);
 }
 
+/* ---- giving back: whole free pages above the ceiling return to the parent ---- */
+
+void trade_check_ceiling(sched_server *s) {
+  int parent = s->tree->parent[s->me];
+  if (parent < 0 || s->cfg.ceiling_pages == 0) return;
+  const size_t per_page = AH_PAGE_SIZE >> AH_SLAB_SHIFT;
+  region_layer_stats st;
+  region_layer_get_stats(s->layer, &st);
+  if (st.free_slabs / per_page <= s->cfg.ceiling_pages) return;
+  size_t excess = st.free_slabs / per_page - s->cfg.ceiling_pages;
+  uintptr_t addr;
+  size_t n;
+  if (region_layer_take_pages(s->layer, excess, &addr, &n)) return;
+  /* Not ours any more: out of the owned set first (a split may need a node). */
+  if (rangeset_remove(&s->owned_pages, page_of(s, addr), n)) {
+    region_layer_add_range(s->layer, addr, n << AH_PAGE_SHIFT);
+    return;
+  }
+  proto_grant g = {.page_addr = addr, .npages = n};
+  size_t len = proto_build(s->out, s->outcap, MSG_GIVEBACK, 0, -1, parent, 0, -1, &g, NULL, 0);
+  srv_send(s, parent, s->out, len);
+  s->st.pages_given_back += n;
+}
+
+void trade_on_giveback(sched_server *s, int from, const proto_msg *m) {
+  const proto_grant *g = m->fixed;
+  int slot = srv_child_slot(s, from);
+  uint64_t first = page_of(s, g->page_addr);
+  bool delegated = slot >= 0 && g->npages && deleg_find(&s->deleg_pages, first, NULL, NULL) == slot &&
+                   deleg_find(&s->deleg_pages, first + g->npages - 1, NULL, NULL) == slot;
+  if (!delegated) {
+    s->st.malformed++;
+    srv_log(s, "GIVEBACK from rank %d of pages it was not given: dropped", from);
+    return;
+  }
+  /* Every delegated chunk overlapping the pages shrinks to what lies outside them. */
+  uint64_t end = first + g->npages, k;
+  uintptr_t v;
+  while (trie_le(&s->deleg_pages, end - 1, &k, &v) == 0 && k + (v >> 8) > first) {
+    uint64_t cend = k + (v >> 8);
+    int cslot = (int)(v & 0xff) - 1;
+    trie_delete(&s->deleg_pages, k, NULL);
+    if (k < first) deleg_add(&s->deleg_pages, k, first - k, cslot);
+    if (cend > end) deleg_add(&s->deleg_pages, end, cend - end, cslot);
+  }
+  if (region_layer_add_range(s->layer, g->page_addr, g->npages << AH_PAGE_SHIFT))
+    srv_log(s, "GIVEBACK of pages we hold: [%#lx, +%lu pages)", (unsigned long)g->page_addr,
+            (unsigned long)g->npages);
+}
+
 /* ---- shutdown ---- */
 
 typedef struct {
@@ -221,7 +271,8 @@ static void my_stat_row(const sched_server *s, uint64_t *row) {
   const sched_stats *t = &s->st;
   uint64_t v[PROTO_STAT_WORDS] = {(uint64_t)s->me, t->served, t->forwarded, t->replies_routed,
                                   t->malformed, t->parked, t->pages_granted, t->pages_received,
-                                  t->ids_granted, t->ids_received, t->regions_created, t->events};
+                                  t->pages_given_back, t->ids_granted, t->regions_created,
+                                  t->events};
   memcpy(row, v, sizeof v);
 }
 
@@ -244,12 +295,12 @@ static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
           s->conservation == 0 ? "nothing lost" : "MISSING", (unsigned long)slabs,
           (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
   if (s->cfg.quiet) return;
-  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %9s %9s %8s %7s\n", "rank", "served", "forwarded",
-          "routed", "malformed", "parked", "pg_out", "pg_in", "ids_out", "ids_in", "regions",
+  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s\n", "rank", "served", "forwarded",
+          "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back", "ids_out", "regions",
           "events");
   for (size_t i = 0; i < s->nstat_rows; i++) {
     const uint64_t *r = s->stat_rows + i * PROTO_STAT_WORDS;
-    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %9lu %9lu %8lu %7lu\n",
+    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %8lu %9lu %8lu %7lu\n",
             (unsigned long)r[0], (unsigned long)r[1], (unsigned long)r[2], (unsigned long)r[3],
             (unsigned long)r[4], (unsigned long)r[5], (unsigned long)r[6], (unsigned long)r[7],
             (unsigned long)r[8], (unsigned long)r[9], (unsigned long)r[10], (unsigned long)r[11]);

@@ -21,6 +21,7 @@ static void usage(FILE *f) {
           "  --boot-pages P   pages per scheduler at boot (default 64); small values force refills\n"
           "  --boot-ids I     region IDs per scheduler at boot (default 4096)\n"
           "  --refill-pages P / --refill-ids I   refill sizes (defaults 64 / 4096)\n"
+          "  --ceiling-pages C  free pages above C go back to the parent (default 256; 0: never)\n"
           "  --gas-mib M      size of the GAS in MiB (default 65536)\n"
           "  --report         print the root's shutdown report\n"
           "  --verbose        progress on stderr\n");
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
       {"ops", 1, 0, 'o'}, {"seed", 1, 0, 'x'}, {"seeds", 1, 0, 'k'}, {"garbage", 1, 0, 'g'},
       {"boot-pages", 1, 0, 'p'}, {"boot-ids", 1, 0, 'i'}, {"refill-pages", 1, 0, 'P'},
       {"refill-ids", 1, 0, 'I'}, {"gas-mib", 1, 0, 'm'}, {"report", 0, 0, 'r'},
+      {"ceiling-pages", 1, 0, 'c'},
       {"verbose", 0, 0, 'v'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   for (int o; (o = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (o) {
@@ -48,6 +50,7 @@ int main(int argc, char **argv) {
       case 'i': c.sched.boot_ids = (uint32_t)strtoul(optarg, NULL, 10); break;
       case 'P': c.sched.refill_pages = strtoul(optarg, NULL, 10); break;
       case 'I': c.sched.refill_ids = (uint32_t)strtoul(optarg, NULL, 10); break;
+      case 'c': c.sched.ceiling_pages = strtoul(optarg, NULL, 10); break;
       case 'm': c.sched.gas_size = strtoull(optarg, NULL, 10) << 20; break;
       case 'r': c.sched.quiet = false; break;
       case 'v': c.verbose = true; break;
@@ -76,10 +79,10 @@ int main(int argc, char **argv) {
       failed++;
       printf("  replay: antheap-sim --schedulers %d --fanout %d --workers %d --ops %d --seed %lu"
              " --garbage %d --boot-pages %zu --boot-ids %u --refill-pages %zu --refill-ids %u"
-             " --gas-mib %zu --verbose\n",
+             " --gas-mib %zu --ceiling-pages %zu --verbose\n",
              c.schedulers, c.fanout, c.workers, c.ops, (unsigned long)c.seed, c.garbage,
              c.sched.boot_pages, c.sched.boot_ids, c.sched.refill_pages, c.sched.refill_ids,
-             c.sched.gas_size >> 20);
+             c.sched.gas_size >> 20, c.sched.ceiling_pages);
     }
   }
   printf("%d passed, %d failed\n", seeds - failed, failed);
