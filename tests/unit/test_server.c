@@ -1,0 +1,139 @@
+/* test_server.c: one scheduler server driven by hand through a capturing transport: local
+ * service, errors for unknown regions and wild pointers, and every kind of bad input
+ * (malformed bytes, a worker speaking for another, a second FINALIZE) counted and dropped
+ * without a reply and without changing anything. */
+#include <check.h>
+
+#include "check_main.h"
+#include <errno.h>
+#include <string.h>
+
+#include "sched/proto.h"
+#include "sched/server.h"
+
+static unsigned char sent[1 << 16];
+static size_t sent_len;
+static int sent_to, nsent;
+static void capture(void *ctx, int from, int to, const void *msg, size_t len) {
+  (void)ctx;
+  (void)from;
+  if (len <= sizeof sent) memcpy(sent, msg, len);
+  sent_len = len;
+  sent_to = to;
+  nsent++;
+}
+
+static sched_tree tree;
+static sched_server *srv;
+
+static void setup(void) {
+  REQUIRE_EQ(sched_tree_heap(&tree, 1, 2, 2), 0); /* rank 0 schedules workers 1 and 2 */
+  sched_config cfg = sched_config_default();
+  cfg.quiet = true;
+  cfg.log = fopen("/dev/null", "w");
+  REQUIRE_EQ(sched_server_create(&srv, &tree, 0, &cfg, (sched_transport){capture, NULL}), 0);
+  sched_server_boot(srv);
+  nsent = 0;
+}
+static void teardown(void) {
+  sched_server_destroy(srv);
+  sched_tree_free(&tree);
+}
+
+/* Send a request as worker `from`; return the reply's status (or -1 when none came). */
+static int ask(int from, unsigned type, const void *fixed, uint64_t *tail0) {
+  unsigned char msg[128];
+  static uint64_t req;
+  size_t len = proto_build(msg, sizeof msg, type, ++req, from, PROTO_NO_DEST, 0, -1, fixed, NULL, 0);
+  int before = nsent;
+  sched_server_handle(srv, from, msg, len);
+  if (nsent == before) return -1;
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent, sent_len, &m), 0);
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(sent_to, from);
+  REQUIRE_EQ(m.h->req, req);
+  if (tail0 && m.ntail) *tail0 = m.tail[0];
+  return m.h->status;
+}
+
+START_TEST(test_local_requests_are_served) {
+  uint64_t rid = 0, addr = 0;
+  proto_ralloc ra = {.parent = 0, .level_hint = -1};
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &ra, &rid), 0);
+  REQUIRE(rid != 0);
+  proto_alloc al = {.size = 100, .rid = (uint32_t)rid, .n = 1};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &al, &addr), 0);
+  proto_addr q = {.addr = addr};
+  uint64_t got = 0;
+  REQUIRE_EQ(ask(2, MSG_QUERY, &q, &got), 0); /* another worker may ask about it */
+  REQUIRE_EQ(got, rid);
+  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), 0);
+  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), EINVAL);
+  proto_rid rf = {.rid = (uint32_t)rid};
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0);
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), ENOENT);
+}
+END_TEST
+
+START_TEST(test_unknown_regions_and_wild_pointers_get_errors) {
+  proto_alloc al = {.size = 64, .rid = 0x7000000, .n = 1};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &al, NULL), ENOENT);
+  proto_addr wild = {.addr = 0x1234};
+  REQUIRE_EQ(ask(1, MSG_FREE, &wild, NULL), EINVAL);
+  proto_rid root = {.rid = 0};
+  REQUIRE_EQ(ask(1, MSG_RFREE, &root, NULL), EINVAL);
+}
+END_TEST
+
+START_TEST(test_bad_input_is_counted_dropped_and_changes_nothing) {
+  sched_stats st;
+  unsigned char junk[48];
+  for (unsigned i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(i * 31 + 7);
+  REQUIRE_EQ(sched_server_handle(srv, 1, junk, sizeof junk), EPROTO);
+  /* A well-formed request from worker 1 claiming to be worker 2. */
+  unsigned char msg[128];
+  proto_alloc al = {.size = 64, .rid = 0, .n = 1};
+  size_t len = proto_build(msg, sizeof msg, MSG_ALLOC, 1, 2, PROTO_NO_DEST, 0, -1, &al, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(srv, 1, msg, len), EPROTO);
+  /* A worker may not send scheduler messages. */
+  proto_grant g = {.page_addr = 0, .npages = 1};
+  len = proto_build(msg, sizeof msg, MSG_GRANT, 1, -1, 0, 0, -1, &g, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(srv, 1, msg, len), EPROTO);
+  /* A rank outside the job. */
+  len = proto_build(msg, sizeof msg, MSG_ALLOC, 1, 9, PROTO_NO_DEST, 0, -1, &al, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(srv, 9, msg, len), EPROTO);
+  REQUIRE_EQ(nsent, 0); /* no reply to any of them */
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.malformed, 4);
+  REQUIRE_EQ(st.served, 0);
+  uint64_t addr;
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &al, &addr), 0); /* and the server still works */
+}
+END_TEST
+
+START_TEST(test_second_finalize_is_malformed_and_shutdown_checks_everything) {
+  unsigned char msg[64];
+  size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, 1, 1, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(srv, 1, msg, len), 0);
+  REQUIRE(!sched_server_done(srv));
+  REQUIRE_EQ(sched_server_handle(srv, 1, msg, len), EPROTO); /* worker 1 again */
+  REQUIRE(!sched_server_done(srv));
+  len = proto_build(msg, sizeof msg, MSG_FINALIZE, 1, 2, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(srv, 2, msg, len), 0);
+  REQUIRE(sched_server_done(srv));
+  REQUIRE_EQ(sched_server_conservation(srv), 0);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("server");
+  TCase *tc = tcase_create("core");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_local_requests_are_served);
+  tcase_add_test(tc, test_unknown_regions_and_wild_pointers_get_errors);
+  tcase_add_test(tc, test_bad_input_is_counted_dropped_and_changes_nothing);
+  tcase_add_test(tc, test_second_finalize_is_malformed_and_shutdown_checks_everything);
+  suite_add_tcase(s, tc);
+  return s;
+}
