@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sched/server_internal.h"
+#include "sched/words.h"
 
 static event *event_new(sched_server *s, unsigned type, const proto_msg *m, int remaining) {
   event *e = calloc(1, sizeof *e);
@@ -183,25 +184,6 @@ void event_rfree(sched_server *s, const proto_msg *m) {
 
 /* ---- pack ---- */
 
-typedef struct {
-  uint64_t *w;
-  size_t n, cap; /* in words */
-} wordbuf;
-
-static int wb_push(void *ctx, uintptr_t addr, size_t len) {
-  wordbuf *b = ctx;
-  if (b->n + 2 > b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    uint64_t *w = realloc(b->w, cap * sizeof *w);
-    if (!w) return 1;
-    b->w = w;
-    b->cap = cap;
-  }
-  b->w[b->n++] = addr;
-  b->w[b->n++] = len;
-  return 0;
-}
-
 static int cmp_pair(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
@@ -225,7 +207,7 @@ static size_t coalesce_pairs(uint64_t *w, size_t nwords) {
   return 2 * out;
 }
 
-static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, wordbuf *b) {
+static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, words *b) {
   b->n = coalesce_pairs(b->w, b->n);
   if (b->n > PROTO_MAX_TAIL)
     srv_reply(s, dest, req, origin, E2BIG, NULL, 0);
@@ -235,9 +217,9 @@ static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t orig
 
 void event_pack(sched_server *s, const proto_msg *m) {
   rid_t rid = ((const proto_rid *)m->fixed)->rid;
-  wordbuf b = {0};
+  words b = {0};
   size_t nranges;
-  int rc = region_pack(s->layer, &rid, 1, NULL, 0, wb_push, &b, &nranges);
+  int rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, &b, &nranges);
   if (rc) {
     free(b.w);
     srv_answer(s, m, rc, NULL, 0);
@@ -280,15 +262,15 @@ void event_on_reply(sched_server *s, const proto_msg *m) {
   while (e && e->id != m->h->req) e = e->next;
   if (!e) return; /* a reply nobody waits for (an undo's answer): nothing to do */
   if (e->type == MSG_PACK && m->h->status == 0) {
-    wordbuf b = {e->ranges, e->nranges, e->cap};
-    for (uint32_t i = 0; i + 1 < m->ntail; i += 2) wb_push(&b, m->tail[i], m->tail[i + 1]);
+    words b = {e->ranges, e->nranges, e->cap};
+    for (uint32_t i = 0; i + 1 < m->ntail; i += 2) words_push2(&b, m->tail[i], m->tail[i + 1]);
     e->ranges = b.w;
     e->nranges = b.n;
     e->cap = b.cap;
   }
   if (--e->remaining > 0) return;
   if (e->type == MSG_PACK) {
-    wordbuf b = {e->ranges, e->nranges, e->cap};
+    words b = {e->ranges, e->nranges, e->cap};
     pack_reply(s, e->reply_to, e->req, e->origin, &b);
     e->ranges = b.w;
   } else {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sched/server_internal.h"
+#include "sched/words.h"
 #include "trie/rangeset.h"
 
 #define MAX_PARK_TRIES 4
@@ -247,25 +248,7 @@ void trade_on_giveback(sched_server *s, int from, const proto_msg *m) {
 
 /* ---- shutdown ---- */
 
-typedef struct {
-  uint64_t *w;
-  size_t n, cap;
-} words;
-
-static int push2(words *v, uint64_t a, uint64_t b) {
-  if (v->n + 2 > v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 256;
-    uint64_t *w = realloc(v->w, cap * sizeof *w);
-    if (!w) return 1;
-    v->w = w;
-    v->cap = cap;
-  }
-  v->w[v->n++] = a;
-  v->w[v->n++] = b;
-  return 0;
-}
-static int push_range(void *ctx, uintptr_t addr, size_t len) { return push2(ctx, addr, len); }
-static int push_ids(void *ctx, rid_t first, rid_t count) { return push2(ctx, first, count); }
+static int push_ids(void *ctx, rid_t first, rid_t count) { return words_push2(ctx, first, count); }
 
 static void my_stat_row(const sched_server *s, uint64_t *row) {
   const sched_stats *t = &s->st;
@@ -313,7 +296,7 @@ static void finish(sched_server *s) {
   my_stat_row(s, row);
   add_rows(s, row, 1);
   words ranges = {0}, ids = {0};
-  region_layer_walk_free(s->layer, push_range, NULL, &ranges);
+  region_layer_walk_free(s->layer, words_push_range, NULL, &ranges);
   region_layer_walk_free(s->layer, NULL, push_ids, &ids);
   int parent = s->tree->parent[s->me];
   if (parent < 0) {
