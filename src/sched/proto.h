@@ -27,7 +27,7 @@ enum proto_type {
   MSG_FREE,        /* proto_addr */
   MSG_REALLOC,     /* proto_realloc -> reply tail {addr, old size} */
   MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants) */
-  MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size} */
+  MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size, scheduler rank} */
   MSG_FINALIZE,    /* worker is done; no reply */
   MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
   /* scheduler <-> scheduler */

@@ -250,8 +250,8 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
       uintptr_t start;
       size_t size;
       int rc = region_query(s->layer, ((const proto_addr *)m->fixed)->addr, &rid, &start, &size);
-      uint64_t tail[3] = {rid, start, size};
-      srv_answer(s, m, rc, tail, rc ? 0 : 3);
+      uint64_t tail[4] = {rid, start, size, (uint64_t)s->me};
+      srv_answer(s, m, rc, tail, rc ? 0 : 4);
       break;
     }
     case MSG_REALLOC: serve_realloc(s, from, m); break;

@@ -193,10 +193,27 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
   const uint64_t *t;
   uint32_t n;
   int rc = rpc(MSG_QUERY, &b, &t, &n);
-  if (rc || n != 3) return fail_errno(rc ? rc : EPROTO);
+  if (rc || n != 4) return fail_errno(rc ? rc : EPROTO);
   if (region) *region = (rid_t)t[0];
   if (size) *size = (size_t)t[2];
   return 0;
+}
+
+/* The world rank of the scheduler that holds the object at ptr (test hook, debug.h). */
+int antheap_debug_scheduler_of(const void *ptr) {
+  proto_addr b = {.addr = (uintptr_t)ptr};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_QUERY, &b, &t, &n);
+  return rc || n != 4 ? fail_errno(rc ? rc : EPROTO) : (int)t[3];
+}
+
+/* The world rank of the scheduler at `level` on this worker's path (its leaf when the tree
+ * is not that deep) (test hook). */
+int antheap_debug_path(int level) {
+  int x = W.leaf;
+  while (W.job.tree.level[x] > level) x = W.job.tree.parent[x];
+  return x;
 }
 
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {

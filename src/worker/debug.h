@@ -5,4 +5,9 @@
 /* Send len raw bytes to this worker's leaf scheduler on the protocol channel, unchecked
  * (to test how a daemon copes with a malformed message). 0 or -1. */
 int antheap_debug_send_raw(const void *buf, size_t len);
+/* The world rank of the scheduler holding the object at ptr, or -1 (errno set). */
+int antheap_debug_scheduler_of(const void *ptr);
+/* The world rank of the scheduler at `level` (0 = root) on this worker's path; its leaf
+ * when the tree is not that deep. */
+int antheap_debug_path(int level);
 #endif

@@ -82,6 +82,23 @@ static void test_regions_and_objects(void) {
   CHECK(sys_query(obj[1], NULL, NULL) == -1 && errno == EINVAL); /* died with its region */
 }
 
+/* Level hints: 0 places a region at the root scheduler, no hint at this worker's leaf, and a
+ * child of a root region may live below its parent's scheduler. */
+static void test_level_hints(void) {
+  int root = antheap_debug_path(0), leaf = antheap_debug_path(1 << 20);
+  rid_t top = sys_ralloc(SYS_ROOT_REGION, 0), low = sys_ralloc(top, SYS_NO_LEVEL_HINT);
+  void *a = sys_alloc(64, top), *b = sys_alloc(64, low);
+  CHECK(a && b);
+  CHECK(antheap_debug_scheduler_of(a) == root);
+  CHECK(antheap_debug_scheduler_of(b) == leaf);
+  rid_t mid = sys_ralloc(top, 1); /* level 1 of this worker's path (its leaf if shallower) */
+  void *c = sys_alloc(64, mid);
+  CHECK(c != NULL && antheap_debug_scheduler_of(c) == antheap_debug_path(1));
+  CHECK(sys_rfree(top) == 0); /* takes low and mid with it, wherever they live */
+  CHECK(sys_query(b, NULL, NULL) == -1 && errno == EINVAL);
+  CHECK(sys_query(c, NULL, NULL) == -1 && errno == EINVAL);
+}
+
 /* Wrong usage: unknown regions, wild pointers (some inside ranges delegated to schedulers
  * that never used them), a malformed message; the job goes on. */
 static void test_wrong_usage(void) {
@@ -193,6 +210,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   test_regions_and_objects();
+  test_level_hints();
   test_wrong_usage();
   test_cross_scheduler_frees();
   test_transfer();
