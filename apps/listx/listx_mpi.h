@@ -1,0 +1,17 @@
+/* listx_mpi.h: the variants of the MPI binary (listx) and the communicator they share. */
+#ifndef AH_LISTX_MPI_H
+#define AH_LISTX_MPI_H
+
+#include <mpi.h>
+
+#include "listx.h"
+
+/* The workers' communicator: sys_comm() under antheap, MPI_COMM_WORLD otherwise. */
+extern MPI_Comm lx_comm;
+
+extern const lx_variant lx_antheap;   /* var_antheap.c */
+extern const lx_variant lx_antheap_balloc;
+extern const lx_variant lx_mpi_rma;   /* var_mpi_rma.c */
+extern const lx_variant lx_mpi_pack;  /* var_mpi_pack.c */
+
+#endif

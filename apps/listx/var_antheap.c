@@ -1,0 +1,121 @@
+/* var_antheap.c: the antheap variants of listx. The list lives in one region. The exchange
+ * moves the whole region with one sys_send and one sys_recv each way; the receiver walks the
+ * list by its own pointers, which mean the same on every worker.
+ *   antheap         one sys_alloc per node, as in the paper (a scheduler round trip each)
+ *   antheap-balloc  sys_balloc, LX_BATCH nodes per call (the API's way to allocate many
+ *                   objects of one size; the baselines carve nodes from one block too)
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "antheap.h"
+#include "listx_mpi.h"
+
+#define LX_BATCH 1024
+
+static struct {
+  rid_t region;
+  lx_node *head;
+} A;
+
+/* Build the list; batch: nodes per sys_balloc, or 0 for one sys_alloc per node. */
+static int build(lx_ctx *c, int batch) {
+  A.region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+  if (!A.region) return -1;
+  lx_node *prev = NULL;
+  void *got[LX_BATCH];
+  A.head = NULL;
+  for (long i = 0; i < c->o->nodes;) {
+    int k = 1;
+    if (batch) {
+      k = c->o->nodes - i < batch ? (int)(c->o->nodes - i) : batch;
+      if (sys_balloc(c->o->node_size, A.region, k, got)) return -1;
+    } else if (!(got[0] = sys_alloc(c->o->node_size, A.region))) {
+      return -1;
+    }
+    for (int j = 0; j < k; j++, i++) {
+      lx_node *x = got[j];
+      lx_init_node(c, x, (uint32_t)i);
+      if (prev) prev->next = (uintptr_t)x;
+      else A.head = x;
+      prev = x;
+    }
+  }
+  return 0;
+}
+
+static int ah_build(lx_ctx *c) { return build(c, 0); }
+static int ah_build_balloc(lx_ctx *c) { return build(c, LX_BATCH); }
+
+/* One blocking pair: the lower worker sends first. */
+static int swap(int me, int peer, rid_t *give_r, void **give_o, rid_t *get_r, void **get_o) {
+  if (me < peer) {
+    if (sys_send(peer, give_r, 1, give_o, 1)) return -1;
+    return sys_recv(peer, get_r, 1, get_o, 1);
+  }
+  if (sys_recv(peer, get_r, 1, get_o, 1)) return -1;
+  return sys_send(peer, give_r, 1, give_o, 1);
+}
+
+static int ah_exchange(lx_ctx *c, int peer) {
+  rid_t mine = A.region, theirs;
+  void *my_head = A.head, *their_head;
+  /* fetch: my list goes to the peer while its list comes to me */
+  if (swap(c->me, peer, &mine, &my_head, &theirs, &their_head)) {
+    fprintf(stderr, "listx: worker %d: sys_send/sys_recv with %d: %s\n", c->me, peer,
+            sys_strerror(errno));
+    return -1;
+  }
+  uint32_t i = 0;
+  for (lx_node *x = their_head; x && i <= (uint32_t)c->o->nodes; x = (lx_node *)x->next, i++)
+    lx_modify(c, x, peer, i);
+  /* give back */
+  rid_t back;
+  void *back_head;
+  if (swap(c->me, peer, &theirs, &their_head, &back, &back_head)) {
+    fprintf(stderr, "listx: worker %d: giving back to %d: %s\n", c->me, peer,
+            sys_strerror(errno));
+    return -1;
+  }
+  if (back != A.region || back_head != A.head) {
+    fprintf(stderr, "listx: worker %d: worker %d gave back region %u head %p, not %u %p\n",
+            c->me, peer, back, back_head, A.region, (void *)A.head);
+    c->bad++;
+  }
+  return 0;
+}
+
+static const lx_node *ah_first(lx_ctx *c) {
+  (void)c;
+  return A.head;
+}
+
+static const lx_node *ah_next(lx_ctx *c, const lx_node *x) {
+  (void)c;
+  return (const lx_node *)x->next;
+}
+
+static void ah_release(lx_ctx *c) {
+  if (sys_rfree(A.region))
+    fprintf(stderr, "listx: worker %d: sys_rfree: %s\n", c->me, sys_strerror(errno));
+  A.region = 0;
+  A.head = NULL;
+}
+
+const lx_variant lx_antheap = {
+    .name = "antheap",
+    .build = ah_build,
+    .exchange = ah_exchange,
+    .first = ah_first,
+    .next = ah_next,
+    .release = ah_release,
+};
+
+const lx_variant lx_antheap_balloc = {
+    .name = "antheap-balloc",
+    .build = ah_build_balloc,
+    .exchange = ah_exchange,
+    .first = ah_first,
+    .next = ah_next,
+    .release = ah_release,
+};
