@@ -159,7 +159,13 @@ void srv_forward(sched_server *s, int to, const proto_msg *m) {
   srv_send(s, to, m->h, sizeof *m->h + m->h->length);
 }
 
-int srv_reply_dest(const proto_msg *m) { return m->h->sched >= 0 ? m->h->sched : m->h->origin; }
+/* Who hears the outcome of m: the scheduler whose event sent it, else the worker that asked.
+ * A CREATE_BELOW names the parent region's scheduler in `sched`, but its outcome (an error)
+ * goes to the worker; success travels as CREATED. */
+int srv_reply_dest(const proto_msg *m) {
+  if (m->h->type == MSG_CREATE_BELOW) return m->h->origin;
+  return m->h->sched >= 0 ? m->h->sched : m->h->origin;
+}
 
 void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
                const uint64_t *tail, uint32_t ntail) {

@@ -69,6 +69,7 @@ void trade_boot(sched_server *s) {
 void sched_server_boot(sched_server *s) { trade_boot(s); }
 
 static void request_refill(sched_server *s);
+static void maybe_finish(sched_server *s);
 
 /* Pages a request needs at least (what a refill must bring for it to fit). */
 static size_t pages_needed(const proto_msg *m) {
@@ -194,6 +195,7 @@ void trade_on_grant(sched_server *s, const proto_msg *m) {
   bool progress = m->h->status == 0;
   replay(s, refills, progress);
   replay(s, requests, progress);
+  maybe_finish(s);
 }
 
 /* ---- giving back: whole free pages above the ceiling return to the parent ---- */
@@ -328,8 +330,11 @@ static void finish(sched_server *s) {
   s->done = true;
 }
 
+/* Finish once the workers are done, the children returned, and no grant is on its way
+ * (pages granted after our RETURN would be missing at the root). */
 static void maybe_finish(sched_server *s) {
-  if (!s->done && s->workers_done == s->workers_direct && s->children_returned == s->nchildren)
+  if (!s->done && s->workers_done == s->workers_direct && s->children_returned == s->nchildren &&
+      !s->refill_pending)
     finish(s);
 }
 

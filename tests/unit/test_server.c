@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/types.h"
 #include "sched/proto.h"
 #include "sched/server.h"
 
@@ -126,6 +127,54 @@ START_TEST(test_second_finalize_is_malformed_and_shutdown_checks_everything) {
 }
 END_TEST
 
+/* A leaf that asked for a refill must not return everything before the grant arrives:
+ * pages granted after its RETURN would be missing at the root. Drives a leaf by hand. */
+START_TEST(test_leaf_waits_for_a_pending_grant_before_returning) {
+  sched_tree t2;
+  REQUIRE_EQ(sched_tree_heap(&t2, 2, 1, 1), 0); /* rank 0 root, rank 1 leaf, rank 2 worker */
+  sched_config cfg = sched_config_default();
+  cfg.quiet = true;
+  cfg.log = fopen("/dev/null", "w");
+  sched_server *leaf;
+  REQUIRE_EQ(sched_server_create(&leaf, &t2, 1, &cfg, (sched_transport){capture, NULL}), 0);
+  unsigned char msg[256];
+  proto_grant g = {.page_addr = cfg.gas_base, .npages = 1, .id_first = 1, .id_count = 100};
+  size_t len = proto_build(msg, sizeof msg, MSG_GRANT, 0, -1, 1, 0, -1, &g, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(leaf, 0, msg, len), 0); /* the boot chunk: one page */
+  proto_ralloc ra = {.parent = 0, .level_hint = -1}; /* region 0 lives at the root: forwarded */
+  nsent = 0;
+  len = proto_build(msg, sizeof msg, MSG_RALLOC, 1, 2, PROTO_NO_DEST, 0, -1, &ra, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(leaf, 2, msg, len), 0);
+  REQUIRE_EQ(sent_to, 0);
+  /* The root answers with a CREATE_BELOW: the leaf makes the region from its own page and
+   * IDs, and, now below its low watermark, asks for a refill. */
+  proto_create cb = {.parent = 0, .level_hint = -1};
+  len = proto_build(msg, sizeof msg, MSG_CREATE_BELOW, 1, 2, PROTO_NO_DEST, 0, 0, &cb, NULL, 0);
+  nsent = 0;
+  REQUIRE_EQ(sched_server_handle(leaf, 0, msg, len), 0);
+  bool asked = false;
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent, sent_len, &m), 0); /* the last message sent */
+  asked = m.h->type == MSG_REFILL || nsent >= 2;
+  REQUIRE(asked);
+  len = proto_build(msg, sizeof msg, MSG_FINALIZE, 2, 2, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(leaf, 2, msg, len), 0);
+  REQUIRE(!sched_server_done(leaf)); /* a grant is on its way */
+  proto_grant more = {.page_addr = cfg.gas_base + AH_PAGE_SIZE, .npages = 1};
+  len = proto_build(msg, sizeof msg, MSG_GRANT, 0, -1, 1, 0, -1, &more, NULL, 0);
+  REQUIRE_EQ(sched_server_handle(leaf, 0, msg, len), 0);
+  REQUIRE(sched_server_done(leaf));
+  REQUIRE_EQ(proto_decode(sent, sent_len, &m), 0); /* the RETURN holds both pages */
+  REQUIRE_EQ(m.h->type, MSG_RETURN);
+  const proto_return *r = m.fixed;
+  REQUIRE_EQ(r->nranges, 1);
+  REQUIRE_EQ(m.tail[0], cfg.gas_base);
+  REQUIRE_EQ(m.tail[1], 2 * AH_PAGE_SIZE);
+  sched_server_destroy(leaf);
+  sched_tree_free(&t2);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("server");
   TCase *tc = tcase_create("core");
@@ -134,6 +183,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_unknown_regions_and_wild_pointers_get_errors);
   tcase_add_test(tc, test_bad_input_is_counted_dropped_and_changes_nothing);
   tcase_add_test(tc, test_second_finalize_is_malformed_and_shutdown_checks_everything);
+  tcase_add_test(tc, test_leaf_waits_for_a_pending_grant_before_returning);
   suite_add_tcase(s, tc);
   return s;
 }
