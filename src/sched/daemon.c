@@ -55,8 +55,10 @@ static void progress_sends(mpi_tx *t, bool wait) {
   }
 }
 
-static void idle_pause(unsigned idle) {
-  if (idle < 64) return;
+/* Waiting for work: a rank with a core of its own spins (lowest latency); ranks sharing
+ * cores sleep after a while, so that oversubscribed jobs leave the cores to the workers. */
+static void idle_pause(const ah_job *j, unsigned idle) {
+  if (j->own_core || idle < 64) return;
   struct timespec ts = {0, idle < 4096 ? 20000 : 200000}; /* 20 us, then 200 us */
   nanosleep(&ts, NULL);
 }
@@ -88,7 +90,7 @@ int job_run_scheduler(ah_job *j) {
     MPI_Iprobe(MPI_ANY_SOURCE, AH_TAG_PROTO, j->proto, &flag, &st);
     if (!flag) {
       progress_sends(&tx, false);
-      idle_pause(++idle);
+      idle_pause(j, ++idle);
       continue;
     }
     idle = 0;

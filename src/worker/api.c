@@ -46,7 +46,7 @@ static int receive_reply(proto_msg *m) {
       MPI_Recv(W.buf, count, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto, MPI_STATUS_IGNORE);
       return proto_decode(W.buf, (size_t)count, m);
     }
-    if (++idle > 256) {
+    if (++idle > 256 && !W.job.own_core) { /* sharing cores: sleep a little (see daemon.c) */
       struct timespec ts = {0, idle < 8192 ? 10000 : 100000};
       nanosleep(&ts, NULL);
     }
