@@ -61,11 +61,13 @@ template <bool OURS> static void run(void **keep, unsigned cap, unsigned size,
 
 int main(int argc, char **argv)
 {
-  int n = 1;                                 /* --small: for compute-sanitizer runs */
+  int n = 1, only = -1;                      /* --small, --size N: for compute-sanitizer */
   for (int i = 1; i < argc; ++i)
     if (!strcmp(argv[i], "--small")) {
       HEAP_BYTES = 8ull << 20;
       THREADS = 2048;
+    } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+      only = atoi(argv[++i]);
     } else {
       argv[n++] = argv[i];
     }
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   std::vector<unsigned> sizes = {16, 64, 256, 1000, 4096, 0};
   if (o.quick) sizes = {16, 4096, 0};
+  if (only >= 0) sizes = {(unsigned)only};
   size_t cap_max = HEAP_BYTES / 16 / THREADS * 2 + 8;
   void **keep;
   unsigned long long *dbytes;

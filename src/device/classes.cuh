@@ -68,7 +68,7 @@ static __device__ char *dm_class_carve(const dm_heap_dev *h, unsigned c, long pa
     else
       ++k;
   }
-  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));
+  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));   /* block 0 keeps it > 0 */
   return first;
 }
 

@@ -51,8 +51,14 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
       for (unsigned i = 1; i < DM_NFIFO && !p; ++i)
         if (dm_fifo_pop(dm_buffer(h, c, (q + i) % DM_NFIFO), &pay)) p = dm_block(h, pay);
     }
-    if (npages && page < 0 && !p && dm_class_reclaim(h, cls ? c : DM_NCLASS, epoch))   /* still none: empty buffers */
-      page = dm_pages_get(h, 1u << dm_lane(), npages, rng);
+    /* still none: empty the other buffers and search again. The second search is made by
+     * the whole group, like the first: a *_sync call with a smaller mask inside divergent
+     * code can pair with the group's pending ones on sm_70+ and exchange garbage. */
+    bool again = npages && page < 0 && !p && dm_class_reclaim(h, cls ? c : DM_NCLASS, epoch);
+    if (__ballot_sync(mask, again) != 0) {
+      long p2 = dm_pages_get(h, mask, again ? npages : 0u, rng);
+      if (again) page = p2;
+    }
     if (cls && npages) {
       if (page >= 0) p = dm_class_carve(h, c, page, q);
     } else if (npages && page >= 0) {

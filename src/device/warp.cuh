@@ -34,8 +34,8 @@ static __device__ __forceinline__ unsigned dm_smid(void)
 /* Lane number of the k-th (0-based) set bit of m; 32 when m has fewer bits. */
 static __device__ __forceinline__ unsigned dm_fks(unsigned m, unsigned k)
 {
-  if (k >= (unsigned)__popc(m)) return 32u;
-  return __fns(m, 0u, (int)k + 1);
+  for (unsigned i = 0; i < k && m; ++i) m &= m - 1u;
+  return m ? (unsigned)__ffs(m) - 1u : 32u;
 }
 
 /* The k lowest set bits of m. */
