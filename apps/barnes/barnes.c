@@ -1,19 +1,18 @@
 /* barnes.c: parallel Barnes-Hut on antheap regions (Myrmics section 6.3, after Dubinski 1996).
  *
  * Each step, every worker:
- *   1. waits at a barrier (timed: load imbalance shows here),
- *   2. exchanges bounding boxes with every other worker (MPI_Allgather on sys_comm),
- *   3. builds the octree of its bodies, one region per level below a tree region,
- *   4. decides how many levels each peer needs (the opening criterion on the distance from
+ *   1. exchanges bounding boxes with every other worker (MPI_Allgather on sys_comm),
+ *   2. builds the octree of its bodies, one region per level below a tree region,
+ *   3. decides how many levels each peer needs (the opening criterion on the distance from
  *      each cell to the peer's box), tells each peer (MPI_Alltoall), and in P-1 rounds of a
  *      tournament (partner = me XOR round) sends those level regions en masse with sys_send,
  *      receiving the peer's levels with sys_recv at the same addresses,
- *   5. walks every tree, its own and the grafted remote ones, by pointer, in worker order,
- *      then kicks; frees its tree region (peers' copies are the peers' regions: not freed,
- *      just no longer read),
- *   6. rebalances by recursive bisection along the longest dimension, weighted by each body's
- *      interactions in this step; bodies cross between partners as a bodies region
- *      (sys_send of a region holding one array object).
+ *   4. walks every tree, its own and the grafted remote ones, by pointer, in worker order;
+ *      waits at a barrier (timed: the walk's load imbalance shows there); frees its tree
+ *      region (peers' copies are the peers' regions: not freed, just no longer read),
+ *   5. kicks, and rebalances by recursive bisection along the longest dimension, weighted by
+ *      each body's interactions in this step; bodies cross between partners as a bodies
+ *      region (sys_send of a region holding one array object).
  * Time goes to four columns: computation, worker communication (MPI collectives and
  * sys_send/sys_recv, whose pack request to the scheduler is inside), scheduler communication
  * (sys_ralloc, sys_balloc, sys_alloc, sys_rfree) and barrier wait. Main entry: main(). */
@@ -88,11 +87,7 @@ static int reserve(size_t n) {
 /* ---- forces ---- */
 static void forces(void) {
   int P = G.P, me = G.me;
-  double t0 = now();
-  sys_barrier();
-  G.barrier += now() - t0;
-
-  double mine[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
+  double t0, mine[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
   int *send_lev = calloc((size_t)P, sizeof *send_lev), *recv_lev = calloc((size_t)P, sizeof *recv_lev);
   bh_cell **root = calloc((size_t)P, sizeof *root);
   if (!boxes || !send_lev || !recv_lev || !root) die("out of memory");
@@ -141,6 +136,9 @@ static void forces(void) {
                            &x->pot, &x->work);
     G.work += x->work;
   }
+  t0 = now(); /* the walk's load imbalance shows here, not in the next collective */
+  sys_barrier();
+  G.barrier += now() - t0;
   if (bh_tree_free(&MEM, &t)) die("sys_rfree of the tree region");
   free(boxes), free(send_lev), free(recv_lev), free(root);
 }
