@@ -7,7 +7,7 @@
  * carry no header. An area starts on a block or run boundary that the page's pinfo gives
  * back on free, so a pointer not on such a boundary is a compartment and the area header
  * sits at the boundary; this keeps the per-object overhead at zero.
- * Entry points: dm_area_open, dm_area_close_group. */
+ * Entry points: dm_area_init, dm_area_enter, dm_area_close_group. */
 #ifndef DM_COALESCE_CUH
 #define DM_COALESCE_CUH
 
@@ -20,25 +20,32 @@ static __device__ __forceinline__ unsigned dm_compartment_bytes(size_t size)
   return ((unsigned)size + DM_ALIGN - 1u) & ~(DM_ALIGN - 1u);
 }
 
-/* The lanes of `co` (all calling) share `area` (NULL: all get NULL). The first lane writes
- * the header; each lane returns its compartment at header + `off`. */
-static __device__ char *dm_area_open(unsigned co, char *area, unsigned off)
+/* The area's first lane writes its header (before the address is shuffled out). */
+static __device__ void dm_area_init(dm_area *a, unsigned n)
 {
-  if (area == NULL) return NULL;
-  const unsigned me = dm_lane(), n = __popc(co);
-  dm_area *a = (dm_area *)area;
+  a->count = n;
+  a->live = n >= 32u ? ~0u : ((1u << n) - 1u);
+  a->n = n;
+  a->magic = DM_AREA_MAGIC;
+  __threadfence();
+}
+
+/* Every lane of `co` calls this; lanes of `grp` share `area` (NULL: they get NULL) and
+ * get their compartment at header + `off`. Debug builds record each compartment's offset
+ * in the header first. */
+static __device__ char *dm_area_enter(unsigned co, unsigned grp, char *area, unsigned off)
+{
 #if DM_CHECKS
-  a->off[__popc(co & dm_lanes_below())] = (unsigned short)((DM_AREA_HDR + off) / DM_ALIGN);
-#endif
-  if (me == (unsigned)__ffs(co) - 1u) {
-    a->count = n;
-    a->live = n >= 32u ? ~0u : ((1u << n) - 1u);
-    a->n = n;
-    a->magic = DM_AREA_MAGIC;
-  }
+  if (area && __popc(grp) > 1)
+    ((dm_area *)area)->off[__popc(grp & dm_lanes_below())] =
+        (unsigned short)((DM_AREA_HDR + off) / DM_ALIGN);
   __threadfence();
   __syncwarp(co);
-  return area + DM_AREA_HDR + off;
+#else
+  (void)co;
+  (void)grp;
+#endif
+  return area ? area + DM_AREA_HDR + off : NULL;
 }
 
 #if DM_CHECKS

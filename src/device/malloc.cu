@@ -84,7 +84,10 @@ __device__ void *dm_malloc(size_t size)
   if (__popc(co) < 2) co = 0;
   char *p;
   if ((co >> me) & 1u) {
-    /* cut the lanes, in lane order, into areas of at most DM_AREA_CAP compartment bytes */
+    /* Cut the lanes, in lane order, into areas of at most DM_AREA_CAP compartment bytes.
+     * Every *_sync below names all of `co` and is reached by all of it: per-area masks in
+     * divergent code can pair with other pending *_sync calls on sm_70+ (seen on the H100
+     * as garbage shuffles under exhaustion). */
     unsigned cs = dm_compartment_bytes(size), gid = 0, fill = 0, mygid = 0, off = 0;
     for (unsigned m = co; m; m &= m - 1u) {
       unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(co, cs, (int)src);
@@ -92,17 +95,18 @@ __device__ void *dm_malloc(size_t size)
       if (src == me) { mygid = gid; off = fill; }
       fill += x;
     }
-    unsigned grp = __match_any_sync(co, mygid), leader = (unsigned)__ffs(grp) - 1u;
+    unsigned grp = __match_any_sync(co, mygid), total = 0;
+    for (unsigned m = co; m; m &= m - 1u) {
+      unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(co, cs, (int)src);
+      if ((grp >> src) & 1u) total += x;
+    }
+    unsigned leader = (unsigned)__ffs(grp) - 1u;
     bool solo = __popc(grp) == 1;         /* a lane alone gets a plain block */
-    unsigned total = __reduce_add_sync(grp, cs);
     size_t ask = solo ? size : (me == leader ? DM_AREA_HDR + total : 0u);
     char *area = dm_alloc_group(h, co, ask, &rng);   /* all areas in one page search */
-    if (solo) {
-      p = area;
-    } else {
-      area = (char *)__shfl_sync(grp, (unsigned long long)area, (int)leader);
-      p = dm_area_open(grp, area, off);
-    }
+    if (!solo && me == leader && area) dm_area_init((dm_area *)area, __popc(grp));
+    area = (char *)__shfl_sync(co, (unsigned long long)area, (int)leader);
+    p = solo ? area : dm_area_enter(co, grp, area, off);
   } else {
     p = dm_alloc_group(h, mask & ~co, size, &rng);
   }
