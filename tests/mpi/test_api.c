@@ -74,12 +74,16 @@ static void test_regions_and_objects(void) {
   for (int i = 0; i < N; i += 2) CHECK(obj[i] == NULL || sys_free(obj[i]) == 0);
   CHECK(sys_free(obj[0]) == -1 && errno == EINVAL); /* double free */
   CHECK(sys_free(obj[1] + 8) == -1 && errno == EINVAL); /* interior pointer */
-  /* rfree of the top region takes the regions below it on the leaf too */
+  /* rfree of the top region takes the regions below it on the leaf too. IDs and addresses
+   * are reused once freed (another worker's next region may get them), so "gone" is checked
+   * while every worker holds still between two barriers. */
   CHECK(sys_rfree(top) == 0);
+  sys_barrier();
   CHECK(sys_alloc(64, sub) == NULL && errno == ENOENT);
   CHECK(sys_alloc(64, leaf) == NULL && errno == ENOENT);
   CHECK(sys_rfree(top) == -1 && errno == ENOENT); /* double rfree */
   CHECK(sys_query(obj[1], NULL, NULL) == -1 && errno == EINVAL); /* died with its region */
+  sys_barrier();
 }
 
 /* Level hints: 0 places a region at the root scheduler, no hint at this worker's leaf, and a
@@ -95,8 +99,10 @@ static void test_level_hints(void) {
   void *c = sys_alloc(64, mid);
   CHECK(c != NULL && antheap_debug_scheduler_of(c) == antheap_debug_path(1));
   CHECK(sys_rfree(top) == 0); /* takes low and mid with it, wherever they live */
+  sys_barrier(); /* freed addresses may be reused: check while everyone holds still */
   CHECK(sys_query(b, NULL, NULL) == -1 && errno == EINVAL);
   CHECK(sys_query(c, NULL, NULL) == -1 && errno == EINVAL);
+  sys_barrier();
 }
 
 /* Wrong usage: unknown regions, wild pointers (some inside ranges delegated to schedulers
@@ -138,6 +144,7 @@ static void test_cross_scheduler_frees(void) {
   sys_barrier();
   CHECK(sys_alloc(64, mine) == NULL && errno == ENOENT); /* freed by my neighbour */
   CHECK(sys_free((void *)(uintptr_t)handles[6]) == -1 && errno == EINVAL);
+  sys_barrier(); /* nobody reuses the freed ID or addresses before everyone checked */
 }
 
 /* A list in nested regions and a tree, sent to the partner, followed by pointer there,
