@@ -76,7 +76,9 @@ static void test_regions_and_objects(void) {
   CHECK(sys_free(obj[1] + 8) == -1 && errno == EINVAL); /* interior pointer */
   /* rfree of the top region takes the regions below it on the leaf too. IDs and addresses
    * are reused once freed (another worker's next region may get them), so "gone" is checked
-   * while every worker holds still between two barriers. */
+   * while every worker holds still between two barriers; and nobody frees before everyone
+   * has created its regions (a new region could take an ID freed a moment before). */
+  sys_barrier();
   CHECK(sys_rfree(top) == 0);
   sys_barrier();
   CHECK(sys_alloc(64, sub) == NULL && errno == ENOENT);
@@ -98,6 +100,7 @@ static void test_level_hints(void) {
   rid_t mid = sys_ralloc(top, 1); /* level 1 of this worker's path (its leaf if shallower) */
   void *c = sys_alloc(64, mid);
   CHECK(c != NULL && antheap_debug_scheduler_of(c) == antheap_debug_path(1));
+  sys_barrier(); /* everyone created its regions before anyone frees */
   CHECK(sys_rfree(top) == 0); /* takes low and mid with it, wherever they live */
   sys_barrier(); /* freed addresses may be reused: check while everyone holds still */
   CHECK(sys_query(b, NULL, NULL) == -1 && errno == EINVAL);
@@ -137,6 +140,7 @@ static void test_cross_scheduler_frees(void) {
   handles[0] = mine;
   for (int i = 1; i < 9; i++) handles[i] = (uintptr_t)sys_alloc(512, mine);
   uint64_t theirs[9];
+  sys_barrier(); /* every region created before any is freed */
   MPI_Sendrecv(handles, 9, MPI_UINT64_T, (me + 1) % n, 7, theirs, 9, MPI_UINT64_T,
                (me + n - 1) % n, 7, sys_comm(), MPI_STATUS_IGNORE);
   for (int i = 1; i < 5; i++) CHECK(sys_free((void *)(uintptr_t)theirs[i]) == 0);
