@@ -38,6 +38,7 @@ static __device__ bool dm_fifo_pop(dm_fifo *q, unsigned *out)
     unsigned head = *(volatile unsigned *)&q->head;
     unsigned long long tail = dm_ld64(&q->tail);
     if (DM_MSG_NUM(tail) - head + 1u == 0u) return false;
+    __threadfence();                           /* read the slot after head and tail */
     unsigned v;
     if (head == DM_MSG_NUM(tail)) {
       v = DM_MSG_PAY(tail);
@@ -61,9 +62,14 @@ static __device__ bool dm_fifo_push(dm_fifo *q, unsigned payload)
     unsigned long long tail = dm_ld64(&q->tail);
     unsigned tnum = DM_MSG_NUM(tail);
     if (tnum - head + 1u >= DM_FIFO_CAP - 1u) return false;
+    __threadfence();                           /* read the slot after the tail */
     unsigned long long *slot = &q->msg[tnum % DM_FIFO_CAP];
     unsigned long long old = dm_ld64(slot);
-    if (DM_MSG_NUM(old) + DM_FIFO_CAP == tnum) atomicCAS(slot, old, tail);
+    if (DM_MSG_NUM(old) != tnum) {             /* move the old tail into the array... */
+      if (DM_MSG_NUM(old) + DM_FIFO_CAP != tnum) continue;        /* stale view: reread */
+      unsigned long long seen = atomicCAS(slot, old, tail);
+      if (seen != old && DM_MSG_NUM(seen) != tnum) continue;
+    }                                          /* ...before ever swinging the tail past it */
     __threadfence();
     if (atomicCAS(&q->tail, tail, DM_MSG(tnum + 1u, payload)) == tail) return true;
   }
