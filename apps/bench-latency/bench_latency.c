@@ -35,6 +35,7 @@
 
 #include "antheap.h"
 #include "bench.h"
+#include "bench_mpi.h"
 #include "sched/launch.h"
 #include "sched/proto.h"
 
@@ -85,7 +86,8 @@ static void usage(FILE *f) {
 }
 
 /* Parse a copy of argv without the --antheap-* options. -1 to go on, else an exit code. */
-static int parse(int argc, char **argv, options *o) {
+static int parse(int argc, char **argv, void *out) {
+  options *o = out;
   static const struct option opts[] = {
       {"help", no_argument, 0, 'h'},        {"reps", required_argument, 0, 'r'},
       {"calls", required_argument, 0, 'n'}, {"size", required_argument, 0, 's'},
@@ -208,15 +210,8 @@ typedef struct {
 /* Build the plan sys_init will build (collective; binds this rank as sys_init would) to learn
  * the shape of the job and which world ranks will be worker 0 and its leaf. -1 to go on. */
 static int peek_plan(int argc, char **argv, setup *su) {
-  char **copy = malloc((size_t)(argc + 1) * sizeof *copy), err[512];
-  memcpy(copy, argv, (size_t)(argc + 1) * sizeof *copy);
   launch_plan p;
-  int rc = launch_plan_build(MPI_COMM_WORLD, &argc, &copy, &p, err, sizeof err);
-  free(copy);
-  if (rc) {
-    if (wrank == 0) fprintf(stderr, "bench-latency: %s\n", err);
-    return 2;
-  }
+  if (bench_peek_plan(argc, argv, "bench-latency", &p)) return 2;
   *su = (setup){p.worker_ranks[0], p.ranks[p.worker_ranks[0]].leaf, p.nschedulers, p.nlevels,
                 p.nworkers, p.fanout};
   launch_plan_free(&p);
@@ -483,19 +478,8 @@ static void report(const options *o, const row *rows, int nrows, const setup *su
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-  /* Our options, read from a copy of argv without the --antheap-* ones. */
-  int ac = argc, code;
-  char **av = malloc((size_t)(argc + 1) * sizeof *av), err[256];
-  memcpy(av, argv, (size_t)(argc + 1) * sizeof *av);
-  launch_options lo;
   options o;
-  if (launch_parse_options(&ac, &av, &lo, err, sizeof err)) {
-    if (wrank == 0) fprintf(stderr, "bench-latency: %s\n", err);
-    code = 2;
-  } else {
-    code = parse(ac, av, &o);
-  }
-  free(av);
+  int code = bench_own_options(argc, argv, "bench-latency", parse, &o);
   int *appnum, flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
   if (code < 0 && flag && *appnum > 0) {

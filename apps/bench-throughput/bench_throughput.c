@@ -29,6 +29,7 @@
 
 #include "antheap.h"
 #include "bench.h"
+#include "bench_mpi.h"
 #include "sched/launch.h"
 
 #define MAXREPS 100
@@ -64,7 +65,8 @@ static void usage(FILE *f) {
 }
 
 /* Parse a copy of argv without the --antheap-* options. -1 to go on, else an exit code. */
-static int parse(int argc, char **argv, options *o) {
+static int parse(int argc, char **argv, void *out) {
+  options *o = out;
   static const struct option opts[] = {
       {"help", no_argument, 0, 'h'},          {"seconds", required_argument, 0, 't'},
       {"ops", required_argument, 0, 'n'},     {"reps", required_argument, 0, 'r'},
@@ -115,15 +117,8 @@ static int peek_plan(int argc, char **argv, shape *sh) {
     *sh = (shape){.mpmd = true};
     return -1;
   }
-  char **copy = malloc((size_t)(argc + 1) * sizeof *copy), err[512];
-  memcpy(copy, argv, (size_t)(argc + 1) * sizeof *copy);
   launch_plan p;
-  int rc = launch_plan_build(MPI_COMM_WORLD, &argc, &copy, &p, err, sizeof err);
-  free(copy);
-  if (rc) {
-    if (wrank == 0) fprintf(stderr, "bench-throughput: %s\n", err);
-    return 2;
-  }
+  if (bench_peek_plan(argc, argv, "bench-throughput", &p)) return 2;
   *sh = (shape){p.nschedulers, p.nlevels, p.nleaves, p.nworkers, p.fanout, false, ""};
   for (int i = 0, len = 0; i < p.nleaves && len < (int)sizeof sh->per_leaf - 12; i++)
     len += snprintf(sh->per_leaf + len, sizeof sh->per_leaf - (size_t)len, "%s%d", i ? "+" : "",
@@ -200,18 +195,8 @@ static const char *const cols[] = {"schedulers", "levels", "leaves", "workers", 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-  int ac = argc, code;
-  char **av = malloc((size_t)(argc + 1) * sizeof *av), err[256];
-  memcpy(av, argv, (size_t)(argc + 1) * sizeof *av);
-  launch_options lo;
   options o;
-  if (launch_parse_options(&ac, &av, &lo, err, sizeof err)) {
-    if (wrank == 0) fprintf(stderr, "bench-throughput: %s\n", err);
-    code = 2;
-  } else {
-    code = parse(ac, av, &o);
-  }
-  free(av);
+  int code = bench_own_options(argc, argv, "bench-throughput", parse, &o);
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (code < 0 && size < 2) {
