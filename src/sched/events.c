@@ -64,6 +64,7 @@ void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, i
   if (t->level[s->me] < target && s->nchildren > 0) { /* further down */
     bool mine = origin >= 0 && sched_tree_in_subtree(t, s->me, origin);
     int child = mine ? sched_tree_next_hop(t, s->me, origin) : least_loaded_child(s);
+    if (!mine) s->st.placed_by_load++;
     proto_create c = {.parent = parent, .level_hint = hint};
     size_t len = proto_build(s->out, s->outcap, MSG_CREATE_BELOW, m->h->req, origin,
                              PROTO_NO_DEST, 0, psched, &c, NULL, 0);

@@ -48,6 +48,7 @@ typedef struct sched_stats {
   uint64_t served, forwarded, replies_routed, malformed, parked;
   uint64_t pages_granted, pages_received, ids_granted, ids_received, pages_given_back;
   uint64_t regions_created, events;
+  uint64_t placed_by_load; /* regions sent to the least-loaded child (requester not below) */
 } sched_stats;
 
 sched_config sched_config_default(void);

@@ -45,6 +45,8 @@ typedef struct sim {
   uint64_t rng, messages;
   sim_result *res;
   int workers_finished;
+  rid_t *publics; /* every worker's public region, once made */
+  int npublic;
   trie live; /* every live object of every worker: (addr - base) / 64 -> size */
 } sim;
 
@@ -106,6 +108,8 @@ struct sim_worker {
   size_t arg_index;   /* object or region index the op is about */
   size_t size, n;
   rid_t rid;      /* region the op is about (for realloc: the object's region) */
+  rid_t public_rid;  /* a region other workers may create sub-regions under (never freed) */
+  bool making_public;
   sobj *objs;
   size_t nobjs, objcap;
   sreg *regs;
@@ -164,8 +168,20 @@ static void start_op(sim *S, sim_worker *w) {
   uint64_t r = rnd(&S->rng) % 100;
   size_t idx[64], nreg = live_regions(w, idx, 64);
   w->op = OP_NONE;
+  if (!w->public_rid && !w->making_public) { /* first: a region the others can build under */
+    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = (int)(rnd(&S->rng) % 3)};
+    w->op = OP_RALLOC;
+    w->making_public = true;
+    w->rid = REGION_ROOT;
+    send_req(S, w, MSG_RALLOC, &b);
+    return;
+  }
   if (r < 14 && nreg < 12) {
-    proto_ralloc b = {.parent = pick_region(S, w), .level_hint = (int)(rnd(&S->rng) % 4) - 1};
+    /* under one of my regions, or (a third of the time) under any worker's public region: its
+     * scheduler may be on another branch, so placement goes by load there */
+    rid_t parent = S->npublic && rnd(&S->rng) % 3 == 0 ? S->publics[rnd(&S->rng) % (uint64_t)S->npublic]
+                                                       : pick_region(S, w);
+    proto_ralloc b = {.parent = parent, .level_hint = (int)(rnd(&S->rng) % 4) - 1};
     w->op = OP_RALLOC;
     w->rid = b.parent;
     send_req(S, w, MSG_RALLOC, &b);
@@ -298,7 +314,11 @@ static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
   switch (w->op) {
     case OP_RALLOC:
       expect_status(S, w, st, 0, "ralloc");
-      if (st == 0 && m->ntail == 1) {
+      if (st == 0 && m->ntail == 1 && w->making_public) {
+        w->making_public = false;
+        w->public_rid = (rid_t)t[0];
+        S->publics[S->npublic++] = w->public_rid;
+      } else if (st == 0 && m->ntail == 1) {
         if (w->nregs == w->regcap) {
           w->regcap = w->regcap ? 2 * w->regcap : 16;
           w->regs = realloc(w->regs, w->regcap * sizeof *w->regs);
@@ -384,7 +404,8 @@ static int setup(sim *S) {
   S->active = calloc((size_t)n * n, sizeof *S->active);
   S->servers = calloc((size_t)n, sizeof *S->servers);
   S->workers = calloc((size_t)c->workers, sizeof *S->workers);
-  if (!S->chans || !S->active || !S->servers || !S->workers) return ENOMEM;
+  S->publics = calloc((size_t)c->workers, sizeof *S->publics);
+  if (!S->chans || !S->active || !S->servers || !S->workers || !S->publics) return ENOMEM;
   for (size_t i = 0; i < (size_t)n * n; i++) S->chans[i].active_slot = -1;
   sched_transport tx = {transport_send, S};
   for (int r = 0; r < c->schedulers; r++)
@@ -420,6 +441,7 @@ static void teardown(sim *S) {
   free(S->active);
   free(S->servers);
   free(S->workers);
+  free(S->publics);
   sched_tree_free(&S->tree);
 }
 
@@ -471,6 +493,7 @@ int sim_run(const sim_config *cfg, sim_result *res) {
     for (int r = 0; r < cfg->schedulers; r++) {
       sched_server_get_stats(S.servers[r], &st);
       malformed += st.malformed;
+      res->placed_by_load += st.placed_by_load;
     }
     if (malformed != (uint64_t)cfg->garbage)
       fail(&S, "%lu malformed messages counted, %d injected", (unsigned long)malformed, cfg->garbage);

@@ -71,10 +71,11 @@ int main(int argc, char **argv) {
     c.seed = first + (uint64_t)k;
     sim_result r;
     sim_run(&c, &r);
-    printf("seed %lu: %s: %lu messages, %lu replies checked, %lu wrong-usage errors as expected%s%s\n",
+    printf("seed %lu: %s: %lu messages, %lu replies checked, %lu wrong-usage errors as expected, "
+           "%lu regions placed by load%s%s\n",
            (unsigned long)c.seed, r.ok ? "ok" : "FAILED", (unsigned long)r.messages,
-           (unsigned long)r.replies_checked, (unsigned long)r.errors_expected, r.ok ? "" : ": ",
-           r.ok ? "" : r.failure);
+           (unsigned long)r.replies_checked, (unsigned long)r.errors_expected,
+           (unsigned long)r.placed_by_load, r.ok ? "" : ": ", r.ok ? "" : r.failure);
     if (!r.ok) {
       failed++;
       printf("  replay: antheap-sim --schedulers %d --fanout %d --workers %d --ops %d --seed %lu"
