@@ -55,19 +55,19 @@ static int least_loaded_child(const sched_server *s) {
   return s->children[best];
 }
 
-void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, int hint) {
+void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, int hint,
+                  int psched) {
   const sched_tree *t = s->tree;
   int target = hint < 0 || hint >= t->levels ? t->levels - 1 : hint;
-  bool parent_here = region_exists(s->layer, parent);
-  int psched = parent_here ? s->me : m->h->sched;
+  bool parent_here = psched == s->me;
   int32_t origin = m->h->origin;
   if (t->level[s->me] < target && s->nchildren > 0) { /* further down */
     bool mine = origin >= 0 && sched_tree_in_subtree(t, s->me, origin);
     int child = mine ? sched_tree_next_hop(t, s->me, origin) : least_loaded_child(s);
     if (!mine) s->st.placed_by_load++;
-    proto_create c = {.parent = parent, .level_hint = hint};
+    proto_create c = {.parent = parent, .level_hint = hint, .parent_sched = psched};
     size_t len = proto_build(s->out, s->outcap, MSG_CREATE_BELOW, m->h->req, origin,
-                             PROTO_NO_DEST, 0, psched, &c, NULL, 0);
+                             PROTO_NO_DEST, 0, -1, &c, NULL, 0);
     srv_send(s, child, s->out, len);
     s->st.forwarded++;
     return;

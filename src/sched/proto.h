@@ -31,7 +31,7 @@ enum proto_type {
   MSG_FINALIZE,    /* worker is done; no reply */
   MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
   /* scheduler <-> scheduler */
-  MSG_CREATE_BELOW, /* proto_create: make a region whose parent lives at header.origin_sched */
+  MSG_CREATE_BELOW, /* proto_create: make a region whose parent lives at parent_sched */
   MSG_CREATED,      /* proto_created: to the parent region's scheduler */
   MSG_UNLINK,       /* proto_created: a remote child region was freed */
   MSG_REFILL,       /* proto_refill: a child asks for pages / IDs */
@@ -59,7 +59,12 @@ typedef struct { uint32_t rid; uint32_t pad; } proto_rid;
 typedef struct { uint64_t size; uint32_t rid; uint32_t n; } proto_alloc;
 typedef struct { uint64_t addr; } proto_addr;
 typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_realloc;
-typedef struct { uint32_t parent; int32_t level_hint; } proto_create;
+typedef struct {
+  uint32_t parent;      /* the parent region's ID */
+  int32_t level_hint;
+  int32_t parent_sched; /* rank of the scheduler holding the parent region */
+  int32_t pad;
+} proto_create;
 typedef struct { uint32_t rid, parent; } proto_created;
 typedef struct { uint64_t pages; uint32_t ids; uint32_t pad; } proto_refill;
 typedef struct { uint64_t page_addr, npages; uint32_t id_first, id_count; } proto_grant;

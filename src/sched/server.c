@@ -159,13 +159,8 @@ void srv_forward(sched_server *s, int to, const proto_msg *m) {
   srv_send(s, to, m->h, sizeof *m->h + m->h->length);
 }
 
-/* Who hears the outcome of m: the scheduler whose event sent it, else the worker that asked.
- * A CREATE_BELOW names the parent region's scheduler in `sched`, but its outcome (an error)
- * goes to the worker; success travels as CREATED. */
-int srv_reply_dest(const proto_msg *m) {
-  if (m->h->type == MSG_CREATE_BELOW) return m->h->origin;
-  return m->h->sched >= 0 ? m->h->sched : m->h->origin;
-}
+/* Who hears the outcome of m: the scheduler whose event sent it, else the worker that asked. */
+int srv_reply_dest(const proto_msg *m) { return m->h->sched >= 0 ? m->h->sched : m->h->origin; }
 
 void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
                const uint64_t *tail, uint32_t ntail) {
@@ -263,7 +258,7 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
     case MSG_REALLOC: serve_realloc(s, from, m); break;
     case MSG_RALLOC: {
       const proto_ralloc *r = m->fixed;
-      place_region(s, from, m, r->parent, r->level_hint);
+      place_region(s, from, m, r->parent, r->level_hint, s->me);
       break;
     }
     case MSG_RFREE: event_rfree(s, m); break;
@@ -344,7 +339,14 @@ int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) 
     case MSG_UNLINK: if (for_me) event_on_unlink(s, &m); else pass_on(s, &m); break;
     case MSG_CREATE_BELOW: {
       const proto_create *c = m.fixed;
-      place_region(s, from, &m, c->parent, c->level_hint);
+      int ps = c->parent_sched;
+      if (ps < 0 || ps >= s->tree->nranks || ps == s->me || !s->tree->is_sched[ps] ||
+          !sched_tree_in_subtree(s->tree, ps, s->me)) { /* must come from above us */
+        s->st.malformed++;
+        srv_log(s, "CREATE_BELOW naming scheduler %d as the parent's: dropped", ps);
+        break;
+      }
+      place_region(s, from, &m, c->parent, c->level_hint, ps);
       break;
     }
     case MSG_REFILL: trade_on_refill(s, from, &m); break;

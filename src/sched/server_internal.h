@@ -107,7 +107,10 @@ uint64_t page_of(const sched_server *s, uintptr_t addr);
 void event_rfree(sched_server *s, const proto_msg *m);
 void event_pack(sched_server *s, const proto_msg *m);
 void event_on_reply(sched_server *s, const proto_msg *m);
-void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, int hint);
+/* Place a new region under parent: here, or further down. parent_sched holds the parent region
+ * (this scheduler for a RALLOC served here). */
+void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, int hint,
+                  int parent_sched);
 void event_on_created(sched_server *s, const proto_msg *m);
 void event_on_unlink(sched_server *s, const proto_msg *m);
 

@@ -148,8 +148,8 @@ START_TEST(test_leaf_waits_for_a_pending_grant_before_returning) {
   REQUIRE_EQ(sent_to, 0);
   /* The root answers with a CREATE_BELOW: the leaf makes the region from its own page and
    * IDs, and, now below its low watermark, asks for a refill. */
-  proto_create cb = {.parent = 0, .level_hint = -1};
-  len = proto_build(msg, sizeof msg, MSG_CREATE_BELOW, 1, 2, PROTO_NO_DEST, 0, 0, &cb, NULL, 0);
+  proto_create cb = {.parent = 0, .level_hint = -1, .parent_sched = 0};
+  len = proto_build(msg, sizeof msg, MSG_CREATE_BELOW, 1, 2, PROTO_NO_DEST, 0, -1, &cb, NULL, 0);
   nsent = 0;
   REQUIRE_EQ(sched_server_handle(leaf, 0, msg, len), 0);
   bool asked = false;
