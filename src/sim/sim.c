@@ -45,6 +45,7 @@ typedef struct sim {
   uint64_t rng, messages;
   sim_result *res;
   int workers_finished;
+  bool trace;     /* SIM_TRACE set: every request and reply on stderr */
   rid_t *publics; /* every worker's public region, once made */
   int npublic;
   trie live; /* every live object of every worker: (addr - base) / 64 -> size */
@@ -137,7 +138,7 @@ static void shadow_del(sim *S, uintptr_t addr) { trie_delete(&S->live, live_key(
 
 static void send_req(sim *S, sim_worker *w, unsigned type, const void *fixed) {
   unsigned char buf[sizeof(proto_header) + PROTO_MAX_FIXED];
-  if (getenv("SIM_TRACE"))
+  if (S->trace)
     fprintf(stderr, "trace: worker %d sends %s req %lu (word0 %#lx)\n", w->rank, proto_type_name(type),
             (unsigned long)w->req + 1, (unsigned long)*(const uint64_t *)fixed);
   size_t len = proto_build(buf, sizeof buf, type, ++w->req, w->rank, PROTO_NO_DEST, 0, -1, fixed,
@@ -305,7 +306,7 @@ static void expect_status(sim *S, sim_worker *w, int got, int want, const char *
 static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
   int st = m->h->status;
   const uint64_t *t = m->tail;
-  if (getenv("SIM_TRACE"))
+  if (S->trace)
     fprintf(stderr, "trace: worker %d op %d status %d tail[0] %#lx n %u\n", w->rank, (int)w->op,
             st, m->ntail ? (unsigned long)t[0] : 0ul, m->ntail);
   if (m->h->req != w->req) fail(S, "worker %d: reply to request %lu, expected %lu", w->rank,
@@ -454,7 +455,8 @@ sim_config sim_config_default(void) {
 
 int sim_run(const sim_config *cfg, sim_result *res) {
   *res = (sim_result){.ok = true, .conservation = 1};
-  sim S = {.cfg = cfg, .rng = cfg->seed * 0x9E3779B97F4A7C15ull + 1, .res = res};
+  sim S = {.cfg = cfg, .rng = cfg->seed * 0x9E3779B97F4A7C15ull + 1, .res = res,
+           .trace = getenv("SIM_TRACE") != NULL};
   int rc = setup(&S);
   if (rc) {
     snprintf(res->failure, sizeof res->failure, "setup failed: %s", rc == EINVAL ? "bad shape" : "no memory");
