@@ -49,6 +49,12 @@ int dm_heap_create(dm_heap **out, size_t bytes);
 int dm_heap_use(dm_heap *h);
 /* Free the arena and metadata. Kernels using the heap must have finished. */
 void dm_heap_destroy(dm_heap *h);
+/* Give every buffered free block back to its page, so that pages held only by buffered
+ * blocks are free again (before a phase of large allocations, or to check for leaks:
+ * with every block freed and the heap trimmed, pages_used is 0). Makes `h` current and
+ * synchronises the device; kernels using the heap must have finished. Returns 0 or a
+ * cudaError_t code. */
+int dm_heap_trim(dm_heap *h);
 /* Read the heap's statistics (synchronises the device). Returns 0 or a cudaError_t. */
 int dm_heap_stats(const dm_heap *h, dm_stats *st);
 /* Device address range of the arena, for tests and tools. */

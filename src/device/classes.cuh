@@ -1,11 +1,14 @@
 /* classes.cuh: size classes and their buffers (XMalloc 5.2). Requests up to DM_CLASS_MAX
  * are rounded up to a power-of-two class; free blocks of each class wait in DM_NFIFO
  * lock-free FIFOs (fifo.cuh), a warp picking one by hash. An empty buffer is refilled
- * from the page layer: one page is carved into blocks, one is kept and the rest buffered.
+ * from the page layer: the lanes of a warp that need blocks of one class share fresh pages
+ * (a page per nb lanes), and only a page's spare blocks are buffered.
  * A full buffer drains to the page layer: the block goes back to its page, and the page
  * itself goes back when none of its blocks is out any more. When the page layer runs dry,
- * dm_class_reclaim drains every buffer so that pages held only by buffered blocks go home.
- * Entry points: dm_class_of, dm_class_carve, dm_class_put, dm_class_reclaim. */
+ * dm_class_reclaim drains every buffer so that pages held only by buffered blocks go home;
+ * dm_class_trim does the same for one buffer, from the host's trim kernel.
+ * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_put,
+ * dm_class_reclaim, dm_class_trim. */
 #ifndef DM_CLASSES_CUH
 #define DM_CLASSES_CUH
 
@@ -50,26 +53,31 @@ static __device__ void dm_class_drain(const dm_heap_dev *h, unsigned long long p
   if (atomicSub(&h->blockcount[page], 1) == 1) dm_pages_put(h, (long)page, 1);
 }
 
-/* A fresh page, owned by this lane alone, becomes a class-c page: block 0 is returned,
- * the others go to buffer q (or the next two buffers); those that fit nowhere go
- * straight back to the page. */
-static __device__ char *dm_class_carve(const dm_heap_dev *h, unsigned c, long page,
-                                       unsigned q)
+/* A fresh page, owned by this lane alone, becomes a class-c page with all its blocks out
+ * (the lanes sharing it take the first ones, dm_class_spill buffers the rest). The page's
+ * pinfo is written before any of its blocks can reach a user. */
+static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long page)
+{
+  h->blockcount[page] = (int)dm_class_blocks(c);
+  h->pinfo[page] = DM_PI_CLASS | c;
+  __threadfence();
+}
+
+/* Blocks `used` .. nb-1 of a fresh class-c page go to buffer q (or the next two buffers);
+ * those that fit nowhere go straight back to the page (the users' blocks keep it held). */
+static __device__ void dm_class_spill(const dm_heap_dev *h, unsigned c, long page,
+                                      unsigned used, unsigned q)
 {
   unsigned nb = dm_class_blocks(c), bytes = dm_class_bytes(c);
   char *first = h->base + (unsigned long long)page * DM_PAGE_BYTES;
-  h->blockcount[page] = (int)nb;
-  h->pinfo[page] = DM_PI_CLASS | c;
-  __threadfence();
-  unsigned i = 1, k = 0;
+  unsigned i = used, k = 0;
   while (i < nb && k < 3u) {
     if (dm_fifo_push(dm_buffer(h, c, (q + k) % DM_NFIFO), dm_payload(h, first + i * bytes)))
       ++i;
     else
       ++k;
   }
-  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));   /* block 0 keeps it > 0 */
-  return first;
+  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));
 }
 
 /* A free block of class c (in class page `page`) goes to a buffer, or drains home. */
@@ -111,6 +119,14 @@ static __device__ bool dm_class_reclaim(const dm_heap_dev *h, unsigned skip, uns
   atomicAdd(&h->ctr->reclaim_epoch, 1u);
   atomicExch(&h->ctr->reclaiming, 0u);
   return true;
+}
+
+/* Empty buffer f back into its pages (no allocation may run meanwhile). */
+static __device__ void dm_class_trim(const dm_heap_dev *h, unsigned f)
+{
+  unsigned pay;
+  while (dm_fifo_pop(&h->fifo[f], &pay))
+    dm_class_drain(h, (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT);
 }
 
 #endif /* DM_CLASSES_CUH */

@@ -10,6 +10,7 @@
 #include "types.cuh"
 
 extern __device__ dm_heap_dev dm_heap_g;
+__global__ void dm_trim_kernel(void);   /* malloc.cu */
 
 struct dm_heap {
   dm_heap_dev d;        /* what kernels see */
@@ -92,6 +93,18 @@ void dm_heap_destroy(dm_heap *h)
   if (h->arena) cudaFree(h->arena);
   if (h->meta) cudaFree(h->meta);
   free(h);
+}
+
+int dm_heap_trim(dm_heap *h)
+{
+  cudaError_t e = (cudaError_t)dm_heap_use(h);
+  unsigned nfifo = DM_NCLASS * DM_NFIFO;
+  if (e == cudaSuccess) {
+    dm_trim_kernel<<<(nfifo + 127u) / 128u, 128>>>();
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  return (int)e;
 }
 
 int dm_heap_stats(const dm_heap *h, dm_stats *st)

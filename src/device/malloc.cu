@@ -1,6 +1,6 @@
-/* malloc.cu: dm_malloc and dm_free, the device entry points, and dm_heap_g, the current
- * heap. They tie the layers together: warp coalescing (coalesce.cuh) on top, then size
- * classes with buffers (classes.cuh) or page runs (page.cuh). */
+/* malloc.cu: dm_malloc and dm_free, the device entry points, dm_heap_g (the current heap)
+ * and the trim kernel. They tie the layers together: warp coalescing (coalesce.cuh) on
+ * top, then size classes with buffers (classes.cuh) or page runs (page.cuh). */
 #include <limits.h>
 
 #include "antheap_device.h"
@@ -26,46 +26,76 @@ static __device__ bool dm_live_flip(const dm_heap_dev *h, const char *blk, bool 
 }
 #endif
 
+/* Address of page `page`. */
+static __device__ __forceinline__ char *dm_page_addr(const dm_heap_dev *h, long page)
+{
+  return h->base + (unsigned long long)page * DM_PAGE_BYTES;
+}
+
+/* One round at the page layer; every lane of `mask` calls it. A lane with c < DM_NCLASS
+ * wants a class-c block: the lanes wanting class c share fresh pages, the r-th of them
+ * taking block r % nb of the page found by the (r - r % nb)-th, which buffers the blocks
+ * nobody took. A lane with run > 0 wants a run of that many pages. Lanes wanting nothing
+ * help the search. NULL where the bounded search failed. */
+static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsigned c,
+                                      unsigned run, unsigned q, unsigned *rng)
+{
+  const unsigned me = dm_lane();
+  const bool cl = c < DM_NCLASS;
+  unsigned peers = __match_any_sync(mask, c);
+  unsigned rank = (unsigned)__popc(peers & dm_lanes_below());
+  unsigned nb = cl ? dm_class_blocks(c) : 1u, lead = rank - rank % nb;
+  unsigned owner = cl ? dm_fks(peers, lead) : me;
+  unsigned n = cl ? (owner == me ? 1u : 0u) : run;
+  long page = -1;
+  if (__ballot_sync(mask, n != 0u) != 0u) page = dm_pages_get(h, mask, n, rng);
+  if (cl && owner == me && page >= 0) dm_class_page_init(h, c, page);
+  long shared = __shfl_sync(mask, page, (int)owner);
+  char *p = NULL;
+  if (cl && shared >= 0) p = dm_page_addr(h, shared) + (rank - lead) * dm_class_bytes(c);
+  if (cl && owner == me && page >= 0)
+    dm_class_spill(h, c, page, min(nb, (unsigned)__popc(peers) - lead), q);
+  if (!cl && run && page >= 0) {
+    dm_run_mark(h, page, run);
+    __threadfence();
+    if (run > 1u) atomicAdd(&h->ctr->runs, 1ull);
+    p = dm_page_addr(h, page);
+  }
+  return p;
+}
+
 /* Every lane of `mask` calls this together: each lane asking `size` > 0 bytes gets a
  * class block or a page run (NULL when the heap is exhausted); lanes asking 0 only help
- * the page search. */
+ * the page search. Every *_sync names all of `mask` and is reached by all of it: a
+ * *_sync with a smaller mask inside divergent code can pair with the group's pending ones
+ * on sm_70+ (seen on the H100 as garbage shuffles under exhaustion). */
 static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size_t size,
                                        unsigned *rng)
 {
-  char *p = NULL;
-  unsigned c = 0, q = 0, npages = 0, pay;
-  bool cls = size > 0 && size <= DM_CLASS_MAX;
+  const bool cls = size > 0 && size <= DM_CLASS_MAX;
+  const unsigned c = cls ? dm_class_of(size) : DM_NCLASS, q = cls ? dm_buffer_hash(c) : 0u;
   const unsigned epoch = dm_reclaim_epoch(h);
+  unsigned run = 0, pay;
+  char *p = NULL;
   if (cls) {
-    c = dm_class_of(size);
-    q = dm_buffer_hash(c);
     if (dm_fifo_pop(dm_buffer(h, c, q), &pay)) p = dm_block(h, pay);
-    else npages = 1;
-  } else if (size > 0) {
+  } else if (size > 0) {                 /* larger than the heap: NULL, no search */
     unsigned long long np = (size + DM_PAGE_BYTES - 1u) >> DM_PAGE_SHIFT;
-    npages = np <= h->npages ? (unsigned)np : 0u;
+    run = np <= h->npages ? (unsigned)np : 0u;
   }
-  if (__ballot_sync(mask, npages != 0) != 0) {
-    long page = dm_pages_get(h, mask, npages, rng);
-    if (npages && page < 0 && cls) {    /* no page: any buffered block of c will do */
-      for (unsigned i = 1; i < DM_NFIFO && !p; ++i)
+  bool want = (cls && !p) || run;
+  if (__ballot_sync(mask, want) != 0u) {
+    char *got = dm_page_round(h, mask, want && cls ? c : DM_NCLASS, want ? run : 0u, q, rng);
+    if (want) p = got;
+    bool miss = want && !p;
+    if (__ballot_sync(mask, miss) != 0u) {
+      /* exhausted: any buffered block of c will do; else empty the other classes'
+       * buffers into their pages and search once more, the whole group together */
+      for (unsigned i = 1; miss && cls && i < DM_NFIFO && !p; ++i)
         if (dm_fifo_pop(dm_buffer(h, c, (q + i) % DM_NFIFO), &pay)) p = dm_block(h, pay);
-    }
-    /* still none: empty the other buffers and search again. The second search is made by
-     * the whole group, like the first: a *_sync call with a smaller mask inside divergent
-     * code can pair with the group's pending ones on sm_70+ and exchange garbage. */
-    bool again = npages && page < 0 && !p && dm_class_reclaim(h, cls ? c : DM_NCLASS, epoch);
-    if (__ballot_sync(mask, again) != 0) {
-      long p2 = dm_pages_get(h, mask, again ? npages : 0u, rng);
-      if (again) page = p2;
-    }
-    if (cls && npages) {
-      if (page >= 0) p = dm_class_carve(h, c, page, q);
-    } else if (npages && page >= 0) {
-      dm_run_mark(h, page, npages);
-      __threadfence();
-      if (npages > 1u) atomicAdd(&h->ctr->runs, 1ull);
-      p = h->base + (unsigned long long)page * DM_PAGE_BYTES;
+      bool again = miss && !p && dm_class_reclaim(h, c, epoch);
+      got = dm_page_round(h, mask, again && cls ? c : DM_NCLASS, again ? run : 0u, q, rng);
+      if (again) p = got;
     }
   }
 #if DM_CHECKS
@@ -80,38 +110,31 @@ __device__ void *dm_malloc(size_t size)
   const unsigned mask = __activemask(), me = dm_lane();
   unsigned rng = dm_seed();
   if (size == 0) size = 1;
+  /* plan the warp's coalescing, then make all its requests in one group call */
   unsigned co = __ballot_sync(mask, size <= DM_COALESCE_MAX);
-  if (__popc(co) < 2) co = 0;
-  char *p;
-  if ((co >> me) & 1u) {
-    /* Cut the lanes, in lane order, into areas of at most DM_AREA_CAP compartment bytes.
-     * Every *_sync below names all of `co` and is reached by all of it: per-area masks in
-     * divergent code can pair with other pending *_sync calls on sm_70+ (seen on the H100
-     * as garbage shuffles under exhaustion). */
-    unsigned cs = dm_compartment_bytes(size), gid = 0, fill = 0, mygid = 0, off = 0;
-    for (unsigned m = co; m; m &= m - 1u) {
-      unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(co, cs, (int)src);
-      if (fill > 0 && fill + x > DM_AREA_CAP) { ++gid; fill = 0; }
-      if (src == me) { mygid = gid; off = fill; }
-      fill += x;
-    }
-    unsigned grp = __match_any_sync(co, mygid), total = 0;
-    for (unsigned m = co; m; m &= m - 1u) {
-      unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(co, cs, (int)src);
-      if ((grp >> src) & 1u) total += x;
-    }
-    unsigned leader = (unsigned)__ffs(grp) - 1u;
-    bool solo = __popc(grp) == 1;         /* a lane alone gets a plain block */
-    size_t ask = solo ? size : (me == leader ? DM_AREA_HDR + total : 0u);
-    char *area = dm_alloc_group(h, co, ask, &rng);   /* all areas in one page search */
-    if (!solo && me == leader && area) dm_area_init((dm_area *)area, __popc(grp));
-    area = (char *)__shfl_sync(co, (unsigned long long)area, (int)leader);
-    p = solo ? area : dm_area_enter(co, grp, area, off);
-  } else {
-    p = dm_alloc_group(h, mask & ~co, size, &rng);
-  }
-  if (p == NULL) atomicAdd(&h->ctr->nulls, 1ull);
+  unsigned cs = ((co >> me) & 1u) ? dm_compartment_bytes(size) : 0u;
+  dm_place pl = {32u + me, 0u, cs};
+  if (__popc(co) >= 2) pl = dm_plan(mask, co, cs);
+  unsigned grp = __match_any_sync(mask, pl.gid);
+  unsigned leader = (unsigned)__ffs(grp) - 1u;
+  bool shared = __popc(grp) > 1;
+  size_t ask = !shared ? size : (me == leader ? (size_t)DM_AREA_HDR + pl.total : 0u);
+  char *area = dm_alloc_group(h, mask, ask, &rng);
+  if (shared && me == leader && area) dm_area_init((dm_area *)area, (unsigned)__popc(grp));
+  area = (char *)__shfl_sync(mask, (unsigned long long)area, (int)leader);
+  char *p = shared ? dm_area_enter(mask, grp, area, pl.off) : area;
+  unsigned nulls = __ballot_sync(mask, p == NULL);
+  if (nulls && me == (unsigned)__ffs(mask) - 1u)
+    atomicAdd(&h->ctr->nulls, (unsigned long long)__popc(nulls));
+  __syncwarp(mask);   /* leave together, as dm_free does */
   return p;
+}
+
+/* Host trim (heap.cu): one thread per buffer empties it into its pages. */
+__global__ void dm_trim_kernel(void)
+{
+  unsigned f = blockIdx.x * blockDim.x + threadIdx.x;
+  if (f < DM_NCLASS * DM_NFIFO) dm_class_trim(&dm_heap_g, f);
 }
 
 /* Free a whole block or run (not a compartment). */
@@ -131,6 +154,39 @@ static __device__ void dm_free_block(const dm_heap_dev *h, char *blk,
   }
 }
 
+/* Which block `p` belongs to: sets *blk, *page and *info and says whether p is a
+ * compartment; false in *ok for a pointer that no dm_malloc returned. */
+static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
+                                 unsigned long long *page, unsigned *info, bool *ok)
+{
+  unsigned long long off = (unsigned long long)(p - h->base);
+  *ok = false;
+  if (p < h->base || off >= h->bytes || (off & (DM_ALIGN - 1u))) return false;
+  *page = off >> DM_PAGE_SHIFT;
+  *info = dm_ld(&h->pinfo[*page]);
+  if (DM_PI_KIND(*info) == DM_PI_BODY) {
+    *page -= DM_PI_VAL(*info);
+    *info = dm_ld(&h->pinfo[*page]);
+    if (DM_PI_KIND(*info) != DM_PI_HEAD) return false;
+  }
+  if (DM_PI_KIND(*info) == DM_PI_FREE) return false;
+  char *pg = h->base + *page * DM_PAGE_BYTES;
+  if (DM_PI_KIND(*info) == DM_PI_CLASS) {
+    unsigned bs = 16u << DM_PI_VAL(*info);
+    *blk = pg + ((unsigned)(p - pg) / bs) * bs;
+  } else {
+    *blk = pg;
+  }
+  *ok = true;
+  if (p == *blk) return false;
+  bool comp = ((const volatile dm_area *)*blk)->magic == DM_AREA_MAGIC;
+#if DM_CHECKS
+  if (comp && !dm_area_check_free((dm_area *)*blk, p)) comp = false;
+#endif
+  *ok = comp;
+  return comp;
+}
+
 __device__ void dm_free(void *ptr)
 {
   const dm_heap_dev *h = &dm_heap_g;
@@ -138,46 +194,19 @@ __device__ void dm_free(void *ptr)
   char *p = (char *)ptr, *blk = NULL;
   unsigned long long page = 0;
   unsigned info = 0;
-  bool bad = false, comp = false;
-  if (p) {
-    unsigned long long off = (unsigned long long)(p - h->base);
-    if (p < h->base || off >= h->bytes || (off & (DM_ALIGN - 1u))) {
-      bad = true;
-    } else {
-      page = off >> DM_PAGE_SHIFT;
-      info = dm_ld(&h->pinfo[page]);
-      if (DM_PI_KIND(info) == DM_PI_BODY) {
-        page -= DM_PI_VAL(info);
-        info = dm_ld(&h->pinfo[page]);
-        bad = DM_PI_KIND(info) != DM_PI_HEAD;
-      }
-      if (DM_PI_KIND(info) == DM_PI_FREE) bad = true;
-      if (!bad) {
-        char *pg = h->base + page * DM_PAGE_BYTES;
-        if (DM_PI_KIND(info) == DM_PI_CLASS) {
-          unsigned bs = 16u << DM_PI_VAL(info);
-          blk = pg + ((unsigned)(p - pg) / bs) * bs;
-        } else {
-          blk = pg;
-        }
-        if (p != blk) {
-          comp = ((const volatile dm_area *)blk)->magic == DM_AREA_MAGIC;
-          bad = !comp;
-#if DM_CHECKS
-          if (comp && !dm_area_check_free((dm_area *)blk, p)) comp = false, bad = true;
-#endif
-        }
-      }
-    }
-  }
+  bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
   /* lanes freeing compartments of one area settle its count with one atomic */
   unsigned grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
-  if (bad) {
+  if (!ok) {
     atomicAdd(&h->ctr->bad_frees, 1ull);
-    return;
+  } else if (p && (!comp || dm_area_close_group((dm_area *)blk, grp))) {
+    if (comp) ((dm_area *)blk)->magic = 0;
+    dm_free_block(h, blk, page, info);
   }
-  if (p == NULL) return;
-  if (comp && !dm_area_close_group((dm_area *)blk, grp)) return;
-  if (comp) ((dm_area *)blk)->magic = 0;
-  dm_free_block(h, blk, page, info);
+  /* The lanes that came in together leave together. Without this, lanes leaving one by
+   * one after their buffer pushes broke the caller's next dm_malloc on the H100: a
+   * kernel that frees and then allocates hung or got pointers with their upper half
+   * zeroed, while a __syncwarp() between the two calls, or the free in its own kernel,
+   * cured it (tests/gpu: test_calls_from_divergent_code). */
+  __syncwarp(mask);
 }

@@ -10,6 +10,8 @@
  *            chosen by hash (XMalloc 5.2).
  *   area     a coalesced request: one block or run shared by the lanes of a warp, each lane
  *            owning one compartment; a header at its start counts the live compartments.
+ *            Areas are cut to at most 512 B (the largest class) or 1, 2 or 4 pages,
+ *            whichever wastes least for the sizes asked (coalesce.cuh).
  *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
  */
 #ifndef DM_TYPES_CUH
@@ -33,6 +35,8 @@
 #define DM_NFIFO 1024u                    /* buffers per class: few warps share one */
 #define DM_FIFO_CAP 64u                   /* messages per buffer (power of two) */
 #define DM_COALESCE_MAX 256u              /* larger requests are never coalesced */
+#define DM_AREA_OPTS 4u                   /* area limits: 512 B, 1, 2, 4 KiB */
+#define DM_REQUEST_COST 32u               /* bytes a coalescing plan charges per request */
 #define DM_WALK_ROUNDS 16u                /* random-walk rounds before the bounded sweep */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
 
@@ -65,9 +69,6 @@ typedef struct dm_area {
 #endif
 } dm_area;
 #define DM_AREA_HDR ((unsigned)((sizeof(dm_area) + DM_ALIGN - 1u) & ~(DM_ALIGN - 1u)))
-/* Compartment bytes one area holds at most: header + compartments fit the largest class
- * exactly (31 x 16 B in 512 B), rather than spilling into a page run. */
-#define DM_AREA_CAP (DM_CLASS_MAX - DM_AREA_HDR)
 
 /* Counters of rare events (never touched on the fast paths). */
 typedef struct dm_counters {
