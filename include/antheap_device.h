@@ -39,6 +39,8 @@ typedef struct dm_stats {
   unsigned long long bad_frees;   /* foreign pointers and (debug) double frees seen */
   unsigned long long runs;    /* multi-page runs handed out */
   unsigned long long drains;  /* class blocks given back to their page (buffers full) */
+  unsigned broken;            /* debug builds: internal invariants found violated (an
+                                 allocator bug; the first few are printed) */
   int debug;                  /* 1 when the library was built with double-free checks */
 } dm_stats;
 

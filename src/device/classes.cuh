@@ -5,7 +5,8 @@
  * (a page per nb lanes), and only a page's spare blocks are buffered.
  * A full buffer drains to the page layer: the block goes back to its page, and the page
  * itself goes back when none of its blocks is out any more. When the page layer runs dry,
- * dm_class_reclaim drains every buffer so that pages held only by buffered blocks go home;
+ * dm_class_reclaim empties a span of other classes' buffers, so that pages held only by
+ * buffered blocks go home;
  * dm_class_trim does the same for one buffer, from the host's trim kernel.
  * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_put,
  * dm_class_reclaim, dm_class_trim. */
@@ -50,7 +51,11 @@ static __device__ __forceinline__ char *dm_block(const dm_heap_dev *h, unsigned 
 /* One block of a class page goes back to its page; the last one takes the page home. */
 static __device__ void dm_class_drain(const dm_heap_dev *h, unsigned long long page)
 {
-  if (atomicSub(&h->blockcount[page], 1) == 1) dm_pages_put(h, (long)page, 1);
+  int was = atomicSub(&h->blockcount[page], 1);
+  DM_INVARIANT(h, was >= 1 && DM_PI_KIND(dm_ld(&h->pinfo[page])) == DM_PI_CLASS,
+               "block drained to page %llu with count %d, pinfo %x\n", page, was,
+               dm_ld(&h->pinfo[page]));
+  if (was == 1) dm_pages_put(h, (long)page, 1);
 }
 
 /* A fresh page, owned by this lane alone, becomes a class-c page with all its blocks out
@@ -58,6 +63,8 @@ static __device__ void dm_class_drain(const dm_heap_dev *h, unsigned long long p
  * pinfo is written before any of its blocks can reach a user. */
 static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long page)
 {
+  DM_INVARIANT(h, dm_ld(&h->pinfo[page]) == DM_PI_FREE,
+               "class page %ld claimed while its pinfo says %x\n", page, dm_ld(&h->pinfo[page]));
   h->blockcount[page] = (int)dm_class_blocks(c);
   h->pinfo[page] = DM_PI_CLASS | c;
   __threadfence();
@@ -91,34 +98,21 @@ static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned l
   dm_class_drain(h, page);
 }
 
-/* Reclaims finished so far (read before a page search that may fail). */
-static __device__ __forceinline__ unsigned dm_reclaim_epoch(const dm_heap_dev *h)
+/* Heap exhausted: empty DM_RECLAIM_SPAN buffers of classes other than `skip`, from a
+ * random one on, back into their pages (at most one buffer's worth of pops each, so frees
+ * racing in cannot keep us here), so that pages held only by buffered blocks go home.
+ * Every lane that finds the heap exhausted helps this way: no lock, no waiting, and
+ * repeated misses sweep all the buffers. */
+static __device__ void dm_class_reclaim(const dm_heap_dev *h, unsigned skip, unsigned *rng)
 {
-  return dm_ld(&h->ctr->reclaim_epoch);
-}
-
-/* Heap exhausted: empty the buffers of every class but `skip` back into their pages (at
- * most one buffer's worth of pops each, so frees racing in cannot keep us here), so pages
- * held only by buffered blocks go home. One thread at a time: a caller that finds one
- * running waits for it, and one whose search began before the last reclaim finished just
- * searches again. True when the caller should search the page layer once more. */
-static __device__ bool dm_class_reclaim(const dm_heap_dev *h, unsigned skip, unsigned epoch)
-{
-  if (dm_reclaim_epoch(h) != epoch) return true;
-  if (atomicCAS(&h->ctr->reclaiming, 0u, 1u) != 0u) {
-    while (dm_ld(&h->ctr->reclaiming)) __nanosleep(1000);
-    return true;
-  }
-  unsigned pay;
-  for (unsigned f = 0; f < DM_NCLASS * DM_NFIFO; ++f) {
+  const unsigned nfifo = DM_NCLASS * DM_NFIFO;
+  if (*rng == 0u) *rng = dm_seed();
+  unsigned f = dm_rand(rng) % nfifo, pay;
+  for (unsigned i = 0; i < DM_RECLAIM_SPAN; ++i, f = (f + 1u) % nfifo) {
     if (f / DM_NFIFO == skip) continue;
     for (unsigned k = 0; k < DM_FIFO_CAP && dm_fifo_pop(&h->fifo[f], &pay); ++k)
       dm_class_drain(h, (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT);
   }
-  __threadfence();
-  atomicAdd(&h->ctr->reclaim_epoch, 1u);
-  atomicExch(&h->ctr->reclaiming, 0u);
-  return true;
 }
 
 /* Empty buffer f back into its pages (no allocation may run meanwhile). */

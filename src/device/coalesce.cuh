@@ -144,13 +144,14 @@ static __device__ void dm_area_init(dm_area *a, unsigned n)
   __threadfence();
 }
 
-/* Every lane of `mask` calls this; lanes of `grp` share `area` (NULL: they get NULL) and
- * get their compartment at header + `off`. Debug builds record each compartment's offset
- * in the header first. */
-static __device__ char *dm_area_enter(unsigned mask, unsigned grp, char *area, unsigned off)
+/* Every lane of `mask` calls this together. Lanes of a shared group `grp` get their
+ * compartment of `area` (NULL: they get NULL) at header + `off`; the others get `area`
+ * itself. Debug builds record each compartment's offset in the header first. */
+static __device__ char *dm_area_enter(unsigned mask, bool shared, unsigned grp, char *area,
+                                      unsigned off)
 {
 #if DM_CHECKS
-  if (area && __popc(grp) > 1)
+  if (shared && area)
     ((dm_area *)area)->off[__popc(grp & dm_lanes_below())] =
         (unsigned short)((DM_AREA_HDR + off) / DM_ALIGN);
   __threadfence();
@@ -159,6 +160,7 @@ static __device__ char *dm_area_enter(unsigned mask, unsigned grp, char *area, u
   (void)mask;
   (void)grp;
 #endif
+  if (!shared) return area;
   return area ? area + DM_AREA_HDR + off : NULL;
 }
 
@@ -167,7 +169,7 @@ static __device__ char *dm_area_enter(unsigned mask, unsigned grp, char *area, u
  * free) or is no compartment of `a` (foreign pointer). */
 static __device__ bool dm_area_check_free(dm_area *a, const char *ptr)
 {
-  unsigned n = *(volatile unsigned *)&a->n;
+  unsigned n = dm_ld(&a->n);
   unsigned o = (unsigned)((ptr - (const char *)a) / DM_ALIGN);
   for (unsigned i = 0; i < n && i < 32u; ++i)
     if (a->off[i] == o) return (atomicAnd(&a->live, ~(1u << i)) >> i) & 1u;

@@ -4,11 +4,15 @@
  * holds the head's number and the whole tail message; dequeue advances head with one CAS,
  * enqueue first moves the old tail into the array (helping is allowed: a failed move means
  * someone else moved it) and then CASes in the new tail. Empty: tail.num - head + 1 == 0.
+ * No fences: a message's number and payload are one 64-bit word, written by one CAS, and
+ * every read of a slot is checked against the number it must carry, so a stale read only
+ * costs a retry. (The blocks themselves carry nothing the next owner reads.)
  * Entry points: dm_fifo_init (host-launched), dm_fifo_pop, dm_fifo_push. */
 #ifndef DM_FIFO_CUH
 #define DM_FIFO_CUH
 
 #include "types.cuh"
+#include "warp.cuh"
 
 #define DM_MSG(num, payload) (((unsigned long long)(num) << 32) | (unsigned)(payload))
 #define DM_MSG_NUM(m) ((unsigned)((m) >> 32))
@@ -25,20 +29,13 @@ static __device__ void dm_fifo_init(dm_fifo *q, unsigned lane, unsigned nlanes)
   }
 }
 
-/* A coherent 64-bit read. */
-static __device__ __forceinline__ unsigned long long dm_ld64(const unsigned long long *p)
-{
-  return *(const volatile unsigned long long *)p;
-}
-
 /* Dequeue one payload into *out; false when the FIFO is empty. */
 static __device__ bool dm_fifo_pop(dm_fifo *q, unsigned *out)
 {
   for (;;) {
-    unsigned head = *(volatile unsigned *)&q->head;
+    unsigned head = dm_ld(&q->head);
     unsigned long long tail = dm_ld64(&q->tail);
     if (DM_MSG_NUM(tail) - head + 1u == 0u) return false;
-    __threadfence();                           /* read the slot after head and tail */
     unsigned v;
     if (head == DM_MSG_NUM(tail)) {
       v = DM_MSG_PAY(tail);
@@ -58,11 +55,10 @@ static __device__ bool dm_fifo_pop(dm_fifo *q, unsigned *out)
 static __device__ bool dm_fifo_push(dm_fifo *q, unsigned payload)
 {
   for (;;) {
-    unsigned head = *(volatile unsigned *)&q->head;
+    unsigned head = dm_ld(&q->head);
     unsigned long long tail = dm_ld64(&q->tail);
     unsigned tnum = DM_MSG_NUM(tail);
     if (tnum - head + 1u >= DM_FIFO_CAP - 1u) return false;
-    __threadfence();                           /* read the slot after the tail */
     unsigned long long *slot = &q->msg[tnum % DM_FIFO_CAP];
     unsigned long long old = dm_ld64(slot);
     if (DM_MSG_NUM(old) != tnum) {             /* move the old tail into the array... */
@@ -70,7 +66,6 @@ static __device__ bool dm_fifo_push(dm_fifo *q, unsigned payload)
       unsigned long long seen = atomicCAS(slot, old, tail);
       if (seen != old && DM_MSG_NUM(seen) != tnum) continue;
     }                                          /* ...before ever swinging the tail past it */
-    __threadfence();
     if (atomicCAS(&q->tail, tail, DM_MSG(tnum + 1u, payload)) == tail) return true;
   }
 }

@@ -10,7 +10,7 @@
 #include "types.cuh"
 
 extern __device__ dm_heap_dev dm_heap_g;
-__global__ void dm_trim_kernel(void);   /* malloc.cu */
+__global__ void dm_trim_kernel(void);   /* group.cu */
 
 struct dm_heap {
   dm_heap_dev d;        /* what kernels see */
@@ -130,6 +130,7 @@ int dm_heap_stats(const dm_heap *h, dm_stats *st)
     st->bad_frees = c.bad_frees;
     st->runs = c.runs;
     st->drains = c.drains;
+    st->broken = c.broken;
     st->debug = DM_CHECKS;
   }
   free(bm);

@@ -20,12 +20,6 @@
 #include "types.cuh"
 #include "warp.cuh"
 
-/* A coherent (L2) read of a metadata word. */
-static __device__ __forceinline__ unsigned dm_ld(const unsigned *p)
-{
-  return *(const volatile unsigned *)p;
-}
-
 /* Bit i set when bits i .. i+n-1 of `freeb` are all set (n in 1..32). */
 static __device__ __forceinline__ unsigned dm_hole_starts(unsigned freeb, unsigned n)
 {
@@ -69,6 +63,7 @@ static __device__ void dm_corw(const dm_heap_dev *h, unsigned mask, unsigned nee
   for (unsigned r = 0; need && r < rounds; ++r) {
     unsigned w = dm_walk_word(h, r, rng, start, rank, nlanes);
     unsigned freeb = w < h->nwords ? ~dm_ld(&h->bitmap[w]) : 0u;
+    dm_converge(mask);
     unsigned has = __ballot_sync(mask, freeb != 0);
     while (need && has) {
       /* providers in lane order serve the needy lanes in lane order */
@@ -83,6 +78,7 @@ static __device__ void dm_corw(const dm_heap_dev *h, unsigned mask, unsigned nee
       }
       bool needy = (need >> me) & 1u;
       unsigned s = __popc(need & below), src = me, idx = 0;
+      dm_converge(mask);
       bool found = false;
       for (unsigned m = has; m; m &= m - 1u) {
         unsigned p = (unsigned)__ffs(m) - 1u;
@@ -132,6 +128,7 @@ static __device__ void dm_run_search(const dm_heap_dev *h, unsigned mask, unsign
           freeb &= ~run;
         }
       }
+      dm_converge(mask);
       got = __shfl_sync(mask, got, (int)p);
       if (me == q && got >= 0) *page = got;
     }
@@ -187,11 +184,23 @@ static __device__ long dm_pages_get(const dm_heap_dev *h, unsigned mask, unsigne
                                     unsigned *rng)
 {
   long page = -1;
+  if (*rng == 0u) *rng = dm_seed();      /* callers seed lazily: most never search */
+  dm_converge(mask);
   unsigned one = __ballot_sync(mask, n == 1u);
   if (one) dm_corw(h, mask, one, rng, &page);
+  dm_converge(mask);
   unsigned some = __ballot_sync(mask, n >= 2u && n <= 32u);
   if (some) dm_run_search(h, mask, some, n, rng, &page);
   if (n > 32u) page = dm_big_run(h, n, rng);
+#if DM_CHECKS
+  for (unsigned i = 0; page >= 0 && i < n; ++i) {
+    unsigned long pg = (unsigned long)page + i;
+    DM_INVARIANT(h, pg < h->npages && ((dm_ld(&h->bitmap[pg / 32u]) >> (pg % 32u)) & 1u),
+                 "page %lu of a %u-page request handed out unclaimed (%s)\n", pg, n,
+                 n == 1u ? "corw" : n <= 32u ? "run search" : "big run");
+  }
+  DM_INVARIANT(h, page < 0 || n > 0, "page %ld handed to a lane that asked none\n", page);
+#endif
   return page;
 }
 
@@ -199,6 +208,11 @@ static __device__ long dm_pages_get(const dm_heap_dev *h, unsigned mask, unsigne
 static __device__ __forceinline__ void dm_run_mark(const dm_heap_dev *h, long page,
                                                    unsigned n)
 {
+  DM_INVARIANT(h, page >= 0 && page + n <= h->npages, "run %ld+%u outside the heap\n", page, n);
+  for (unsigned i = 0; i < n; ++i)
+    DM_INVARIANT(h, dm_ld(&h->pinfo[page + i]) == DM_PI_FREE,
+                 "run page %ld claimed while its pinfo says %x\n", page + i,
+                 dm_ld(&h->pinfo[page + i]));
   for (unsigned i = 1; i < n; ++i) h->pinfo[page + i] = DM_PI_BODY | i;
   h->pinfo[page] = DM_PI_HEAD | n;
 }
@@ -212,7 +226,10 @@ static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
   while (p < end) {
     unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
     unsigned cnt = (unsigned)min((unsigned long)(32u - b), end - p);
-    atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
+    unsigned old = atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
+    DM_INVARIANT(h, (old & dm_bits(b, cnt)) == dm_bits(b, cnt),
+                 "pages %lu..%lu freed while not all used\n", p, p + cnt - 1u);
+    (void)old;
     p += cnt;
   }
 }

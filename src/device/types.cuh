@@ -18,6 +18,7 @@
 #define DM_TYPES_CUH
 
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(AH_DEBUG) || defined(DM_DEBUG)
 #define DM_CHECKS 1
@@ -38,6 +39,7 @@
 #define DM_AREA_OPTS 4u                   /* area limits: 512 B, 1, 2, 4 KiB */
 #define DM_REQUEST_COST 32u               /* bytes a coalescing plan charges per request */
 #define DM_WALK_ROUNDS 16u                /* random-walk rounds before the bounded sweep */
+#define DM_RECLAIM_SPAN 256u              /* buffers one exhausted request empties */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
 
 /* pinfo encoding: kind in the top two bits, a value below */
@@ -73,9 +75,18 @@ typedef struct dm_area {
 /* Counters of rare events (never touched on the fast paths). */
 typedef struct dm_counters {
   unsigned long long nulls, bad_frees, runs, drains;
-  unsigned reclaiming;              /* 1 while one thread empties the buffers */
-  unsigned reclaim_epoch;           /* reclaims finished so far */
+  unsigned broken;                  /* DM_CHECKS: internal invariants found violated */
 } dm_counters;
+
+/* DM_CHECKS: an internal invariant; a violation is counted and the first few printed. */
+#if DM_CHECKS
+#define DM_INVARIANT(h, cond, ...)                                                     \
+  do {                                                                                 \
+    if (!(cond) && atomicAdd(&(h)->ctr->broken, 1u) < 16u) printf("dm: " __VA_ARGS__); \
+  } while (0)
+#else
+#define DM_INVARIANT(h, cond, ...) do { } while (0)
+#endif
 
 /* The heap as kernels see it: a copy lives in the __device__ variable dm_heap_g. */
 typedef struct dm_heap_dev {

@@ -7,6 +7,21 @@
 
 #include "types.cuh"
 
+/* A coherent read of a metadata word other threads change: relaxed at GPU scope (a
+ * volatile read would be system scope, and slower). */
+static __device__ __forceinline__ unsigned dm_ld(const unsigned *p)
+{
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+static __device__ __forceinline__ unsigned long long dm_ld64(const unsigned long long *p)
+{
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
 /* This lane's number in its warp. */
 static __device__ __forceinline__ unsigned dm_lane(void)
 {
@@ -83,6 +98,17 @@ static __device__ __forceinline__ unsigned dm_buffer_hash(unsigned salt)
   unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
   unsigned w = (threadIdx.x + blockDim.x * threadIdx.y) >> 5;
   return dm_mix(b * 131u + w * 7u + dm_smid() * 977u + salt) % DM_NFIFO;
+}
+
+/* The lanes of `mask` wait for each other before a warp-collective step that follows
+ * per-lane work of unequal length (buffer retries, scans, atomics). */
+static __device__ __forceinline__ void dm_converge(unsigned mask)
+{
+#ifndef DM_NO_CONVERGE
+  __syncwarp(mask);
+#else
+  (void)mask;
+#endif
 }
 
 /* Exclusive prefix sum of v over the lanes of `mask` (ascending lane order); *total gets

@@ -125,6 +125,7 @@ static void check_no_leak(dm_heap *h)
   GT_CHECK(dm_heap_stats(h, &st) == 0);
   if (st.pages_used != 0) fprintf(stderr, "  %zu pages still used after trim\n", st.pages_used);
   GT_CHECK(st.pages_used == 0);
+  GT_CHECK(st.broken == 0);                 /* debug build: no internal invariant broken */
 }
 
 /* One round: allocate (lanes per warp), verify contents and layout, free reversed. */
@@ -260,7 +261,8 @@ static void test_exhaustion_returns_null_then_recovers_after_frees(void)
     GT_CHECK(st.nulls > 0);                 /* it did run out */
     double util = (double)got * sizes[k] / (double)heap;
     printf("  size %zu: %zu blocks, utilisation %.3f\n", sizes[k], got, util);
-    GT_CHECK(util > 0.8);   /* the carve loss once left 0.71 at 256 B */
+    /* the carve loss once left 0.71 at 256 B (debug builds: 80-B area headers, unchecked) */
+    if (!st.debug) GT_CHECK(util > 0.8);
     k_free_all<<<256, 256>>>(keep, (size_t)threads * cap);
     GT_SYNC();
     size_t again = 0;

@@ -1,30 +1,18 @@
-/* malloc.cu: dm_malloc and dm_free, the device entry points, dm_heap_g (the current heap)
- * and the trim kernel. They tie the layers together: warp coalescing (coalesce.cuh) on
- * top, then size classes with buffers (classes.cuh) or page runs (page.cuh). */
-#include <limits.h>
-
+/* group.cu: the warp paths of dm_malloc and dm_free (every warp-collective step of the
+ * allocator), dm_heap_g (the current heap) and the trim kernel. They tie the layers
+ * together: warp coalescing (coalesce.cuh) on top, then size classes with buffers
+ * (classes.cuh) or page runs (page.cuh). entry.cu calls in here for every request that a
+ * lane alone cannot serve from its buffer.
+ *
+ * This unit is compiled with ptxas -O0 (src/device/CMakeLists.txt, DM_PTXAS_OPT): at -O1
+ * and above, ptxas 13.0 for sm_90 produced code whose shuffles returned other lanes'
+ * values (pages handed out twice, pointers with mixed halves, a lane's own local
+ * clobbered) when many lanes of a warp made their own requests in an exhausted heap. */
 #include "antheap_device.h"
-#include "classes.cuh"
-#include "coalesce.cuh"
-#include "page.cuh"
-#include "types.cuh"
-#include "warp.cuh"
+#include "group.cuh"
+#include "lane.cuh"
 
 __device__ dm_heap_dev dm_heap_g;
-
-#if DM_CHECKS
-/* Debug: flip the live bit of class block `blk`; returns whether it was already set. */
-static __device__ bool dm_live_flip(const dm_heap_dev *h, const char *blk, bool set)
-{
-  unsigned long long off = (unsigned long long)(blk - h->base);
-  unsigned long long page = off >> DM_PAGE_SHIFT;
-  unsigned c = DM_PI_VAL(dm_ld(&h->pinfo[page]));
-  unsigned i = (unsigned)((off & (DM_PAGE_BYTES - 1u)) >> (DM_MIN_SHIFT + c));
-  unsigned *w = &h->live[page * DM_BLOCK_WORDS + i / 32u], bit = 1u << (i % 32u);
-  unsigned old = set ? atomicOr(w, bit) : atomicAnd(w, ~bit);
-  return (old & bit) != 0;
-}
-#endif
 
 /* Address of page `page`. */
 static __device__ __forceinline__ char *dm_page_addr(const dm_heap_dev *h, long page)
@@ -42,6 +30,7 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
 {
   const unsigned me = dm_lane();
   const bool cl = c < DM_NCLASS;
+  dm_converge(mask);
   unsigned peers = __match_any_sync(mask, c);
   unsigned rank = (unsigned)__popc(peers & dm_lanes_below());
   unsigned nb = cl ? dm_class_blocks(c) : 1u, lead = rank - rank % nb;
@@ -50,6 +39,7 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
   long page = -1;
   if (__ballot_sync(mask, n != 0u) != 0u) page = dm_pages_get(h, mask, n, rng);
   if (cl && owner == me && page >= 0) dm_class_page_init(h, c, page);
+  dm_converge(mask);
   long shared = __shfl_sync(mask, page, (int)owner);
   char *p = NULL;
   if (cl && shared >= 0) p = dm_page_addr(h, shared) + (rank - lead) * dm_class_bytes(c);
@@ -74,26 +64,30 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
 {
   const bool cls = size > 0 && size <= DM_CLASS_MAX;
   const unsigned c = cls ? dm_class_of(size) : DM_NCLASS, q = cls ? dm_buffer_hash(c) : 0u;
-  const unsigned epoch = dm_reclaim_epoch(h);
   unsigned run = 0, pay;
   char *p = NULL;
   if (cls) {
     if (dm_fifo_pop(dm_buffer(h, c, q), &pay)) p = dm_block(h, pay);
+    DM_INVARIANT(h, !p || (unsigned long long)pay * DM_ALIGN < h->bytes,
+                 "buffer %u of class %u gave payload %u\n", q, c, pay);
   } else if (size > 0) {                 /* larger than the heap: NULL, no search */
     unsigned long long np = (size + DM_PAGE_BYTES - 1u) >> DM_PAGE_SHIFT;
     run = np <= h->npages ? (unsigned)np : 0u;
   }
   bool want = (cls && !p) || run;
+  dm_converge(mask);
   if (__ballot_sync(mask, want) != 0u) {
     char *got = dm_page_round(h, mask, want && cls ? c : DM_NCLASS, want ? run : 0u, q, rng);
     if (want) p = got;
     bool miss = want && !p;
+    dm_converge(mask);
     if (__ballot_sync(mask, miss) != 0u) {
       /* exhausted: any buffered block of c will do; else empty the other classes'
        * buffers into their pages and search once more, the whole group together */
       for (unsigned i = 1; miss && cls && i < DM_NFIFO && !p; ++i)
         if (dm_fifo_pop(dm_buffer(h, c, (q + i) % DM_NFIFO), &pay)) p = dm_block(h, pay);
-      bool again = miss && !p && dm_class_reclaim(h, c, epoch);
+      bool again = miss && !p;
+      if (again) dm_class_reclaim(h, c, rng);
       got = dm_page_round(h, mask, again && cls ? c : DM_NCLASS, again ? run : 0u, q, rng);
       if (again) p = got;
     }
@@ -104,12 +98,16 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
   return p;
 }
 
-__device__ void *dm_malloc(size_t size)
+__device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
 {
   const dm_heap_dev *h = &dm_heap_g;
-  const unsigned mask = __activemask(), me = dm_lane();
-  unsigned rng = dm_seed();
-  if (size == 0) size = 1;
+  const unsigned me = dm_lane();
+  unsigned rng = 0;                       /* seeded by the first page search */
+  if (mask == (1u << me)) {               /* alone: nothing to coalesce or share */
+    char *p = dm_alloc_group(h, mask, size, &rng);
+    dm_count_nulls(h, mask, p == NULL);
+    return p;
+  }
   /* plan the warp's coalescing, then make all its requests in one group call */
   unsigned co = __ballot_sync(mask, size <= DM_COALESCE_MAX);
   unsigned cs = ((co >> me) & 1u) ? dm_compartment_bytes(size) : 0u;
@@ -121,11 +119,12 @@ __device__ void *dm_malloc(size_t size)
   size_t ask = !shared ? size : (me == leader ? (size_t)DM_AREA_HDR + pl.total : 0u);
   char *area = dm_alloc_group(h, mask, ask, &rng);
   if (shared && me == leader && area) dm_area_init((dm_area *)area, (unsigned)__popc(grp));
+  dm_converge(mask);
   area = (char *)__shfl_sync(mask, (unsigned long long)area, (int)leader);
-  char *p = shared ? dm_area_enter(mask, grp, area, pl.off) : area;
-  unsigned nulls = __ballot_sync(mask, p == NULL);
-  if (nulls && me == (unsigned)__ffs(mask) - 1u)
-    atomicAdd(&h->ctr->nulls, (unsigned long long)__popc(nulls));
+  char *p = dm_area_enter(mask, shared, grp, area, pl.off);
+  DM_INVARIANT(h, !p || (p >= h->base && p + size <= h->base + h->bytes),
+               "dm_malloc(%llu) returned %p outside the heap\n", (unsigned long long)size, p);
+  dm_count_nulls(h, mask, p == NULL);
   __syncwarp(mask);   /* leave together, as dm_free does */
   return p;
 }
@@ -137,66 +136,20 @@ __global__ void dm_trim_kernel(void)
   if (f < DM_NCLASS * DM_NFIFO) dm_class_trim(&dm_heap_g, f);
 }
 
-/* Free a whole block or run (not a compartment). */
-static __device__ void dm_free_block(const dm_heap_dev *h, char *blk,
-                                     unsigned long long page, unsigned info)
-{
-  if (DM_PI_KIND(info) == DM_PI_CLASS) {
-#if DM_CHECKS
-    if (!dm_live_flip(h, blk, false)) {     /* double free */
-      atomicAdd(&h->ctr->bad_frees, 1ull);
-      return;
-    }
-#endif
-    dm_class_put(h, DM_PI_VAL(info), page, blk);
-  } else {
-    dm_pages_put(h, (long)page, DM_PI_VAL(info));
-  }
-}
-
-/* Which block `p` belongs to: sets *blk, *page and *info and says whether p is a
- * compartment; false in *ok for a pointer that no dm_malloc returned. */
-static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
-                                 unsigned long long *page, unsigned *info, bool *ok)
-{
-  unsigned long long off = (unsigned long long)(p - h->base);
-  *ok = false;
-  if (p < h->base || off >= h->bytes || (off & (DM_ALIGN - 1u))) return false;
-  *page = off >> DM_PAGE_SHIFT;
-  *info = dm_ld(&h->pinfo[*page]);
-  if (DM_PI_KIND(*info) == DM_PI_BODY) {
-    *page -= DM_PI_VAL(*info);
-    *info = dm_ld(&h->pinfo[*page]);
-    if (DM_PI_KIND(*info) != DM_PI_HEAD) return false;
-  }
-  if (DM_PI_KIND(*info) == DM_PI_FREE) return false;
-  char *pg = h->base + *page * DM_PAGE_BYTES;
-  if (DM_PI_KIND(*info) == DM_PI_CLASS) {
-    unsigned bs = 16u << DM_PI_VAL(*info);
-    *blk = pg + ((unsigned)(p - pg) / bs) * bs;
-  } else {
-    *blk = pg;
-  }
-  *ok = true;
-  if (p == *blk) return false;
-  bool comp = ((const volatile dm_area *)*blk)->magic == DM_AREA_MAGIC;
-#if DM_CHECKS
-  if (comp && !dm_area_check_free((dm_area *)*blk, p)) comp = false;
-#endif
-  *ok = comp;
-  return comp;
-}
-
-__device__ void dm_free(void *ptr)
+__device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
 {
   const dm_heap_dev *h = &dm_heap_g;
-  const unsigned mask = __activemask();
+  const bool alone = mask == (1u << dm_lane());
   char *p = (char *)ptr, *blk = NULL;
   unsigned long long page = 0;
   unsigned info = 0;
   bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
   /* lanes freeing compartments of one area settle its count with one atomic */
-  unsigned grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
+  unsigned grp = mask;
+  if (!alone) {
+    dm_converge(mask);
+    grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
+  }
   if (!ok) {
     atomicAdd(&h->ctr->bad_frees, 1ull);
   } else if (p && (!comp || dm_area_close_group((dm_area *)blk, grp))) {
@@ -208,5 +161,5 @@ __device__ void dm_free(void *ptr)
    * kernel that frees and then allocates hung or got pointers with their upper half
    * zeroed, while a __syncwarp() between the two calls, or the free in its own kernel,
    * cured it (tests/gpu: test_calls_from_divergent_code). */
-  __syncwarp(mask);
+  if (!alone) __syncwarp(mask);
 }

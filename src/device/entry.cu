@@ -1,0 +1,46 @@
+/* entry.cu: dm_malloc and dm_free, the device entry points. A lane alone in its warp
+ * takes a block from its class buffer, or gives one back, right here; everything else
+ * (coalescing, page sharing, the page layer, exhaustion) goes to the warp paths of
+ * group.cu. This unit holds no warp-collective code, so it is compiled with full ptxas
+ * optimisation while group.cu is not (see group.cu). */
+#include "antheap_device.h"
+#include "group.cuh"
+#include "lane.cuh"
+
+__device__ void *dm_malloc(size_t size)
+{
+  const unsigned mask = __activemask();
+  if (size == 0) size = 1;
+  if (mask == (1u << dm_lane()) && size <= DM_CLASS_MAX) {
+    const dm_heap_dev *h = &dm_heap_g;
+    unsigned c = dm_class_of(size), pay;
+    if (dm_fifo_pop(dm_buffer(h, c, dm_buffer_hash(c)), &pay)) {
+      char *p = dm_block(h, pay);
+#if DM_CHECKS
+      if (dm_live_flip(h, p, true)) atomicAdd(&h->ctr->bad_frees, 1ull);
+#endif
+      return p;
+    }
+  }
+  return dm_malloc_group(size, mask);
+}
+
+__device__ void dm_free(void *ptr)
+{
+  const unsigned mask = __activemask();
+  if (mask == (1u << dm_lane())) {        /* alone: no group to settle an area with */
+    const dm_heap_dev *h = &dm_heap_g;
+    char *p = (char *)ptr, *blk = NULL;
+    unsigned long long page = 0;
+    unsigned info = 0;
+    bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
+    if (!ok) {
+      atomicAdd(&h->ctr->bad_frees, 1ull);
+    } else if (p && (!comp || dm_area_close_group((dm_area *)blk, mask))) {
+      if (comp) ((dm_area *)blk)->magic = 0;
+      dm_free_block(h, blk, page, info);
+    }
+    return;
+  }
+  dm_free_group(ptr, mask);
+}
