@@ -14,7 +14,9 @@
  * dm_malloc returns 16-byte aligned memory, or NULL when the heap is exhausted (a full
  * heap never hangs a kernel: every search is bounded). dm_free(NULL) is a no-op. A free
  * of a pointer that dm_malloc did not return is counted in dm_stats.bad_frees and
- * ignored; debug builds (AH_DEBUG or DM_DEBUG) also catch double frees.
+ * ignored; debug builds (AH_DEBUG or DM_DEBUG) also catch double frees and check the
+ * allocator's own invariants (dm_stats.broken). Calls may come from divergent code: the
+ * lanes of a warp that enter together have their small requests served together.
  * Code that calls dm_malloc is compiled with relocatable device code (-rdc=true) and
  * links the antheap_device library.
  */
