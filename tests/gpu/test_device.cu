@@ -128,6 +128,19 @@ static void check_no_leak(dm_heap *h)
   GT_CHECK(st.broken == 0);                 /* debug build: no internal invariant broken */
 }
 
+/* Free ptrs[0..n), then check the heap: no foreign or double free, no NULL (unless the
+ * test ran the heap dry on purpose) and, once trimmed, no page still used. */
+static void free_all_and_check(dm_heap *h, char **ptrs, size_t n, bool nulls_expected)
+{
+  k_free_all<<<64, 256>>>(ptrs, n);
+  GT_SYNC();
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0);
+  if (!nulls_expected) GT_CHECK(st.nulls == 0);
+  check_no_leak(h);
+}
+
 /* One round: allocate (lanes per warp), verify contents and layout, free reversed. */
 static void alloc_round(dm_heap *h, unsigned n, unsigned lanes, int mixed, size_t fixed,
                         bool expect_all)
@@ -320,12 +333,7 @@ static void test_many_kernels_in_a_row_with_objects_outliving_them(void)
   unsigned bad;
   GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
   GT_CHECK(bad == 0);
-  k_free_all<<<64, 256>>>(kernels % 2 ? a : b, n);
-  GT_SYNC();
-  dm_stats st;
-  GT_CHECK(dm_heap_stats(h, &st) == 0);
-  GT_CHECK(st.nulls == 0 && st.bad_frees == 0);
-  check_no_leak(h);
+  free_all_and_check(h, kernels % 2 ? a : b, n, false);
   cudaFree(a);
   cudaFree(b);
   cudaFree(dbad);
@@ -396,12 +404,7 @@ static void test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing(void)
   GT_CHECK(cnt[1] > 0);                     /* the heap did run out */
   GT_CHECK(live > n / 8);                   /* and kept serving */
   GT_CHECK(check_layout(h, p, s, 32, &nulls_now));
-  k_free_all<<<64, 256>>>(dp, n);
-  GT_SYNC();
-  dm_stats st;
-  GT_CHECK(dm_heap_stats(h, &st) == 0);
-  GT_CHECK(st.bad_frees == 0);
-  check_no_leak(h);
+  free_all_and_check(h, dp, n, true);
   cudaFree(dp);
   cudaFree(ds);
   cudaFree(dbad);
@@ -473,12 +476,7 @@ static void test_calls_from_divergent_code(void)
     GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
     if (bad) fprintf(stderr, "  pattern %d: %u bad objects\n", pattern, bad);
     GT_CHECK(bad == 0);
-    k_free_all<<<64, 256>>>(dp, n);
-    GT_SYNC();
-    dm_stats st;
-    GT_CHECK(dm_heap_stats(h, &st) == 0);
-    GT_CHECK(st.nulls == 0 && st.bad_frees == 0);
-    check_no_leak(h);
+    free_all_and_check(h, dp, n, false);
     dm_heap_destroy(h);
   }
   cudaFree(dp);
