@@ -17,6 +17,8 @@
  * ignored; debug builds (AH_DEBUG or DM_DEBUG) also catch double frees and check the
  * allocator's own invariants (dm_stats.broken). Calls may come from divergent code: the
  * lanes of a warp that enter together have their small requests served together.
+ * With no current heap (none created yet, or the current one destroyed) dm_malloc returns
+ * NULL and dm_free does nothing.
  * Code that calls dm_malloc is compiled with relocatable device code (-rdc=true) and
  * links the antheap_device library.
  */

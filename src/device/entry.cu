@@ -10,6 +10,7 @@
 __device__ void *dm_malloc(size_t size)
 {
   const unsigned mask = __activemask();
+  if (dm_heap_g.npages == 0) return NULL;   /* no current heap (none made, or destroyed) */
   if (size == 0) size = 1;
   if (mask == (1u << dm_lane()) && size <= DM_CLASS_MAX) {
     const dm_heap_dev *h = &dm_heap_g;
@@ -28,6 +29,7 @@ __device__ void *dm_malloc(size_t size)
 __device__ void dm_free(void *ptr)
 {
   const unsigned mask = __activemask();
+  if (dm_heap_g.npages == 0) return;        /* no current heap: nothing can be ours */
   if (mask == (1u << dm_lane())) {        /* alone: no group to settle an area with */
     const dm_heap_dev *h = &dm_heap_g;
     char *p = (char *)ptr, *blk = NULL;

@@ -483,6 +483,26 @@ static void test_calls_from_divergent_code(void)
   cudaFree(dbad);
 }
 
+__global__ void k_malloc_free_one(size_t s, char **out)
+{
+  *out = (char *)dm_malloc(s);
+  dm_free((void *)out);                    /* not ours: ignored, there is no heap */
+}
+
+static void test_without_a_heap_malloc_returns_null(void)
+{
+  dm_heap *h;
+  char **dp, *p = (char *)1;
+  GT_CUDA(cudaMalloc(&dp, sizeof(char *)));
+  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
+  dm_heap_destroy(h);                      /* the current heap is gone */
+  k_malloc_free_one<<<2, 64>>>(64, dp);
+  GT_SYNC();
+  GT_CUDA(cudaMemcpy(&p, dp, sizeof p, cudaMemcpyDeviceToHost));
+  GT_CHECK(p == NULL);
+  cudaFree(dp);
+}
+
 /* A 1 MiB heap taken whole by one run, given back, then taken whole again. */
 __global__ void k_big(size_t s, char **out) { *out = (char *)dm_malloc(s); }
 __global__ void k_free_one(char **p) { dm_free(*p); }
@@ -519,6 +539,7 @@ int main(void)
   gt_require_gpu();
   g_small = getenv("GT_SMALL") != NULL;
   GT_RUN(test_free_of_null_is_a_noop);
+  GT_RUN(test_without_a_heap_malloc_returns_null);
   GT_RUN(test_small_blocks_are_distinct_writable_and_inside_the_heap);
   GT_RUN(test_mixed_sizes_do_not_overlap);
   GT_RUN(test_freed_memory_is_reused);
