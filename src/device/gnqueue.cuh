@@ -165,6 +165,20 @@ static __device__ bool gn_init(gn_queue *q, gn_pool *pool, gn_node *nodes, unsig
 
 enum { GN_ADV_INSERTED, GN_ADV_ONLY, GN_ADV_FULL };
 
+/* Listing 3, lines T11 and T19: move the tail from full node t (last seen as `curr`) to node
+ * `to`, index 1. Returns the final count of t's slow enqueues when this call moved it, 0
+ * when another did. */
+static __device__ unsigned gn_swing_tail(gn_queue *q, unsigned long long curr, unsigned t,
+                                         unsigned to)
+{
+  for (;;) {
+    unsigned long long seen = atomicCAS(&q->tail, curr, GN_TAG(to, 1));
+    if (seen == curr) return GN_IDX(curr) - GN_SLOTS;
+    curr = seen;
+    if (GN_NODE(curr) != t) return 0;
+  }
+}
+
 /* Listing 3: the enqueue slow path on full tail node t (our index was past its end). */
 static __device__ int gn_adv_tail(gn_queue *q, unsigned long long w, unsigned t)
 {
@@ -181,25 +195,15 @@ static __device__ int gn_adv_tail(gn_queue *q, unsigned long long w, unsigned t)
       if (nd == GN_NONE) { res = GN_ADV_FULL; break; }
       if (atomicCAS(&tn->next, GN_NONE, nd) == GN_NONE) {
         next = nd;
-        res = GN_ADV_INSERTED;
-        for (;;) {
-          unsigned long long seen = atomicCAS(&q->tail, curr, GN_TAG(nd, 1));
-          if (seen == curr) { final = GN_IDX(curr) - GN_SLOTS; break; }
-          curr = seen;
-          if (GN_NODE(curr) != t) break;
-        }
+        res = GN_ADV_INSERTED;     /* our value sits in the new node's slot 0 */
+        final = gn_swing_tail(q, curr, t, nd);
         break;
       }
       gn_node_free(pool, nd);      /* someone else appended first: help them instead */
       continue;
     }
-    res = GN_ADV_ONLY;
-    for (;;) {
-      unsigned long long seen = atomicCAS(&q->tail, curr, GN_TAG(next, 1));
-      if (seen == curr) { final = GN_IDX(curr) - GN_SLOTS; break; }
-      curr = seen;
-      if (GN_NODE(curr) != t) break;
-    }
+    res = GN_ADV_ONLY;             /* help move the tail to the node already appended */
+    final = gn_swing_tail(q, curr, t, next);
     break;
   }
   if (next != GN_NONE) atomicCAS(&q->curr_tail, t, next);
