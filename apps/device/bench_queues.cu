@@ -93,7 +93,7 @@ int main(int argc, char **argv)
     cudaFree(s.nodes);
   }
   tb.print("queues: 1M threads x (enqueue one, dequeue one); medians in ms; refused and "
-           "empty are summed over all reps");
+           "empty are summed over the warm-up and all reps");
   tb.write_csv(o.csv);
   return 0;
 }
