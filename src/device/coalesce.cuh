@@ -4,7 +4,7 @@
  * (__activemask, shuffles) and cut, in lane order, into areas; one lane per area asks for
  * it, the address is shuffled back and each lane takes its compartment.
  *
- * Plan. An area may be limited to 512 B (the largest class) or to 1, 2 or 4 pages; each
+ * Plan. An area may be limited to 512 B (the largest class) or to runs of 1, 2 or 4 KiB; each
  * limit gives a greedy cut whose cost is the bytes its requests really take (class or
  * whole pages, header included) plus DM_REQUEST_COST per request, and asking alone (no
  * area) is the fifth choice. The cheapest wins: 32 x 16 B go in one 512-B area, 32 x 64 B

@@ -10,7 +10,7 @@
  *            chosen by hash (XMalloc 5.2).
  *   area     a coalesced request: one block or run shared by the lanes of a warp, each lane
  *            owning one compartment; a header at its start counts the live compartments.
- *            Areas are cut to at most 512 B (the largest class) or 1, 2 or 4 pages,
+ *            Areas are cut to at most 512 B (the largest class) or runs of 1, 2 or 4 KiB,
  *            whichever wastes least for the sizes asked (coalesce.cuh).
  *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
  */
@@ -26,13 +26,13 @@
 #define DM_CHECKS 0
 #endif
 
-#define DM_PAGE_SHIFT 10u                 /* 1 KiB pages */
+#define DM_PAGE_SHIFT 9u                  /* 512-B pages: a run wastes 256 B on average */
 #define DM_PAGE_BYTES (1u << DM_PAGE_SHIFT)
 #define DM_ALIGN 16u                      /* every block and compartment is 16-B aligned */
 #define DM_NCLASS 6u                      /* 16, 32, 64, 128, 256, 512 */
 #define DM_MIN_SHIFT 4u
 #define DM_CLASS_MAX (16u << (DM_NCLASS - 1u))
-#define DM_BLOCK_WORDS 2u                 /* live-bitmap words per page: 64 blocks at most */
+#define DM_BLOCK_WORDS ((DM_PAGE_BYTES / 16u + 31u) / 32u)   /* live-bitmap words per page */
 #define DM_NFIFO 1024u                    /* buffers per class: few warps share one */
 #define DM_FIFO_CAP 64u                   /* messages per buffer (power of two) */
 #define DM_COALESCE_MAX 256u              /* larger requests are never coalesced */
