@@ -36,12 +36,7 @@ __device__ void dm_free(void *ptr)
     unsigned long long page = 0;
     unsigned info = 0;
     bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
-    if (!ok) {
-      atomicAdd(&h->ctr->bad_frees, 1ull);
-    } else if (p && (!comp || dm_area_close_group((dm_area *)blk, mask))) {
-      if (comp) ((dm_area *)blk)->magic = 0;
-      dm_free_block(h, blk, page, info);
-    }
+    dm_free_settle(h, p, blk, page, info, ok, comp, mask);
     return;
   }
   dm_free_group(ptr, mask);

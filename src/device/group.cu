@@ -139,27 +139,18 @@ __global__ void dm_trim_kernel(void)
 __device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
 {
   const dm_heap_dev *h = &dm_heap_g;
-  const bool alone = mask == (1u << dm_lane());
   char *p = (char *)ptr, *blk = NULL;
   unsigned long long page = 0;
   unsigned info = 0;
   bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
   /* lanes freeing compartments of one area settle its count with one atomic */
-  unsigned grp = mask;
-  if (!alone) {
-    dm_converge(mask);
-    grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
-  }
-  if (!ok) {
-    atomicAdd(&h->ctr->bad_frees, 1ull);
-  } else if (p && (!comp || dm_area_close_group((dm_area *)blk, grp))) {
-    if (comp) ((dm_area *)blk)->magic = 0;
-    dm_free_block(h, blk, page, info);
-  }
+  dm_converge(mask);
+  unsigned grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
+  dm_free_settle(h, p, blk, page, info, ok, comp, grp);
   /* The lanes that came in together leave together. Without this, lanes leaving one by
    * one after their buffer pushes broke the caller's next dm_malloc on the H100: a
    * kernel that frees and then allocates hung or got pointers with their upper half
    * zeroed, while a __syncwarp() between the two calls, or the free in its own kernel,
    * cured it (tests/gpu: test_calls_from_divergent_code). */
-  if (!alone) __syncwarp(mask);
+  __syncwarp(mask);
 }

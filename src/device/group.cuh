@@ -1,6 +1,6 @@
 /* group.cuh: what entry.cu calls in group.cu: the warp paths of dm_malloc and dm_free.
  * Every lane of `mask` (the lanes that entered dm_malloc or dm_free together) calls them
- * together. */
+ * together; dm_free_group only gets two lanes or more (entry.cu frees a lone lane's block). */
 #ifndef DM_GROUP_CUH
 #define DM_GROUP_CUH
 

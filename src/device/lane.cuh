@@ -84,4 +84,19 @@ static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
   return comp;
 }
 
+/* What one lane's dm_free does once its pointer is located (dm_locate): count a foreign
+ * pointer, or give the block back, or, for a compartment, give the area back when the
+ * lanes of `grp` (freeing compartments of the same area) held its last ones. */
+static __device__ void dm_free_settle(const dm_heap_dev *h, char *p, char *blk,
+                                      unsigned long long page, unsigned info, bool ok,
+                                      bool comp, unsigned grp)
+{
+  if (!ok) {
+    atomicAdd(&h->ctr->bad_frees, 1ull);
+  } else if (p && (!comp || dm_area_close_group((dm_area *)blk, grp))) {
+    if (comp) ((dm_area *)blk)->magic = 0;
+    dm_free_block(h, blk, page, info);
+  }
+}
+
 #endif /* DM_LANE_CUH */
