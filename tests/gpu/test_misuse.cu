@@ -11,12 +11,14 @@ __global__ void k_alloc_n(char **out, size_t size)
 __global__ void k_free_n(char **p) { dm_free(p[blockIdx.x * blockDim.x + threadIdx.x]); }
 __global__ void k_free_ptr(void *p) { dm_free(p); }
 
-/* Allocate `threads` objects of `size` in one block (coalesced when threads > 1), free
- * them, free the first again; returns the bad_frees delta through *bad. */
-static void double_free(dm_heap *h, unsigned threads, size_t size, unsigned long long *bad)
+/* In a fresh 1 MiB heap: allocate `threads` objects of `size` in one block (coalesced when
+ * threads > 1), free them, free the first again; the second free must be the one bad free. */
+static void double_free_is_detected(unsigned threads, size_t size)
 {
+  dm_heap *h;
   char **dp, *first;
   dm_stats a, b;
+  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
   GT_CUDA(cudaMalloc(&dp, threads * sizeof(char *)));
   k_alloc_n<<<1, threads>>>(dp, size);
   GT_SYNC();
@@ -28,8 +30,9 @@ static void double_free(dm_heap *h, unsigned threads, size_t size, unsigned long
   k_free_ptr<<<1, 1>>>(first);
   GT_SYNC();
   GT_CHECK(dm_heap_stats(h, &b) == 0);
-  *bad = b.bad_frees - a.bad_frees;
+  GT_CHECK(b.bad_frees - a.bad_frees == 1);
   cudaFree(dp);
+  dm_heap_destroy(h);
 }
 
 static void test_library_is_the_debug_build(void)
@@ -42,35 +45,10 @@ static void test_library_is_the_debug_build(void)
   dm_heap_destroy(h);
 }
 
-static void test_double_free_of_a_block_is_detected(void)
-{
-  dm_heap *h;
-  unsigned long long bad = 0;
-  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
-  double_free(h, 1, 100, &bad);
-  GT_CHECK(bad == 1);
-  dm_heap_destroy(h);
-}
-
-static void test_double_free_of_a_compartment_is_detected(void)
-{
-  dm_heap *h;
-  unsigned long long bad = 0;
-  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
-  double_free(h, 32, 8, &bad);   /* 32 lanes at once: one coalesced area */
-  GT_CHECK(bad == 1);
-  dm_heap_destroy(h);
-}
-
-static void test_double_free_of_a_run_is_detected(void)
-{
-  dm_heap *h;
-  unsigned long long bad = 0;
-  GT_CHECK(dm_heap_create(&h, 1u << 20) == 0);
-  double_free(h, 1, 5000, &bad);
-  GT_CHECK(bad == 1);
-  dm_heap_destroy(h);
-}
+static void test_double_free_of_a_block_is_detected(void) { double_free_is_detected(1, 100); }
+/* 32 lanes at once: one coalesced area */
+static void test_double_free_of_a_compartment_is_detected(void) { double_free_is_detected(32, 8); }
+static void test_double_free_of_a_run_is_detected(void) { double_free_is_detected(1, 5000); }
 
 static void test_foreign_pointers_are_detected_and_ignored(void)
 {
