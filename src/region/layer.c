@@ -55,6 +55,8 @@ int region_layer_create(region_layer **out, const region_config *cfg, slab_pool 
   trie_init(&L->free_ranges, slab_bits, src);
   trie_init(&L->used_ids, 32, src);
   trie_init(&L->free_ids, 32, src);
+  trie_init(&L->zombies, slab_bits, src);
+  trie_init(&L->quarantine, 32, src);
   if (c.create_root) {
     int rc = region_create_root(L);
     if (rc) {
@@ -99,7 +101,9 @@ void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
                              .trimmed_slabs = L->trimmed_slabs,
                              .need_pages_calls = L->need_pages_calls,
                              .stranded_slabs = L->stranded_slabs,
-                             .stranded_ids = L->stranded_ids};
+                             .stranded_ids = L->stranded_ids,
+                             .zombie_slabs = L->zombie_slabs,
+                             .quarantined_ids = trie_count(&L->quarantine)};
 }
 
 bool region_layer_holds(const region_layer *L, uintptr_t addr) {
@@ -177,5 +181,7 @@ void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
   trie_clear(&L->free_ranges);
   trie_clear(&L->used_ids);
   trie_clear(&L->free_ids);
+  trie_clear(&L->zombies);
+  trie_clear(&L->quarantine);
   layer_free(L, L);
 }

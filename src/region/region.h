@@ -56,6 +56,8 @@ typedef struct region_layer_stats {
   size_t need_pages_calls;
   size_t stranded_slabs;          /* slabs lost to metadata exhaustion mid-way (should be 0) */
   size_t stranded_ids;            /* region IDs lost the same way (should be 0) */
+  size_t zombie_slabs;            /* leased slabs of freed regions not handed back yet */
+  size_t quarantined_ids;         /* freed regions' IDs held until their zombies return */
 } region_layer_stats;
 
 typedef struct region_info {
@@ -116,6 +118,19 @@ int region_realloc(region_layer *layer, uintptr_t old, size_t new_size, rid_t ne
 /* The region, start and slot size of the live object containing addr. */
 int region_query(const region_layer *layer, uintptr_t addr, rid_t *region, uintptr_t *start,
                  size_t *size);
+
+/* Leases for workers' allocation caches (slab.h: slab_lease). region_lease leases up to want
+ * (>= min) empty slabs of the slot size holding `size` in region rid to worker lessee; ENOENT
+ * for an unknown region, EINVAL for a size over one slab, ENOMEM below min. */
+int region_lease(region_layer *layer, rid_t rid, size_t size, size_t want, size_t min,
+                 int32_t lessee, uintptr_t *slabs, size_t *got, uint32_t *slot);
+/* Hand back n leased slabs: pairs[2i] the slab address, pairs[2i+1] the bitmap of its live
+ * slots, all leased to lessee. All or nothing: EINVAL (nothing changed) if any slab is not
+ * leased to lessee, appears twice, or names slots it does not have. A slab of a region freed
+ * meanwhile (a zombie) goes back to Free Ranges, its live slots dropped and counted in
+ * *dropped; the region's ID is free again once its last zombie is back. */
+int region_lease_return(region_layer *layer, int32_t lessee, const uint64_t *pairs, size_t n,
+                        size_t *dropped);
 
 /* Pack: the used slabs of every listed region and all its descendants, plus each listed
  * object, in address order, coalesced into ranges handed to range_fn; *nranges gets their

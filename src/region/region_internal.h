@@ -46,6 +46,9 @@ struct region_layer {
   trie free_ranges; /* rangeset of slab keys */
   trie used_ids;    /* id -> region* */
   trie free_ids;    /* rangeset of ids */
+  trie zombies;     /* slab key -> zombie lease (lease.c): leased slabs of freed regions */
+  trie quarantine;  /* id -> zombie leases left: a freed region's ID, not reused until 0 */
+  size_t zombie_slabs;
   size_t regions, used_range_count, free_slabs;
   size_t trims, trimmed_slabs, need_pages_calls, stranded_slabs, stranded_ids;
   rid_t trim_cursor; /* trimming resumes after this region ID */
@@ -83,6 +86,14 @@ const range_rec *space_owner(const region_layer *L, uintptr_t addr);
 int space_free_ranges_add(region_layer *L, uintptr_t addr, size_t nslabs);
 void layer_strand(region_layer *L, size_t nslabs, size_t nids);
 int region_pool_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t *len);
+
+/* lease.c: before a region is destroyed, its leased slabs (see slab_lease) are noted; once its
+ * ranges are back in Free Ranges they are taken out again as zombies, and the region's ID is
+ * kept out of Free Region IDs, until every lessee hands its zombies back. Returns true when the
+ * region had leases (its ID is then quarantined, not freed). */
+typedef struct lease_note lease_note;
+lease_note *lease_note_region(region_layer *L, region *r);
+bool lease_bury(region_layer *L, rid_t id, lease_note *note);
 
 /* tree.c */
 void region_destroy_subtree(region_layer *L, region *r);

@@ -145,10 +145,13 @@ bool region_is_within(const region_layer *L, rid_t a, rid_t b) {
 }
 
 static void destroy_one(region_layer *L, region *r) {
+  lease_note *leases = lease_note_region(L, r); /* read the pool before it goes */
   space_return_all(L, r);
   drop_pools(L, r);
   trie_delete(&L->used_ids, r->id, NULL);
-  if (r->id != REGION_ROOT && rangeset_add(&L->free_ids, r->id, 1)) layer_strand(L, 0, 1);
+  bool quarantined = lease_bury(L, r->id, leases);
+  if (r->id != REGION_ROOT && !quarantined && rangeset_add(&L->free_ids, r->id, 1))
+    layer_strand(L, 0, 1);
   unlink_child(r);
   L->regions--;
   if (L->last_region == r) L->last_region = NULL;

@@ -12,6 +12,8 @@ size_t proto_fixed_size(unsigned type) {
     case MSG_ALLOC: case MSG_BALLOC: return sizeof(proto_alloc);
     case MSG_FREE: case MSG_QUERY: return sizeof(proto_addr);
     case MSG_REALLOC: return sizeof(proto_realloc);
+    case MSG_LEASE: return sizeof(proto_lease);
+    case MSG_UNLEASE: return sizeof(proto_unlease);
     case MSG_FINALIZE: return 0;
     case MSG_REPLY: return sizeof(proto_reply);
     case MSG_CREATE_BELOW: return sizeof(proto_create);
@@ -26,6 +28,10 @@ size_t proto_fixed_size(unsigned type) {
 
 uint32_t proto_tail_count(unsigned type, const void *fixed) {
   if (type == MSG_REPLY) return ((const proto_reply *)fixed)->ntail;
+  if (type == MSG_UNLEASE) {
+    uint64_t words = 2ull * ((const proto_unlease *)fixed)->n;
+    return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
+  }
   if (type == MSG_RETURN) {
     const proto_return *r = fixed;
     uint64_t words = 2ull * r->nranges + 2ull * r->nids + (uint64_t)PROTO_STAT_WORDS * r->nrows;
@@ -36,8 +42,8 @@ uint32_t proto_tail_count(unsigned type, const void *fixed) {
 
 const char *proto_type_name(unsigned type) {
   static const char *const names[MSG_TYPE_END] = {
-      "?", "RALLOC", "RFREE", "ALLOC", "BALLOC", "FREE", "REALLOC", "PACK", "QUERY",
-      "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
+      "?", "RALLOC", "RFREE", "ALLOC", "BALLOC", "FREE", "REALLOC", "PACK", "QUERY", "LEASE",
+      "UNLEASE", "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
       "RETURN", "GIVEBACK"};
   return type < MSG_TYPE_END ? names[type] : "?";
 }
@@ -54,6 +60,12 @@ static int fields_ok(unsigned type, const void *fixed) {
       return a->n == 1 && a->size > 0;
     }
     case MSG_REALLOC: return ((const proto_realloc *)fixed)->size > 0;
+    case MSG_LEASE: {
+      const proto_lease *l = fixed;
+      return l->size > 0 && l->size <= 4096 && l->min >= 1 && l->want >= l->min &&
+             l->want <= PROTO_LEASE_MAX;
+    }
+    case MSG_UNLEASE: return ((const proto_unlease *)fixed)->n >= 1;
     default: return 1;
   }
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0xA17Eu
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
@@ -28,6 +28,8 @@ enum proto_type {
   MSG_REALLOC,     /* proto_realloc -> reply tail {addr, old size} */
   MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants) */
   MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size, scheduler rank} */
+  MSG_LEASE,       /* proto_lease -> reply tail {scheduler rank, slot size, slab x got} */
+  MSG_UNLEASE,     /* proto_unlease, tail {slab, live bitmap} x n -> reply tail {dropped} */
   MSG_FINALIZE,    /* worker is done; no reply */
   MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
   /* scheduler <-> scheduler */
@@ -59,6 +61,12 @@ typedef struct { uint32_t rid; uint32_t pad; } proto_rid;
 typedef struct { uint64_t size; uint32_t rid; uint32_t n; } proto_alloc;
 typedef struct { uint64_t addr; } proto_addr;
 typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_realloc;
+/* A worker's allocation cache asks for want (>= min) empty slabs of the slot size holding
+ * size (<= one slab) in region rid; at most PROTO_LEASE_MAX slabs at once. */
+#define PROTO_LEASE_MAX 4096u
+typedef struct { uint64_t size; uint32_t rid, want, min, pad; } proto_lease;
+/* ... and hands n of them back, all granted by one scheduler (routed by the first slab). */
+typedef struct { uint32_t n, pad; } proto_unlease;
 typedef struct {
   uint32_t parent;      /* the parent region's ID */
   int32_t level_hint;
@@ -71,7 +79,7 @@ typedef struct { uint64_t page_addr, npages; uint32_t id_first, id_count; } prot
 typedef struct { uint64_t regions; } proto_load;
 /* tail: nranges x {addr, len}, nids x {first, count}, nrows x PROTO_STAT_WORDS (statistics
  * of every scheduler in the sender's subtree: rank, then sched_stats fields in order) */
-#define PROTO_STAT_WORDS 12
+#define PROTO_STAT_WORDS 14
 typedef struct {
   uint32_t nranges, nids, nrows, pad;
 } proto_return;

@@ -240,6 +240,39 @@ static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
   srv_answer(s, m, rc, tail, rc ? 0 : 2);
 }
 
+/* A worker's cache leases slabs: the reply names this scheduler (its UNLEASE comes here). */
+static void serve_lease(sched_server *s, int from, const proto_msg *m) {
+  const proto_lease *l = m->fixed;
+  uint64_t *tail = malloc((2 + (size_t)l->want) * sizeof *tail);
+  if (!tail) {
+    srv_answer(s, m, ENOMEM, NULL, 0);
+    return;
+  }
+  size_t got = 0;
+  uint32_t slot = 0;
+  int rc = region_lease(s->layer, l->rid, l->size, l->want, l->min, m->h->origin,
+                        (uintptr_t *)(tail + 2), &got, &slot);
+  if (needs_refill(rc)) {
+    trade_park(s, from, m, rc);
+  } else {
+    tail[0] = (uint64_t)s->me;
+    tail[1] = slot;
+    srv_answer(s, m, rc, tail, rc ? 0 : (uint32_t)(2 + got));
+    if (!rc) s->st.leased_slabs += got;
+    trade_check_low(s);
+  }
+  free(tail);
+}
+
+static void serve_unlease(sched_server *s, const proto_msg *m) {
+  const proto_unlease *u = m->fixed;
+  size_t dropped = 0;
+  int rc = region_lease_return(s->layer, m->h->origin, m->tail, u->n, &dropped);
+  uint64_t tail[1] = {dropped};
+  srv_answer(s, m, rc, tail, rc ? 0 : 1);
+  if (!rc) s->st.returned_leases += u->n;
+}
+
 static void serve_local(sched_server *s, int from, const proto_msg *m) {
   switch (m->h->type) {
     case MSG_ALLOC: case MSG_BALLOC: serve_alloc(s, from, m); break;
@@ -256,6 +289,8 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
       break;
     }
     case MSG_REALLOC: serve_realloc(s, from, m); break;
+    case MSG_LEASE: serve_lease(s, from, m); break;
+    case MSG_UNLEASE: serve_unlease(s, m); break;
     case MSG_RALLOC: {
       const proto_ralloc *r = m->fixed;
       place_region(s, from, m, r->parent, r->level_hint, s->me);
@@ -274,6 +309,8 @@ static route route_of(const sched_server *s, const proto_msg *m) {
     case MSG_RFREE: case MSG_PACK: return route_region(s, ((const proto_rid *)m->fixed)->rid);
     case MSG_ALLOC: case MSG_BALLOC: return route_region(s, ((const proto_alloc *)m->fixed)->rid);
     case MSG_REALLOC: return route_addr(s, ((const proto_realloc *)m->fixed)->addr);
+    case MSG_LEASE: return route_region(s, ((const proto_lease *)m->fixed)->rid);
+    case MSG_UNLEASE: return route_addr(s, (uintptr_t)m->tail[0]);
     default: return route_addr(s, ((const proto_addr *)m->fixed)->addr);
   }
 }
@@ -291,7 +328,8 @@ static void handle_request(sched_server *s, int from, const proto_msg *m) {
       break;
     case ROUTE_UNKNOWN: { /* by ID: no such region; by address: no such object */
       bool by_id = m->h->type == MSG_RALLOC || m->h->type == MSG_RFREE ||
-                   m->h->type == MSG_PACK || m->h->type == MSG_ALLOC || m->h->type == MSG_BALLOC;
+                   m->h->type == MSG_PACK || m->h->type == MSG_ALLOC ||
+                   m->h->type == MSG_BALLOC || m->h->type == MSG_LEASE;
       srv_answer(s, m, by_id ? ENOENT : EINVAL, NULL, 0);
       break;
     }

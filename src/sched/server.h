@@ -49,6 +49,7 @@ typedef struct sched_stats {
   uint64_t pages_granted, pages_received, ids_granted, ids_received, pages_given_back;
   uint64_t regions_created, events;
   uint64_t placed_by_load; /* regions sent to the least-loaded child (requester not below) */
+  uint64_t leased_slabs, returned_leases; /* slabs leased to workers' caches, and handed back */
 } sched_stats;
 
 sched_config sched_config_default(void);

@@ -77,6 +77,8 @@ static size_t pages_needed(const proto_msg *m) {
   if (m->h->type == MSG_ALLOC || m->h->type == MSG_BALLOC) {
     const proto_alloc *a = m->fixed;
     bytes = a->size * a->n;
+  } else if (m->h->type == MSG_LEASE) {
+    bytes = (uint64_t)((const proto_lease *)m->fixed)->min << AH_SLAB_SHIFT;
   } else if (m->h->type == MSG_REALLOC) {
     bytes = ((const proto_realloc *)m->fixed)->size;
   }
@@ -257,7 +259,7 @@ static void my_stat_row(const sched_server *s, uint64_t *row) {
   uint64_t v[PROTO_STAT_WORDS] = {(uint64_t)s->me, t->served, t->forwarded, t->replies_routed,
                                   t->malformed, t->parked, t->pages_granted, t->pages_received,
                                   t->pages_given_back, t->ids_granted, t->regions_created,
-                                  t->events};
+                                  t->events, t->leased_slabs, t->returned_leases};
   memcpy(row, v, sizeof v);
 }
 
@@ -280,15 +282,16 @@ static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
           s->conservation == 0 ? "nothing lost" : "MISSING", (unsigned long)slabs,
           (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
   if (s->cfg.quiet) return;
-  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s\n", "rank", "served", "forwarded",
-          "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back", "ids_out", "regions",
-          "events");
+  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s %8s %8s\n", "rank", "served",
+          "forwarded", "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back", "ids_out",
+          "regions", "events", "leased", "unleased");
   for (size_t i = 0; i < s->nstat_rows; i++) {
     const uint64_t *r = s->stat_rows + i * PROTO_STAT_WORDS;
-    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %8lu %9lu %8lu %7lu\n",
+    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %8lu %9lu %8lu %7lu %8lu %8lu\n",
             (unsigned long)r[0], (unsigned long)r[1], (unsigned long)r[2], (unsigned long)r[3],
             (unsigned long)r[4], (unsigned long)r[5], (unsigned long)r[6], (unsigned long)r[7],
-            (unsigned long)r[8], (unsigned long)r[9], (unsigned long)r[10], (unsigned long)r[11]);
+            (unsigned long)r[8], (unsigned long)r[9], (unsigned long)r[10], (unsigned long)r[11],
+            (unsigned long)r[12], (unsigned long)r[13]);
   }
 }
 

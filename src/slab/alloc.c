@@ -73,6 +73,7 @@ static int free_run(slab_pool *p, slab_desc *d) {
 
 static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   slab_class *c = d->cls;
+  if (d->list == LIST_LEASED) return EINVAL; /* its slots belong to a worker's cache */
   uintptr_t off = addr - d->addr;
   uint32_t i = class_slot_index(c, off);
   if ((uintptr_t)i * c->slot_size != off || i >= c->capacity || !(d->bitmap & (1ull << i)))
@@ -107,7 +108,7 @@ int slab_free(slab_pool *p, uintptr_t addr) {
 
 int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *size) {
   const slab_desc *d = desc_find(p, addr);
-  if (!d) return EINVAL;
+  if (!d || d->list == LIST_LEASED) return EINVAL;
   size_t slot = d->cls ? d->cls->slot_size : desc_bytes(d);
   uintptr_t i = d->cls ? class_slot_index(d->cls, addr - d->addr) : 0;
   if (d->cls && (i >= d->cls->capacity || !(d->bitmap & (1ull << i)))) return EINVAL;

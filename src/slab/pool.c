@@ -118,7 +118,7 @@ size_t slab_pack(const slab_pool *p, slab_range_fn fn, void *ctx) {
   trie_cursor_seek(&c, &p->used, 0);
   while (!co.stopped && trie_cursor_next(&c, NULL, &v)) {
     const slab_desc *d = (const slab_desc *)v;
-    if (d->used) coalesce_add(&co, d->addr, desc_bytes(d));
+    if (d->used && d->list != LIST_LEASED) coalesce_add(&co, d->addr, desc_bytes(d));
   }
   coalesce_flush(&co);
   return co.count;
@@ -172,7 +172,7 @@ void slab_get_stats(const slab_pool *p, slab_stats *st) {
   *st = (slab_stats){.run_slabs = p->run_slabs, .runs = p->runs,
                      .free_slabs = p->free_slabs, .free_ranges = trie_count(&p->free),
                      .objects = p->objects, .object_bytes = p->object_bytes,
-                     .classes = p->classes, .max_depth = p->max_depth,
+                     .classes = p->classes, .leased_slabs = p->leased_slabs, .max_depth = p->max_depth,
                      .trie_nodes = p->used.nodes + p->partial.nodes + p->free.nodes};
   trie_cursor c;
   uintptr_t v;

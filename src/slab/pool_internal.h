@@ -12,7 +12,7 @@
 #include "trie/trie.h"
 
 /* Which list of its class a slab is on; full slabs are on none (found through Used). */
-enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED };
+enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED, LIST_LEASED };
 
 typedef struct slab_class slab_class;
 
@@ -22,17 +22,20 @@ typedef struct slab_desc {
   slab_class *cls;         /* NULL for a run */
   struct slab_desc *prev, *next; /* in cls's partial or empty list */
   uint32_t nslabs;         /* 1, or the run's length */
-  uint16_t used;           /* live slots */
+  uint16_t used;           /* live slots (a leased slab: every slot) */
   uint8_t list;            /* enum slab_list */
+  int32_t lessee;          /* LIST_LEASED: the worker rank holding the lease */
 } slab_desc;
+_Static_assert(sizeof(slab_desc) <= 64, "a descriptor is one 64-B metadata slot");
 
 struct slab_class {
   slab_desc *partial;      /* slabs with free and used slots */
   slab_desc *empty;        /* slabs with no used slot, kept for reuse */
+  slab_desc *leased;       /* slabs leased whole to a worker's allocation cache */
   uint32_t slot_size;
   uint32_t recip;          /* ceil(2^32 / slot_size): offset / slot_size as a multiply */
   uint16_t capacity;       /* slots per slab */
-  uint32_t n_partial, n_empty, n_full;
+  uint32_t n_partial, n_empty, n_full, n_leased;
   uint32_t slabs_carved;   /* > 0 marks a busy class: preallocate for it */
 };
 
@@ -49,7 +52,7 @@ struct slab_pool {
   slab_desc *last_desc;    /* fast path for free/lookup: the last descriptor found */
   slab_class *class_cache[SLAB_CLASS_UNITS + 1]; /* by slot units; mirrors Partial */
   slab_class *touched;     /* class whose empty list may need trimming */
-  size_t free_slabs, run_slabs, runs, objects, object_bytes, classes;
+  size_t free_slabs, run_slabs, runs, objects, object_bytes, classes, leased_slabs;
   unsigned depth, max_depth;
   bool self_hosted, booting;
   uintptr_t boot_next, boot_end; /* bump allocator during bootstrap */
@@ -140,12 +143,14 @@ static inline void desc_move(slab_desc *d, enum slab_list to) {
     case LIST_PARTIAL: list_remove(&c->partial, d); c->n_partial--; break;
     case LIST_EMPTY: list_remove(&c->empty, d); c->n_empty--; break;
     case LIST_FULL: c->n_full--; break;
+    case LIST_LEASED: list_remove(&c->leased, d); c->n_leased--; break;
     case LIST_DETACHED: break;
   }
   switch (to) {
     case LIST_PARTIAL: list_push(&c->partial, d); c->n_partial++; break;
     case LIST_EMPTY: list_push(&c->empty, d); c->n_empty++; break;
     case LIST_FULL: c->n_full++; break;
+    case LIST_LEASED: list_push(&c->leased, d); c->n_leased++; break;
     case LIST_DETACHED: break;
   }
   d->list = (uint8_t)to;

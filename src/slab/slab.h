@@ -44,6 +44,7 @@ typedef struct slab_stats {
   size_t free_slabs, free_ranges;                /* in the Free trie */
   size_t objects, object_bytes;                  /* live objects and their slot bytes */
   size_t classes;                                /* slot sizes in use */
+  size_t leased_slabs;                           /* slabs leased whole to workers */
   size_t trie_nodes;                             /* nodes of the three tries */
   size_t max_depth;                              /* deepest re-entry seen (self-hosted) */
 } slab_stats;
@@ -80,6 +81,28 @@ int slab_size_of(const slab_pool *p, uintptr_t addr, size_t *size);
 int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *size);
 /* For a self-hosted pool: memory from the pool itself, or NULL. */
 void *slab_malloc(slab_pool *p, size_t size);
+
+/* Leases (a worker's allocation cache, src/worker/cache.c). A lease is a whole empty slab of
+ * one slot size handed to one worker (lessee), which allocates and frees its slots itself.
+ * While leased, the slab is in use for the pool (never allocated from, trimmed or freed), but
+ * its slots are unknown: slab_free, slab_lookup and slab_size_of answer EINVAL for them, and
+ * slab_pack skips the slab (a cached slot is never moved). The lessee hands the slab back with
+ * the bitmap of its slots that are live; they become ordinary objects.
+ *
+ * slab_lease: up to want (>= min >= 1) empty slabs of the slot size that holds `size` (at most
+ * one slab), taken from the class's empty slabs or carved; their addresses in slabs[0..*got)
+ * and the slot size in *slot. ENOMEM (nothing leased) when fewer than min can be had;
+ * EINVAL for a bad size or count. */
+int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lessee,
+               uintptr_t *slabs, size_t *got, uint32_t *slot);
+/* Can `lessee` hand back the slab at addr with these live slots? 0, or EINVAL (not a slab
+ * leased to lessee, or live names slots the slab does not have). Changes nothing. */
+int slab_lease_check(const slab_pool *p, uintptr_t addr, int32_t lessee, uint64_t live);
+/* Hand a leased slab back (check it first: an unchecked bad return is an assertion). */
+void slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live);
+/* Every leased slab: fn(ctx, slab address, lessee, slot size). */
+typedef void (*slab_lease_fn)(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot);
+void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx);
 
 /* Used slabs as coalesced (address, length) ranges in address order; returns the number of
  * ranges (also when range_fn stopped early, counting up to that range). */

@@ -1,5 +1,7 @@
-/* api.c: the worker library (include/antheap.h): joining the job, one request/reply with
- * the leaf scheduler per call, and sys_send/sys_recv on top of the range transfer. */
+/* api.c: the worker library (include/antheap.h): joining the job, the allocation cache in
+ * front of the schedulers (objects up to 4 KiB: cache.c, fed by MSG_LEASE / MSG_UNLEASE),
+ * one request/reply with the leaf scheduler for everything else, flushes of the cache where
+ * the schedulers must see every object, and sys_send/sys_recv on top of the range transfer. */
 #include "antheap.h"
 
 #include <errno.h>
@@ -10,11 +12,13 @@
 
 #include "sched/job.h"
 #include "sched/proto.h"
+#include "worker/cache.h"
 #include "worker/gas.h"
 #include "worker/transfer.h"
 
 static struct {
   bool up, mpi_ours;
+  cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -53,15 +57,19 @@ static int receive_reply(proto_msg *m) {
   }
 }
 
-/* One request to the leaf and its reply: the reply's status (0 or an errno code); the tail
- * (valid until the next call) in *tail / *ntail. */
-static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t *ntail) {
+/* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
+ * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. */
+static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
+                    const uint64_t **tail, uint32_t *ntail) {
   if (!W.up) return EINVAL;
-  unsigned char msg[sizeof(proto_header) + PROTO_MAX_FIXED];
+  unsigned char small[sizeof(proto_header) + PROTO_MAX_FIXED], *msg = small;
+  size_t cap = sizeof small + (size_t)out_n * 8;
+  if (out_n && !(msg = malloc(cap))) return ENOMEM;
   uint64_t req = ++W.req;
-  size_t len = proto_build(msg, sizeof msg, type, req, W.job.rank, PROTO_NO_DEST, 0, -1, fixed,
-                           NULL, 0);
+  size_t len = proto_build(msg, cap, type, req, W.job.rank, PROTO_NO_DEST, 0, -1, fixed, out,
+                           out_n);
   MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
+  if (msg != small) free(msg);
   proto_msg m;
   int rc = receive_reply(&m);
   if (rc) return rc == EPROTO ? EPROTO : rc;
@@ -69,6 +77,82 @@ static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t
   if (tail) *tail = m.tail;
   if (ntail) *ntail = m.ntail;
   return m.h->status;
+}
+
+static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t *ntail) {
+  return rpc_tail(type, fixed, NULL, 0, tail, ntail);
+}
+
+/* ---- the allocation cache's backend: leases and their return, over rpc ---- */
+
+static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
+                     int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
+  (void)ctx;
+  proto_lease b = {.size = size, .rid = rid, .want = want, .min = min};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_LEASE, &b, &t, &n);
+  if (rc) return rc;
+  if (n < 2 + min || n > 2 + want) return EPROTO;
+  *sched = (int32_t)t[0];
+  *slot = (uint32_t)t[1];
+  *got = n - 2;
+  for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
+  return 0;
+}
+
+/* The reply comes back through our leaf whichever scheduler granted the slabs: the request
+ * is routed by its first slab's address, so sched only groups the slabs. */
+static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t n,
+                       uint64_t *dropped) {
+  (void)ctx, (void)sched;
+  proto_unlease b = {.n = n};
+  const uint64_t *t;
+  uint32_t nt;
+  int rc = rpc_tail(MSG_UNLEASE, &b, pairs, 2 * n, &t, &nt);
+  if (rc) return rc;
+  if (nt != 1) return EPROTO;
+  *dropped = t[0];
+  return 0;
+}
+
+/* Hand every cached slab back before the schedulers must see every object (rfree, send,
+ * barrier, finalize). */
+static int flush_cache(void) {
+  if (!W.cache) return 0;
+  cache_stats before, after;
+  cache_get_stats(W.cache, &before);
+  int rc = cache_flush(W.cache);
+  cache_get_stats(W.cache, &after);
+  if (after.dropped > before.dropped)
+    fprintf(stderr,
+            "antheap: worker %d: %lu objects allocated from the cache in regions that another "
+            "worker had freed were dropped\n",
+            W.id, (unsigned long)(after.dropped - before.dropped));
+  return rc;
+}
+
+/* ANTHEAP_CACHE: on (default) or off. */
+static int cache_setting(bool *on, char *err, size_t errlen) {
+  const char *v = getenv("ANTHEAP_CACHE");
+  *on = true;
+  if (!v || !strcmp(v, "on") || !strcmp(v, "1")) return 0;
+  if (!strcmp(v, "off") || !strcmp(v, "0")) {
+    *on = false;
+    return 0;
+  }
+  snprintf(err, errlen, "ANTHEAP_CACHE=%s: expected on or off", v);
+  return EINVAL;
+}
+
+static int start_cache(char *err, size_t errlen) {
+  bool on;
+  int rc = cache_setting(&on, err, errlen);
+  if (rc || !on) return rc;
+  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc};
+  rc = cache_create(&W.cache, &be, NULL);
+  if (rc) snprintf(err, errlen, "no memory for the allocation cache");
+  return rc;
 }
 
 /* ---- joining and leaving ---- */
@@ -81,6 +165,8 @@ static void leave_job(void) {
     MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
     gas_unmap();
   }
+  cache_destroy(W.cache);
+  W.cache = NULL;
   W.up = false;
   job_teardown(&W.job);
   free(W.buf);
@@ -117,6 +203,7 @@ int sys_init(int *argc, char ***argv) {
   MPI_Comm_size(W.job.workers, &W.nworkers);
   W.leaf = W.job.plan.ranks[W.job.rank].leaf;
   int rc = gas_map(W.job.cfg.gas_base, W.job.cfg.gas_size, err, sizeof err), any = 0;
+  if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
   MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
   W.up = true;
@@ -129,10 +216,11 @@ int sys_init(int *argc, char ***argv) {
 
 int sys_finalize(void) {
   if (!W.up) return fail_errno(EINVAL);
+  int rc = flush_cache(); /* before the barrier: the schedulers shut down after it */
   MPI_Barrier(W.job.workers);
   leave_job();
   if (W.mpi_ours) MPI_Finalize();
-  return 0;
+  return rc ? fail_errno(rc) : 0;
 }
 
 MPI_Comm sys_comm(void) { return W.up ? W.job.workers : MPI_COMM_NULL; }
@@ -141,7 +229,9 @@ int sys_workers(void) { return W.up ? W.nworkers : 0; }
 
 int sys_barrier(void) {
   if (!W.up) return fail_errno(EINVAL);
-  return MPI_Barrier(W.job.workers) == MPI_SUCCESS ? 0 : fail_errno(EPROTO);
+  int rc = flush_cache(); /* after the barrier every worker's objects are known everywhere */
+  if (MPI_Barrier(W.job.workers) != MPI_SUCCESS) return fail_errno(EPROTO);
+  return rc ? fail_errno(rc) : 0;
 }
 
 /* ---- regions and objects ---- */
@@ -156,13 +246,26 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
 }
 
 int sys_rfree(rid_t region) {
+  if (!W.up) return fail_errno(EINVAL);
+  int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
+  if (rc) return fail_errno(rc);
   proto_rid b = {.rid = region};
-  int rc = rpc(MSG_RFREE, &b, NULL, NULL);
+  rc = rpc(MSG_RFREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
 }
 
+/* Did the cache answer (0 or a final error), or must the scheduler (ENOTSUP: not a request
+ * for the cache; ENOMEM: a lease needs an empty slab, the scheduler may still have a slot)? */
+static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc != ESRCH; }
+
 void *sys_alloc(size_t size, rid_t region) {
   if (size == 0) return fail_errno(EINVAL), NULL;
+  if (W.cache) {
+    uintptr_t a;
+    int rc = cache_alloc(W.cache, size, region, &a);
+    if (rc == 0) return (void *)a;
+    if (cache_answered(rc)) return fail_errno(rc), NULL;
+  }
   proto_alloc b = {.size = size, .rid = region, .n = 1};
   const uint64_t *t;
   uint32_t n;
@@ -173,6 +276,11 @@ void *sys_alloc(size_t size, rid_t region) {
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
+  if (W.cache) {
+    int rc = cache_balloc(W.cache, size, region, (size_t)num, (uintptr_t *)objects);
+    if (rc == 0) return 0;
+    if (cache_answered(rc)) return fail_errno(rc);
+  }
   proto_alloc b = {.size = size, .rid = region, .n = (uint32_t)num};
   const uint64_t *t;
   uint32_t n;
@@ -183,12 +291,20 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 }
 
 int sys_free(void *ptr) {
+  if (W.cache) {
+    int rc = cache_free(W.cache, (uintptr_t)ptr);
+    if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
+  }
   proto_addr b = {.addr = (uintptr_t)ptr};
   int rc = rpc(MSG_FREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
 }
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
+  if (W.cache) {
+    int rc = cache_lookup(W.cache, (uintptr_t)ptr, region, NULL, size, NULL);
+    if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
+  }
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -201,6 +317,11 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
 
 /* The world rank of the scheduler that holds the object at ptr (test hook, debug.h). */
 int antheap_debug_scheduler_of(const void *ptr) {
+  int32_t sched;
+  if (W.cache) {
+    int rc = cache_lookup(W.cache, (uintptr_t)ptr, NULL, NULL, NULL, &sched);
+    if (rc != ESRCH) return rc ? fail_errno(rc) : sched;
+  }
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -216,9 +337,32 @@ int antheap_debug_path(int level) {
   return x;
 }
 
+/* Realloc of an object this worker's cache handed out: all here, no message. */
+static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, rid_t new_region) {
+  rid_t to = new_region == SYS_SAME_REGION ? rid : new_region;
+  if (to == rid && new_size <= AH_SLAB_SIZE && ah_round_up(new_size, AH_SLOT_ALIGN) == slot)
+    return ptr; /* the same slot size, the same region: stays (as the scheduler decides) */
+  void *fresh = sys_alloc(new_size, to);
+  if (!fresh) return NULL;
+  memcpy(fresh, ptr, slot < new_size ? slot : new_size);
+  int rc = cache_free(W.cache, (uintptr_t)ptr);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+  return fresh;
+}
+
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
+  if (W.cache) {
+    rid_t rid;
+    uintptr_t start;
+    size_t slot;
+    int rc = cache_lookup(W.cache, (uintptr_t)ptr, &rid, &start, &slot, NULL);
+    if (rc == 0 && start != (uintptr_t)ptr) rc = EINVAL; /* an interior pointer */
+    if (rc == 0) return realloc_cached(ptr, rid, slot, new_size, new_region);
+    if (rc != ESRCH) return fail_errno(rc), NULL;
+  }
   proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
   const uint64_t *t;
   uint32_t n;
@@ -301,9 +445,11 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
+  int rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
+  if (rc) return fail_errno(rc);
   gas_range *r;
   size_t n;
-  int rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
+  rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
   if (rc) return fail_errno(rc);
   /* The handles first: counts, region IDs, object pointers. */
   size_t words = 2 + (size_t)nreg + (size_t)nobj;

@@ -1,0 +1,473 @@
+/* cache.c: the worker's allocation cache (cache.h): bins of leased slabs by region and slot
+ * size, an index of every leased slab by address, and the lease / unlease traffic through the
+ * backend. The hot paths (cache_alloc, cache_free) are a bin or index lookup and a bitmap bit.
+ * Main entries: cache_alloc, cache_free, cache_flush. */
+#include "worker/cache.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One leased slab. */
+typedef struct cslab {
+  uintptr_t addr;
+  uint64_t free;             /* bit i: slot i is in the cache, not handed out */
+  uint64_t all;              /* bits of the slab's real slots */
+  struct cbin *bin;
+  struct cslab *prev, *next; /* the bin's list of slabs with free slots */
+  int32_t sched;             /* the scheduler that leased it */
+} cslab;
+
+/* The slabs of one region and slot size. */
+typedef struct cbin {
+  uint32_t rid, slot;
+  uint32_t recip;            /* ceil(2^32 / slot): offset / slot as a multiply */
+  uint32_t grant;            /* slabs the next lease asks for */
+  uint64_t all;              /* a full slab's bitmap */
+  cslab *avail;              /* slabs with a free slot */
+  size_t nfree;              /* free slots in the bin */
+  size_t nslabs, nidle;      /* slabs held; of those, fully free */
+  struct cbin *hnext;        /* bin hash chain */
+} cbin;
+
+struct cache {
+  cache_backend be;
+  cache_config cfg;
+  cslab **tab;               /* open addressing by slab number, linear probing */
+  size_t tcap, tcount;
+  cbin **bins;               /* chained by (rid, slot) */
+  size_t bcap, bcount;
+  cbin *last;                /* the bin of the last allocation */
+  size_t nidle;              /* fully free slabs, all bins */
+  cache_stats st;
+};
+
+cache_config cache_config_default(void) {
+  return (cache_config){.first_grant = 2, .max_grant = 256, .max_idle = 1024, .max_batch = 65536};
+}
+
+/* ---- the slab index ---- */
+
+static size_t slab_hash(uintptr_t addr, size_t cap) {
+  return (size_t)(((addr >> AH_SLAB_SHIFT) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static cslab *index_find(const cache *c, uintptr_t addr) {
+  uintptr_t slab = addr & ~(uintptr_t)(AH_SLAB_SIZE - 1);
+  for (size_t i = slab_hash(slab, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
+    cslab *s = c->tab[i];
+    if (!s || s->addr == slab) return s;
+  }
+}
+
+static void index_put(cslab **tab, size_t cap, cslab *s) {
+  size_t i = slab_hash(s->addr, cap);
+  while (tab[i]) i = (i + 1) & (cap - 1);
+  tab[i] = s;
+}
+
+/* Room for `more` entries at a load of at most one half. */
+static int index_reserve(cache *c, size_t more) {
+  if (2 * (c->tcount + more) <= c->tcap) return 0;
+  size_t cap = c->tcap;
+  while (2 * (c->tcount + more) > cap) cap *= 2;
+  cslab **tab = calloc(cap, sizeof *tab);
+  if (!tab) return ENOMEM;
+  for (size_t i = 0; i < c->tcap; i++)
+    if (c->tab[i]) index_put(tab, cap, c->tab[i]);
+  free(c->tab);
+  c->tab = tab;
+  c->tcap = cap;
+  return 0;
+}
+
+/* Remove s (backward-shift deletion keeps every probe chain unbroken). */
+static void index_remove(cache *c, const cslab *s) {
+  size_t mask = c->tcap - 1, i = slab_hash(s->addr, c->tcap);
+  while (c->tab[i] != s) i = (i + 1) & mask;
+  for (size_t j = (i + 1) & mask; c->tab[j]; j = (j + 1) & mask) {
+    size_t home = slab_hash(c->tab[j]->addr, c->tcap);
+    if (((j - home) & mask) >= ((j - i) & mask)) { /* j's home is at or before the hole */
+      c->tab[i] = c->tab[j];
+      i = j;
+    }
+  }
+  c->tab[i] = NULL;
+  c->tcount--;
+}
+
+/* ---- bins ---- */
+
+static size_t bin_hash(uint32_t rid, uint32_t slot, size_t cap) {
+  uint64_t k = (uint64_t)rid << 7 | (slot >> AH_SLOT_ALIGN_SHIFT);
+  return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static cbin *bin_find(const cache *c, uint32_t rid, uint32_t slot) {
+  for (cbin *b = c->bins[bin_hash(rid, slot, c->bcap)]; b; b = b->hnext)
+    if (b->rid == rid && b->slot == slot) return b;
+  return NULL;
+}
+
+static int bins_grow(cache *c) {
+  size_t cap = 2 * c->bcap;
+  cbin **bins = calloc(cap, sizeof *bins);
+  if (!bins) return ENOMEM;
+  for (size_t i = 0; i < c->bcap; i++)
+    for (cbin *b = c->bins[i], *next; b; b = next) {
+      next = b->hnext;
+      size_t h = bin_hash(b->rid, b->slot, cap);
+      b->hnext = bins[h];
+      bins[h] = b;
+    }
+  free(c->bins);
+  c->bins = bins;
+  c->bcap = cap;
+  return 0;
+}
+
+static cbin *bin_get(cache *c, uint32_t rid, uint32_t slot) {
+  cbin *b = bin_find(c, rid, slot);
+  if (b) return b;
+  if (c->bcount >= c->bcap && bins_grow(c)) return NULL;
+  b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  uint32_t cap = (uint32_t)(AH_SLAB_SIZE / slot);
+  *b = (cbin){.rid = rid, .slot = slot,
+              .recip = (uint32_t)((((uint64_t)1 << 32) + slot - 1) / slot),
+              .grant = c->cfg.first_grant,
+              .all = cap == 64 ? ~0ull : (1ull << cap) - 1};
+  size_t h = bin_hash(rid, slot, c->bcap);
+  b->hnext = c->bins[h];
+  c->bins[h] = b;
+  c->bcount++;
+  return b;
+}
+
+static void avail_push(cbin *b, cslab *s) {
+  s->prev = NULL;
+  s->next = b->avail;
+  if (b->avail) b->avail->prev = s;
+  b->avail = s;
+}
+
+static void avail_remove(cbin *b, cslab *s) {
+  if (s->prev) s->prev->next = s->next; else b->avail = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+/* ---- life cycle ---- */
+
+int cache_create(cache **out, const cache_backend *be, const cache_config *cfg) {
+  cache_config k = cfg ? *cfg : cache_config_default();
+  if (!be || !be->lease || !be->unlease || k.first_grant < 1 || k.max_grant < k.first_grant ||
+      k.max_grant > 4096 || k.max_batch < 1)
+    return EINVAL;
+  cache *c = calloc(1, sizeof *c);
+  if (!c) return ENOMEM;
+  c->be = *be;
+  c->cfg = k;
+  c->tcap = 64;
+  c->bcap = 16;
+  c->tab = calloc(c->tcap, sizeof *c->tab);
+  c->bins = calloc(c->bcap, sizeof *c->bins);
+  if (!c->tab || !c->bins) {
+    cache_destroy(c);
+    return ENOMEM;
+  }
+  *out = c;
+  return 0;
+}
+
+/* Forget every slab and bin (after they were handed back, or at destroy). */
+static void forget_all(cache *c) {
+  for (size_t i = 0; i < c->tcap; i++) {
+    free(c->tab[i]);
+    c->tab[i] = NULL;
+  }
+  for (size_t i = 0; i < c->bcap; i++)
+    for (cbin *b = c->bins[i], *next; b; b = next) {
+      next = b->hnext;
+      free(b);
+    }
+  memset(c->bins, 0, c->bcap * sizeof *c->bins);
+  c->tcount = c->bcount = c->nidle = 0;
+  c->last = NULL;
+}
+
+void cache_destroy(cache *c) {
+  if (!c) return;
+  if (c->tab && c->bins) forget_all(c);
+  free(c->tab);
+  free(c->bins);
+  free(c);
+}
+
+/* ---- leasing ---- */
+
+/* Take slabs[0..n) into bin b. */
+static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    cslab *s = malloc(sizeof *s);
+    if (!s) { /* keep what fits; the rest goes straight back */
+      uint64_t pairs[2] = {slabs[i], 0}, dropped;
+      c->be.unlease(c->be.ctx, sched, pairs, 1, &dropped);
+      continue;
+    }
+    *s = (cslab){.addr = slabs[i], .free = b->all, .all = b->all, .bin = b, .sched = sched};
+    index_put(c->tab, c->tcap, s);
+    c->tcount++;
+    avail_push(b, s);
+    b->nfree += (size_t)__builtin_popcountll(b->all);
+    b->nslabs++;
+    b->nidle++;
+    c->nidle++;
+  }
+}
+
+/* Give back slabs the cache cannot keep (a grant it cannot use). */
+static void give_back_unused(cache *c, int32_t sched, const uintptr_t *slabs, uint32_t n) {
+  uint64_t *pairs = calloc(2 * (size_t)n, sizeof *pairs), dropped;
+  if (!pairs) return; /* they stay leased until the scheduler's shutdown check reports them */
+  for (uint32_t i = 0; i < n; i++) pairs[2 * i] = slabs[i];
+  c->be.unlease(c->be.ctx, sched, pairs, n, &dropped);
+  free(pairs);
+}
+
+/* One lease of want (>= min) slabs into the bin of (rid, slot of size). */
+static int lease_into(cache *c, uint32_t rid, size_t size, uint32_t want, uint32_t min,
+                      cbin **out) {
+  if (index_reserve(c, want)) return ENOMEM;
+  uintptr_t *slabs = malloc(want * sizeof *slabs);
+  if (!slabs) return ENOMEM;
+  int32_t sched = -1;
+  uint32_t slot = 0, got = 0;
+  int rc = c->be.lease(c->be.ctx, rid, size, want, min, &sched, &slot, slabs, &got);
+  if (rc == ENOMEM) { /* our own idle slabs may be what the scheduler is missing */
+    cache_trim(c);
+    rc = c->be.lease(c->be.ctx, rid, size, min, min, &sched, &slot, slabs, &got);
+  }
+  if (rc) {
+    free(slabs);
+    return rc;
+  }
+  cbin *b = NULL;
+  if (got < min || got > want || slot != ah_round_up(size, AH_SLOT_ALIGN))
+    rc = EPROTO;
+  else if (!(b = bin_get(c, rid, slot)))
+    rc = ENOMEM;
+  if (rc) {
+    give_back_unused(c, sched, slabs, got <= want ? got : want);
+    free(slabs);
+    return rc;
+  }
+  c->st.leases++;
+  c->st.leased_slabs += got;
+  adopt(c, b, sched, slabs, got);
+  free(slabs);
+  *out = b;
+  return 0;
+}
+
+/* A bin for (rid, size) with at least one free slot, leasing more as the bin's grant says. */
+static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
+  cbin *b = *bp;
+  uint32_t want = b ? b->grant : c->cfg.first_grant;
+  int rc = lease_into(c, rid, size, want, 1, &b);
+  if (rc) return rc;
+  /* x4: a bin that keeps allocating reaches max_grant in a few round trips */
+  b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+  *bp = b;
+  return 0;
+}
+
+/* Hand out one slot of the bin's first available slab. */
+static inline uintptr_t take_slot(cache *c, cbin *b) {
+  cslab *s = b->avail;
+  if (s->free == s->all) {
+    b->nidle--;
+    c->nidle--;
+  }
+  unsigned i = (unsigned)__builtin_ctzll(s->free);
+  s->free &= s->free - 1;
+  b->nfree--;
+  if (!s->free) avail_remove(b, s);
+  return s->addr + (uintptr_t)i * b->slot;
+}
+
+int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
+  if (size == 0 || size > AH_SLAB_SIZE) return ENOTSUP;
+  uint32_t slot = (uint32_t)ah_round_up(size, AH_SLOT_ALIGN);
+  cbin *b = c->last;
+  if (!b || b->rid != rid || b->slot != slot) b = bin_find(c, rid, slot);
+  if (!b || !b->avail) {
+    int rc = refill(c, rid, size, &b);
+    if (rc) return rc;
+  }
+  c->last = b;
+  *addr = take_slot(c, b);
+  c->st.allocs++;
+  return 0;
+}
+
+/* The most objects one cache_balloc serves (more go to the scheduler as one request). */
+#define CACHE_BALLOC_MAX ((size_t)1 << 20)
+
+int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
+  if (size == 0 || size > AH_SLAB_SIZE || n == 0 || n > CACHE_BALLOC_MAX) return ENOTSUP;
+  uint32_t slot = (uint32_t)ah_round_up(size, AH_SLOT_ALIGN);
+  size_t per_slab = AH_SLAB_SIZE / slot;
+  cbin *b = bin_find(c, rid, slot);
+  while (!b || b->nfree < n) {
+    size_t have = b ? b->nfree : 0, need = (n - have + per_slab - 1) / per_slab;
+    uint32_t min = need > 4096 ? 4096 : (uint32_t)need;
+    uint32_t want = b && b->grant > min ? b->grant : min;
+    int rc = lease_into(c, rid, size, want, min, &b);
+    if (rc) return rc;
+  }
+  c->last = b;
+  for (size_t k = 0; k < n; k++) addrs[k] = take_slot(c, b);
+  c->st.allocs += n;
+  return 0;
+}
+
+/* ---- freeing ---- */
+
+/* Slot index of addr in s, or -1 when addr is not a slot's start. */
+static inline int slot_index(const cslab *s, uintptr_t addr) {
+  const cbin *b = s->bin;
+  uintptr_t off = addr - s->addr;
+  uint32_t i = (uint32_t)((off * b->recip) >> 32);
+  if ((uintptr_t)i * b->slot != off || !((b->all >> i) & 1)) return -1;
+  return (int)i;
+}
+
+/* Hand back up to max fully free slabs of bin b (every bin when b is NULL). */
+static int return_idle(cache *c, cbin *only, size_t max) {
+  size_t n = 0, cap = c->nidle < max ? c->nidle : max;
+  if (cap == 0) return 0;
+  cslab **v = malloc(cap * sizeof *v);
+  if (!v) return ENOMEM;
+  for (size_t i = 0; i < c->bcap && n < cap; i++)
+    for (cbin *b = c->bins[i]; b && n < cap; b = b->hnext) {
+      if (only && b != only) continue;
+      for (cslab *s = b->avail; s && n < cap; s = s->next)
+        if (s->free == s->all) v[n++] = s;
+    }
+  int rc = 0;
+  uint64_t *pairs = malloc(2 * n * sizeof *pairs);
+  if (!pairs) rc = ENOMEM;
+  for (size_t i = 0; !rc && i < n;) { /* one request per run of slabs of one scheduler */
+    size_t j = i, k = 0;
+    while (j < n && v[j]->sched == v[i]->sched && k < c->cfg.max_batch) {
+      pairs[2 * k] = v[j]->addr;
+      pairs[2 * k + 1] = 0;
+      j++, k++;
+    }
+    uint64_t dropped = 0;
+    rc = c->be.unlease(c->be.ctx, v[i]->sched, pairs, (uint32_t)k, &dropped);
+    c->st.unleases++;
+    for (; !rc && i < j; i++) { /* handed back: forget them */
+      cslab *s = v[i];
+      cbin *b = s->bin;
+      avail_remove(b, s);
+      b->nfree -= (size_t)__builtin_popcountll(s->all);
+      b->nslabs--;
+      b->nidle--;
+      c->nidle--;
+      index_remove(c, s);
+      free(s);
+      c->st.returned_slabs++;
+    }
+  }
+  free(pairs);
+  free(v);
+  return rc;
+}
+
+int cache_trim(cache *c) { return return_idle(c, NULL, c->nidle); }
+
+int cache_free(cache *c, uintptr_t addr) {
+  cslab *s = index_find(c, addr);
+  if (!s) return ESRCH;
+  int i = slot_index(s, addr);
+  if (i < 0 || ((s->free >> i) & 1)) return EINVAL; /* interior, or not handed out */
+  cbin *b = s->bin;
+  if (!s->free) avail_push(b, s);
+  s->free |= 1ull << i;
+  b->nfree++;
+  c->st.frees++;
+  if (s->free == s->all) {
+    b->nidle++;
+    c->nidle++;
+    /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
+    if (b->nidle > 2 * (size_t)b->grant) return_idle(c, b, b->nidle - b->grant);
+    if (c->nidle > c->cfg.max_idle) return_idle(c, NULL, c->nidle - c->cfg.max_idle / 2);
+  }
+  return 0;
+}
+
+int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size,
+                 int32_t *sched) {
+  const cslab *s = index_find(c, addr);
+  if (!s) return ESRCH;
+  const cbin *b = s->bin;
+  uint32_t i = (uint32_t)(((addr - s->addr) * b->recip) >> 32); /* floor: exact below 4 KiB */
+  if (!((b->all >> i) & 1) || ((s->free >> i) & 1)) return EINVAL;
+  if (rid) *rid = b->rid;
+  if (start) *start = s->addr + (uintptr_t)i * b->slot;
+  if (size) *size = b->slot;
+  if (sched) *sched = s->sched;
+  return 0;
+}
+
+/* ---- handing everything back ---- */
+
+static int cmp_by_sched(const void *a, const void *b) {
+  const cslab *x = *(cslab *const *)a, *y = *(cslab *const *)b;
+  if (x->sched != y->sched) return (x->sched > y->sched) - (x->sched < y->sched);
+  return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+int cache_flush(cache *c) {
+  c->st.flushes++;
+  if (c->tcount == 0) return 0;
+  size_t n = 0;
+  cslab **v = malloc(c->tcount * sizeof *v);
+  uint64_t *pairs = malloc(2 * (size_t)c->cfg.max_batch * sizeof *pairs);
+  if (!v || !pairs) { /* keep everything: a later flush can still hand it back */
+    free(v);
+    free(pairs);
+    return ENOMEM;
+  }
+  for (size_t i = 0; i < c->tcap; i++)
+    if (c->tab[i]) v[n++] = c->tab[i];
+  qsort(v, n, sizeof *v, cmp_by_sched);
+  int first_error = 0;
+  for (size_t i = 0; i < n;) { /* one request per scheduler (and per max_batch slabs) */
+    size_t k = 0;
+    int32_t sched = v[i]->sched;
+    for (; i < n && v[i]->sched == sched && k < c->cfg.max_batch; i++, k++) {
+      pairs[2 * k] = v[i]->addr;
+      pairs[2 * k + 1] = v[i]->all & ~v[i]->free;
+    }
+    uint64_t dropped = 0;
+    int rc = c->be.unlease(c->be.ctx, sched, pairs, (uint32_t)k, &dropped);
+    c->st.unleases++;
+    c->st.returned_slabs += k;
+    c->st.dropped += dropped;
+    if (rc && !first_error) first_error = rc;
+  }
+  free(v);
+  free(pairs);
+  forget_all(c);
+  return first_error;
+}
+
+void cache_get_stats(const cache *c, cache_stats *st) {
+  *st = c->st;
+  st->slabs = c->tcount;
+  st->idle_slabs = c->nidle;
+}
