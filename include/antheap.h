@@ -14,6 +14,20 @@
  *   ENOMEM  GAS exhausted           ENOSPC  no region IDs left
  *   EPROTO  a malformed message     EXDEV   (internal: a move between schedulers)
  * sys_strerror(errno) explains them.
+ *
+ * The allocation cache. A worker serves sys_alloc, sys_balloc, sys_free, sys_realloc and
+ * sys_query of objects up to 4 KiB itself, with no message, from whole slabs its schedulers
+ * lease to it (a few at first, more while it keeps allocating in the same region and size);
+ * errors (double free, interior or wild pointer) stay exact and synchronous. The schedulers
+ * learn of such objects at the worker's next flush point: sys_rfree, sys_send, sys_barrier and
+ * sys_finalize hand every leased slab back first. So another worker sees an object (sys_query,
+ * sys_free, a region it sends) once its allocator has passed a flush point, which every
+ * correct hand-over (sys_send, or a barrier) implies. A region freed by another worker is
+ * noticed at this worker's next flush point, or when its cache needs a new lease there
+ * (ENOENT): until then objects may still come from slabs cached in the dead region; they never
+ * overlap a live object (the schedulers keep those slabs and the region's ID out of use until
+ * they are handed back) and are dropped at the flush, with a message on stderr. ANTHEAP_CACHE=off
+ * turns the cache off: every call is then a round trip to the schedulers.
  */
 #ifndef ANTHEAP_H
 #define ANTHEAP_H

@@ -14,7 +14,11 @@
  * Then worker 0 alone measures (other workers wait in a barrier): sys_alloc and sys_free
  * timed separately, sys_balloc per call and per object for n = 1, 16, 256, 4096, sys_ralloc
  * and sys_rfree, and, in a hierarchy, sys_alloc/sys_free in a region placed on the root
- * (forwarded through every level). Both sides read the clock once per call, so the per-call
+ * (forwarded through every level). Object rows run twice: with the worker's allocation cache
+ * (src/worker/cache.c: no message once the cache holds slabs of the region) and without it
+ * (every call a round trip, as ANTHEAP_CACHE=off), beside glibc's malloc/free of the same
+ * size. Cached and malloc rows read the clock once per repetition (a clock read would cost
+ * more than the call): their ns_call is the median over repetitions of the mean per call. Both sides read the clock once per call, so the per-call
  * overhead is the same. Each row: the median over --reps repetitions of the mean time per
  * call, the 99th percentile of single calls (over all repetitions), the ping-pong round trip
  * of the same sizes and the ratio. Every result is checked (non-NULL, distinct, aligned,
@@ -36,8 +40,10 @@
 #include "antheap.h"
 #include "bench.h"
 #include "bench_mpi.h"
+#include "common/types.h"
 #include "sched/launch.h"
 #include "sched/proto.h"
+#include "worker/debug.h"
 
 #define MAXREPS 200
 #define TAG 4201
@@ -123,13 +129,16 @@ static int parse(int argc, char **argv, void *out) {
 
 /* ---- the rows ----------------------------------------------------------------------------- */
 
-enum op { OP_ALLOC, OP_FREE, OP_BALLOC, OP_RALLOC, OP_RFREE };
+enum op { OP_ALLOC, OP_FREE, OP_BALLOC, OP_RALLOC, OP_RFREE, OP_MALLOC, OP_LIBC_FREE };
+enum path { PATH_ROUND_TRIP, PATH_CACHE, PATH_LIBC };
+static const char *const path_names[] = {"round trip", "cache", "glibc"};
 
 typedef struct {
   enum op op;
   const char *name;
   int n;                 /* objects per call (balloc), else 1 */
   bool at_root;          /* region placed on the root scheduler (level hint 0) */
+  enum path path;        /* how the call is served */
   size_t req, reply; /* bytes on the wire */
   /* Single calls (round trips) over all repetitions: median and 99th percentile; and the
    * median over repetitions of the mean time per call (which includes the spikes). */
@@ -142,18 +151,33 @@ static size_t reply_bytes(int tail_words) {
   return sizeof(proto_header) + proto_fixed_size(MSG_REPLY) + 8 * (size_t)tail_words;
 }
 
+/* A row of op; the wire sizes are those of the round trip (cached rows send nothing). */
+static row make_row(enum op op, const char *name, int n, bool at_root, enum path path,
+                    unsigned type, int reply_words) {
+  size_t req = path == PATH_ROUND_TRIP ? request_bytes(type) : 0;
+  size_t reply = path == PATH_ROUND_TRIP ? reply_bytes(reply_words) : 0;
+  return (row){.op = op, .name = name, .n = n, .at_root = at_root, .path = path, .req = req,
+               .reply = reply};
+}
+
+#define MAX_ROWS 24
+
 static int make_rows(row *rows, const options *o, int levels) {
   static const int ns[] = {1, 16, 256, 4096};
   int k = 0;
-  for (int root = 0; root <= (levels > 1); root++) {
-    rows[k++] = (row){OP_ALLOC, "alloc", 1, root, request_bytes(MSG_ALLOC), reply_bytes(1), 0, 0, 0, 0, 0};
-    rows[k++] = (row){OP_FREE, "free", 1, root, request_bytes(MSG_FREE), reply_bytes(0), 0, 0, 0, 0, 0};
-  }
-  for (unsigned i = 0; i < 4 && !(o->quick && ns[i] > 256); i++)
-    rows[k++] = (row){OP_BALLOC, "balloc", ns[i], false, request_bytes(MSG_BALLOC), reply_bytes(ns[i]),
-                      0, 0, 0, 0, 0};
-  rows[k++] = (row){OP_RALLOC, "ralloc", 1, false, request_bytes(MSG_RALLOC), reply_bytes(1), 0, 0, 0, 0, 0};
-  rows[k++] = (row){OP_RFREE, "rfree", 1, false, request_bytes(MSG_RFREE), reply_bytes(0), 0, 0, 0, 0, 0};
+  for (int root = 0; root <= (levels > 1); root++)
+    for (enum path p = PATH_ROUND_TRIP; p <= PATH_CACHE; p++) {
+      rows[k++] = make_row(OP_ALLOC, "alloc", 1, root, p, MSG_ALLOC, 1);
+      rows[k++] = make_row(OP_FREE, "free", 1, root, p, MSG_FREE, 0);
+    }
+  rows[k++] = make_row(OP_MALLOC, "malloc", 1, false, PATH_LIBC, 0, 0);
+  rows[k++] = make_row(OP_LIBC_FREE, "free", 1, false, PATH_LIBC, 0, 0);
+  for (enum path p = PATH_ROUND_TRIP; p <= PATH_CACHE; p++)
+    for (unsigned i = 0; i < 4 && !(o->quick && ns[i] > 256); i++)
+      rows[k++] = make_row(OP_BALLOC, "balloc", ns[i], false, p, MSG_BALLOC, ns[i]);
+  rows[k++] = make_row(OP_RALLOC, "ralloc", 1, false, PATH_ROUND_TRIP, MSG_RALLOC, 1);
+  rows[k++] = make_row(OP_RFREE, "rfree", 1, false, PATH_ROUND_TRIP, MSG_RFREE, 0);
+  AH_ASSERT(k <= MAX_ROWS);
   return k;
 }
 
@@ -233,6 +257,7 @@ static void baseline(const options *o, row *rows, int nrows, const setup *su) {
                     "(its leaf scheduler)\n", su->worker0, su->leaf);
   for (int k = 0; k < nrows; k++) {
     row *r = &rows[k];
+    if (r->path != PATH_ROUND_TRIP) continue; /* no message to compare with */
     int calls = calls_of(r, o);
     pingpong(role, peer, r, calls, buf, one);
     for (int i = 0; i < o->reps; i++)
@@ -281,31 +306,59 @@ typedef struct {
   rid_t *rid; /* MAX_OBJECTS regions */
 } scratch;
 
-/* One repetition of alloc + free (both rows are timed from the same objects). */
-static void rep_alloc_free(const options *o, rid_t rid, scratch *s, double *alloc_mean,
-                           double *free_mean, double *alloc_one, double *free_one) {
+/* n calls of sys_alloc (libc: malloc) into obj[]: the mean per call; per-call times into one[]
+ * (or, batch timed, the mean in every one[i]). */
+static double timed_allocs(const options *o, rid_t rid, bool libc, bool batch, void **obj,
+                           double *one) {
   int n = o->calls;
   double t0 = bench_now_ns(), prev = t0;
   for (int i = 0; i < n; i++) {
-    s->obj[i] = sys_alloc(o->size, rid);
+    obj[i] = libc ? malloc(o->size) : sys_alloc(o->size, rid);
+    if (batch) continue;
     double t = bench_now_ns();
-    alloc_one[i] = t - prev;
+    one[i] = t - prev;
     prev = t;
   }
-  *alloc_mean = (prev - t0) / n;
+  if (batch) prev = bench_now_ns();
+  double mean = (prev - t0) / n;
+  for (int i = 0; batch && i < n; i++) one[i] = mean;
+  return mean;
+}
+
+/* The same for freeing obj[]; *bad counts failed frees. */
+static double timed_frees(const options *o, bool libc, bool batch, void **obj, double *one,
+                          int *bad) {
+  int n = o->calls;
+  double t0 = bench_now_ns(), prev = t0;
+  for (int i = 0; i < n; i++) {
+    if (libc) free(obj[i]);
+    else *bad += obj[i] && sys_free(obj[i]) != 0;
+    if (batch) continue;
+    double t = bench_now_ns();
+    one[i] = t - prev;
+    prev = t;
+  }
+  if (batch) prev = bench_now_ns();
+  double mean = (prev - t0) / n;
+  for (int i = 0; batch && i < n; i++) one[i] = mean;
+  return mean;
+}
+
+/* One repetition of alloc + free (both rows are timed from the same objects). */
+static void rep_alloc_free(const options *o, const row *r, rid_t rid, scratch *s,
+                           double *alloc_mean, double *free_mean, double *alloc_one,
+                           double *free_one) {
+  bool libc = r->path == PATH_LIBC, batch = r->path != PATH_ROUND_TRIP;
+  int n = o->calls;
+  *alloc_mean = timed_allocs(o, rid, libc, batch, s->obj, alloc_one);
   void **sorted = malloc((size_t)n * sizeof *sorted);
   memcpy(sorted, s->obj, (size_t)n * sizeof *sorted);
-  check_objects(sorted, n, o->size, rid, "sys_alloc");
+  if (!libc) check_objects(sorted, n, o->size, rid, "sys_alloc");
+  for (int i = 0; libc && i < n; i++)
+    if (!s->obj[i]) fail("malloc(%zu) returned NULL", o->size);
   free(sorted);
   int bad = 0;
-  t0 = prev = bench_now_ns();
-  for (int i = 0; i < n; i++) {
-    bad += s->obj[i] && sys_free(s->obj[i]) != 0;
-    double t = bench_now_ns();
-    free_one[i] = t - prev;
-    prev = t;
-  }
-  *free_mean = (prev - t0) / n;
+  *free_mean = timed_frees(o, libc, batch, s->obj, free_one, &bad);
   if (bad) fail("%d of %d sys_free calls failed: %s", bad, n, sys_strerror(errno));
 }
 
@@ -318,14 +371,18 @@ static double rep_balloc(const options *o, const row *r, scratch *s, double *one
     return 0;
   }
   int bad = 0;
+  bool batch = r->path != PATH_ROUND_TRIP;
   double t0 = bench_now_ns(), prev = t0;
   for (int c = 0; c < calls; c++) {
     bad += sys_balloc(o->size, rid, r->n, s->obj + (size_t)c * (size_t)r->n) != 0;
+    if (batch) continue;
     double t = bench_now_ns();
     one[c] = t - prev;
     prev = t;
   }
+  if (batch) prev = bench_now_ns();
   double mean = (prev - t0) / calls;
+  for (int c = 0; batch && c < calls; c++) one[c] = mean;
   if (bad) fail("%d of %d sys_balloc(n = %d) calls failed: %s", bad, calls, r->n, sys_strerror(errno));
   else check_objects(s->obj, calls * r->n, o->size, rid, "sys_balloc");
   if (sys_rfree(rid)) fail("sys_rfree after balloc: %s", sys_strerror(errno));
@@ -388,19 +445,25 @@ static void measure(const options *o, row *rows, int nrows) {
     row *r = &rows[k];
     fprintf(stderr, "bench-latency: %s", r->name);
     if (r->op == OP_BALLOC) fprintf(stderr, " n = %d", r->n);
-    fprintf(stderr, "%s\n", r->at_root ? " (region on the root scheduler)" : "");
-    if (r->op == OP_ALLOC) { /* this row and the next (free) */
-      rid_t rid = sys_ralloc(SYS_ROOT_REGION, r->at_root ? 0 : SYS_NO_LEVEL_HINT);
-      if (!rid) {
+    fprintf(stderr, "%s (%s)\n", r->at_root ? " (region on the root scheduler)" : "",
+            path_names[r->path]);
+    if (antheap_debug_set_cache(r->path == PATH_CACHE)) {
+      fail("turning the allocation cache %s: %s", r->path == PATH_CACHE ? "on" : "off",
+           sys_strerror(errno));
+      break;
+    }
+    if (r->op == OP_ALLOC || r->op == OP_MALLOC) { /* this row and the next (free) */
+      rid_t rid = r->op == OP_MALLOC ? 0 : sys_ralloc(SYS_ROOT_REGION, r->at_root ? 0 : SYS_NO_LEVEL_HINT);
+      if (r->op == OP_ALLOC && !rid) {
         fail("sys_ralloc: %s", sys_strerror(errno));
         break;
       }
       double d0, d1;
-      rep_alloc_free(o, rid, &s, &d0, &d1, one[0], one[1]); /* warm-up */
+      rep_alloc_free(o, r, rid, &s, &d0, &d1, one[0], one[1]); /* warm-up */
       for (int i = 0; i < o->reps && !failures; i++)
-        rep_alloc_free(o, rid, &s, &mean[0][i], &mean[1][i], one[0] + (size_t)i * o->calls,
+        rep_alloc_free(o, r, rid, &s, &mean[0][i], &mean[1][i], one[0] + (size_t)i * o->calls,
                        one[1] + (size_t)i * o->calls);
-      if (sys_rfree(rid)) fail("sys_rfree: %s", sys_strerror(errno));
+      if (rid && sys_rfree(rid)) fail("sys_rfree: %s", sys_strerror(errno));
       for (int j = 0; j < 2; j++) summarise(&r[j], mean[j], o->reps, one[j], (size_t)o->reps * o->calls);
       k++;
     } else if (r->op == OP_BALLOC) {
@@ -427,11 +490,11 @@ static void measure(const options *o, row *rows, int nrows) {
 
 /* ---- table and driver --------------------------------------------------------------------- */
 
-static const char *const cols[] = {"call",     "region_on", "objects",    "req_B",   "reply_B",
-                                   "ns_call",  "ns_object", "p99_ns",     "mean_ns", "mpi_rtt_ns",
-                                   "mpi_mean_ns", "ratio", "ratio_mean", "schedulers", "levels",
-                                   "workers"};
-#define NCOLS 16
+static const char *const cols[] = {"call",     "served_by", "region_on", "objects",    "req_B",
+                                   "reply_B",  "ns_call",   "ns_object", "p99_ns",     "mean_ns",
+                                   "mpi_rtt_ns", "mpi_mean_ns", "ratio", "ratio_mean", "schedulers",
+                                   "levels", "workers"};
+#define NCOLS 17
 
 static void report(const options *o, const row *rows, int nrows, const setup *su) {
   static char title[1024];
@@ -442,30 +505,36 @@ static void report(const options *o, const row *rows, int nrows, const setup *su
            "(balloc: up to %d objects per rep)\n"
            "ns_call, mpi_rtt_ns: median of single calls / round trips; p99_ns: their 99th "
            "percentile; mean_ns, mpi_mean_ns: median over reps of the mean (spikes included)\n"
-           "ratio = ns_call / mpi_rtt_ns, ratio_mean = mean_ns / mpi_mean_ns (issue 4's goal for "
-           "alloc: <= 1.5)",
+           "ratio = ns_call / mpi_rtt_ns, ratio_mean = mean_ns / mpi_mean_ns (round trips: goal "
+           "<= 1.5)\n"
+           "served_by: round trip (ANTHEAP_CACHE=off), cache (the worker's allocation cache: "
+           "goals alloc/free <= 50 ns, balloc n = 4096 <= 20 ns per object), glibc "
+           "(malloc/free); cache and glibc rows: one clock read per repetition, ns_call = median "
+           "of the repetitions' mean",
            su->worker0, su->leaf, su->schedulers, su->levels, su->workers, o->size, o->reps,
            o->calls, MAX_OBJECTS);
   bench_table *t = bench_table_new(title, NCOLS, cols);
   for (int k = 0; k < nrows; k++) {
     const row *r = &rows[k];
     char f[NCOLS][48];
+    bool rtt = r->path == PATH_ROUND_TRIP;
     snprintf(f[0], 48, "%s", r->name);
-    snprintf(f[1], 48, "%s", r->at_root ? "root" : "leaf");
-    snprintf(f[2], 48, "%d", r->n);
-    snprintf(f[3], 48, "%zu", r->req);
-    snprintf(f[4], 48, "%zu", r->reply);
-    snprintf(f[5], 48, "%.0f", r->p50);
-    snprintf(f[6], 48, "%.1f", r->p50 / r->n);
-    snprintf(f[7], 48, "%.0f", r->p99);
-    snprintf(f[8], 48, "%.0f", r->mean);
-    snprintf(f[9], 48, "%.0f", r->mpi_p50);
-    snprintf(f[10], 48, "%.0f", r->mpi_mean);
-    snprintf(f[11], 48, "%.2f", r->p50 / r->mpi_p50);
-    snprintf(f[12], 48, "%.2f", r->mean / r->mpi_mean);
-    snprintf(f[13], 48, "%d", su->schedulers);
-    snprintf(f[14], 48, "%d", su->levels);
-    snprintf(f[15], 48, "%d", su->workers);
+    snprintf(f[1], 48, "%s", path_names[r->path]);
+    snprintf(f[2], 48, "%s", r->path == PATH_LIBC ? "-" : r->at_root ? "root" : "leaf");
+    snprintf(f[3], 48, "%d", r->n);
+    snprintf(f[4], 48, "%zu", r->req);
+    snprintf(f[5], 48, "%zu", r->reply);
+    snprintf(f[6], 48, rtt ? "%.0f" : "%.1f", r->p50);
+    snprintf(f[7], 48, "%.1f", r->p50 / r->n);
+    snprintf(f[8], 48, rtt ? "%.0f" : "%.1f", r->p99);
+    snprintf(f[9], 48, rtt ? "%.0f" : "%.1f", r->mean);
+    snprintf(f[10], 48, rtt ? "%.0f" : "-", r->mpi_p50);
+    snprintf(f[11], 48, rtt ? "%.0f" : "-", r->mpi_mean);
+    snprintf(f[12], 48, rtt ? "%.2f" : "-", r->p50 / r->mpi_p50);
+    snprintf(f[13], 48, rtt ? "%.2f" : "-", r->mean / r->mpi_mean);
+    snprintf(f[14], 48, "%d", su->schedulers);
+    snprintf(f[15], 48, "%d", su->levels);
+    snprintf(f[16], 48, "%d", su->workers);
     const char *cells[NCOLS];
     for (int i = 0; i < NCOLS; i++) cells[i] = f[i];
     bench_table_row(t, cells);
@@ -502,7 +571,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return code;
   }
-  row rows[16];
+  row rows[MAX_ROWS];
   int nrows = make_rows(rows, &o, su.levels);
   baseline(&o, rows, nrows, &su);
   if (sys_init(&argc, &argv)) {

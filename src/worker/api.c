@@ -145,13 +145,16 @@ static int cache_setting(bool *on, char *err, size_t errlen) {
   return EINVAL;
 }
 
+static int new_cache(void) {
+  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc};
+  return cache_create(&W.cache, &be, NULL);
+}
+
 static int start_cache(char *err, size_t errlen) {
   bool on;
   int rc = cache_setting(&on, err, errlen);
   if (rc || !on) return rc;
-  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc};
-  rc = cache_create(&W.cache, &be, NULL);
-  if (rc) snprintf(err, errlen, "no memory for the allocation cache");
+  if ((rc = new_cache())) snprintf(err, errlen, "no memory for the allocation cache");
   return rc;
 }
 
@@ -509,6 +512,18 @@ const char *sys_strerror(int err) {
 
 /* ---- test hooks (src/worker/debug.h) ---- */
 #include "worker/debug.h"
+
+int antheap_debug_set_cache(int on) {
+  if (!W.up) return fail_errno(EINVAL);
+  if (!on) {
+    int rc = flush_cache();
+    cache_destroy(W.cache);
+    W.cache = NULL;
+    return rc ? fail_errno(rc) : 0;
+  }
+  int rc = W.cache ? 0 : new_cache();
+  return rc ? fail_errno(rc) : 0;
+}
 
 int antheap_debug_send_raw(const void *buf, size_t len) {
   if (!W.up) return fail_errno(EINVAL);

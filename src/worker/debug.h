@@ -10,4 +10,7 @@ int antheap_debug_scheduler_of(const void *ptr);
 /* The world rank of the scheduler at `level` (0 = root) on this worker's path; its leaf
  * when the tree is not that deep. */
 int antheap_debug_path(int level);
+/* Turn the allocation cache on or off (off: every call a round trip, as ANTHEAP_CACHE=off);
+ * turning it off flushes it first. 0, or -1 with errno (a failed flush, or no memory). */
+int antheap_debug_set_cache(int on);
 #endif
