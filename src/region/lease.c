@@ -98,6 +98,10 @@ int region_lease_return(region_layer *L, int32_t lessee, const uint64_t *pairs, 
   return 0;
 }
 
+bool region_layer_has_zombie(const region_layer *L, uintptr_t addr) {
+  return layer_in_gas(L, addr) && trie_find(&L->zombies, layer_key(L, addr)) != 0;
+}
+
 /* ---- regions freed with leases outstanding ---- */
 
 typedef struct lease_rec {

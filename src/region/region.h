@@ -131,6 +131,8 @@ int region_lease(region_layer *layer, rid_t rid, size_t size, size_t want, size_
  * *dropped; the region's ID is free again once its last zombie is back. */
 int region_lease_return(region_layer *layer, int32_t lessee, const uint64_t *pairs, size_t n,
                         size_t *dropped);
+/* Is addr inside a zombie (a leased slab of a freed region, not handed back yet)? */
+bool region_layer_has_zombie(const region_layer *layer, uintptr_t addr);
 
 /* Pack: the used slabs of every listed region and all its descendants, plus each listed
  * object, in address order, coalesced into ranges handed to range_fn; *nranges gets their

@@ -51,3 +51,8 @@ route route_addr(const sched_server *s, uintptr_t addr) {
   return decide(s, in_gas && region_layer_holds(s->layer, addr), &s->deleg_pages, &s->owned_pages,
                 in_gas ? page_of(s, addr) : 0, in_gas);
 }
+
+route route_lease(const sched_server *s, uintptr_t slab) {
+  if (region_layer_has_zombie(s->layer, slab)) return (route){ROUTE_LOCAL, -1};
+  return route_addr(s, slab);
+}

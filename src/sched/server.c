@@ -310,7 +310,7 @@ static route route_of(const sched_server *s, const proto_msg *m) {
     case MSG_ALLOC: case MSG_BALLOC: return route_region(s, ((const proto_alloc *)m->fixed)->rid);
     case MSG_REALLOC: return route_addr(s, ((const proto_realloc *)m->fixed)->addr);
     case MSG_LEASE: return route_region(s, ((const proto_lease *)m->fixed)->rid);
-    case MSG_UNLEASE: return route_addr(s, (uintptr_t)m->tail[0]);
+    case MSG_UNLEASE: return route_lease(s, (uintptr_t)m->tail[0]);
     default: return route_addr(s, ((const proto_addr *)m->fixed)->addr);
   }
 }

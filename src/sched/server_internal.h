@@ -87,6 +87,8 @@ void srv_report_load(sched_server *s);
 /* route.c */
 route route_region(const sched_server *s, rid_t rid);
 route route_addr(const sched_server *s, uintptr_t addr);
+/* A leased slab handed back: where its region lives, or here if it is one of our zombies. */
+route route_lease(const sched_server *s, uintptr_t slab);
 int deleg_add(trie *t, uint64_t start, uint64_t count, int slot);
 int deleg_find(const trie *t, uint64_t key, uint64_t *start, uint64_t *count);
 void deleg_remove_span(trie *t, uint64_t start, uint64_t count); /* every chunk inside */

@@ -98,9 +98,11 @@ static void fail(sim *S, const char *fmt, ...) {
 /* ---- simulated workers ---- */
 typedef struct { uintptr_t addr; size_t size; rid_t rid; } sobj;
 typedef struct { rid_t rid, parent; bool alive; } sreg;
+/* A slab leased to a worker (its allocation cache): the whole slab is the worker's. */
+typedef struct { uintptr_t addr; uint32_t slot; rid_t rid; int32_t sched; } slease;
 
 enum wop { OP_RALLOC, OP_ALLOC, OP_BALLOC, OP_FREE, OP_REALLOC, OP_QUERY, OP_PACK, OP_RFREE,
-           OP_BAD_FREE, OP_BAD_REGION, OP_NONE };
+           OP_BAD_FREE, OP_BAD_REGION, OP_LEASE, OP_UNLEASE, OP_NONE };
 
 struct sim_worker {
   int rank, leaf, ops_left;
@@ -115,6 +117,9 @@ struct sim_worker {
   size_t nobjs, objcap;
   sreg *regs;
   size_t nregs, regcap;
+  slease *leases;
+  size_t nleases, leasecap;
+  size_t expect_dropped; /* OP_UNLEASE: live slots of slabs whose region this worker freed */
   bool finalized;
 };
 
@@ -136,14 +141,22 @@ static void shadow_add(sim *S, uintptr_t addr, size_t size) {
 }
 static void shadow_del(sim *S, uintptr_t addr) { trie_delete(&S->live, live_key(addr), NULL); }
 
-static void send_req(sim *S, sim_worker *w, unsigned type, const void *fixed) {
-  unsigned char buf[sizeof(proto_header) + PROTO_MAX_FIXED];
+static void send_req_tail(sim *S, sim_worker *w, unsigned type, const void *fixed,
+                          const uint64_t *tail, uint32_t ntail) {
+  unsigned char small[sizeof(proto_header) + PROTO_MAX_FIXED], *buf = small;
+  size_t cap = sizeof small + (size_t)ntail * 8;
+  if (ntail && !(buf = malloc(cap))) abort(); /* the simulator itself out of memory */
   if (S->trace)
     fprintf(stderr, "trace: worker %d sends %s req %lu (word0 %#lx)\n", w->rank, proto_type_name(type),
             (unsigned long)w->req + 1, (unsigned long)*(const uint64_t *)fixed);
-  size_t len = proto_build(buf, sizeof buf, type, ++w->req, w->rank, PROTO_NO_DEST, 0, -1, fixed,
-                           NULL, 0);
+  size_t len = proto_build(buf, cap, type, ++w->req, w->rank, PROTO_NO_DEST, 0, -1, fixed, tail,
+                           ntail);
   transport_send(S, w->rank, w->leaf, buf, len);
+  if (buf != small) free(buf);
+}
+
+static void send_req(sim *S, sim_worker *w, unsigned type, const void *fixed) {
+  send_req_tail(S, w, type, fixed, NULL, 0);
 }
 
 static size_t live_regions(const sim_worker *w, size_t *idx, size_t cap) {
@@ -161,6 +174,8 @@ static rid_t pick_region(sim *S, sim_worker *w) {
 }
 
 static void drop_obj(sim *S, sim_worker *w, size_t i);
+static void start_lease(sim *S, sim_worker *w);
+static void start_unlease(sim *S, sim_worker *w);
 static void rfree_shadow(sim *S, sim_worker *w, rid_t top);
 
 /* What a worker hands over when it sends a request is no longer its own, from that moment:
@@ -176,6 +191,11 @@ static void start_op(sim *S, sim_worker *w) {
     w->rid = REGION_ROOT;
     send_req(S, w, MSG_RALLOC, &b);
     return;
+  }
+  if (rnd(&S->rng) % 8 == 0) { /* the allocation cache's traffic */
+    if (w->nleases && rnd(&S->rng) % 2) start_unlease(S, w);
+    else if (w->nleases < 64) start_lease(S, w);
+    if (w->op != OP_NONE) return;
   }
   if (r < 14 && nreg < 12) {
     /* under one of my regions, or (a third of the time) under any worker's public region: its
@@ -247,6 +267,96 @@ static void start_op(sim *S, sim_worker *w) {
     w->size = 64;
     w->rid = REGION_ROOT;
     send_req(S, w, MSG_ALLOC, &b);
+  }
+}
+
+static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t rid);
+
+/* Is region rid alive among this worker's regions (the root region always is)? */
+static bool reg_alive(const sim_worker *w, rid_t rid) {
+  if (rid == REGION_ROOT) return true;
+  for (size_t i = 0; i < w->nregs; i++)
+    if (w->regs[i].alive && w->regs[i].rid == rid) return true;
+  return false;
+}
+
+/* Lease a few slabs, as a worker's allocation cache does. */
+static void start_lease(sim *S, sim_worker *w) {
+  static const size_t sizes[] = {8, 64, 100, 192, 256, 1000, 3000, 4096};
+  uint32_t want = 1 + (uint32_t)(rnd(&S->rng) % 4);
+  proto_lease b = {.size = sizes[rnd(&S->rng) % 8], .rid = pick_region(S, w), .want = want,
+                   .min = 1 + (uint32_t)(rnd(&S->rng) % want)};
+  w->op = OP_LEASE;
+  w->size = b.size;
+  w->n = b.want;
+  w->rid = b.rid;
+  send_req(S, w, MSG_LEASE, &b);
+}
+
+/* Hand back the leases of one scheduler, each with random live slots: the live slots of a
+ * region still alive become this worker's objects; those of a region it freed meanwhile (a
+ * zombie) must come back counted as dropped. */
+static void start_unlease(sim *S, sim_worker *w) {
+  int32_t sched = w->leases[rnd(&S->rng) % w->nleases].sched;
+  uint64_t *tail = malloc(2 * w->nleases * sizeof *tail);
+  if (!tail) abort();
+  uint32_t n = 0;
+  w->expect_dropped = 0;
+  for (size_t i = 0; i < w->nleases;) {
+    slease l = w->leases[i];
+    if (l.sched != sched || rnd(&S->rng) % 4 == 0) {
+      i++;
+      continue;
+    }
+    unsigned cap = (unsigned)(AH_SLAB_SIZE / l.slot);
+    uint64_t live = rnd(&S->rng) & (cap == 64 ? ~0ull : (1ull << cap) - 1);
+    if (rnd(&S->rng) % 3 == 0) live = 0;
+    tail[2 * n] = l.addr;
+    tail[2 * n + 1] = live;
+    n++;
+    shadow_del(S, l.addr); /* the slab was ours whole; now only its live slots are */
+    if (reg_alive(w, l.rid)) {
+      for (unsigned k = 0; k < cap; k++)
+        if ((live >> k) & 1) add_obj(S, w, l.addr + (uintptr_t)k * l.slot, l.slot, l.rid);
+    } else {
+      w->expect_dropped += (size_t)__builtin_popcountll(live);
+      S->res->zombie_returns++;
+    }
+    w->leases[i] = w->leases[--w->nleases];
+  }
+  if (n == 0) { /* drew none: take the first one of that scheduler */
+    size_t i = 0;
+    while (w->leases[i].sched != sched) i++;
+    slease l = w->leases[i];
+    tail[0] = l.addr;
+    tail[1] = 0;
+    n = 1;
+    shadow_del(S, l.addr);
+    if (!reg_alive(w, l.rid)) S->res->zombie_returns++;
+    w->leases[i] = w->leases[--w->nleases];
+  }
+  proto_unlease b = {.n = n};
+  w->op = OP_UNLEASE;
+  send_req_tail(S, w, MSG_UNLEASE, &b, tail, 2 * n);
+  free(tail);
+}
+
+static void on_lease_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
+  if (st) return;
+  uint32_t want_slot = (uint32_t)ah_round_up(w->size, AH_SLOT_ALIGN);
+  if (nt < 3 || nt - 2 > w->n || t[1] != want_slot) {
+    fail(S, "worker %d: lease answered %u words, slot %lu", w->rank, nt, nt > 1 ? (unsigned long)t[1] : 0ul);
+    return;
+  }
+  for (uint32_t i = 2; i < nt; i++) {
+    if (t[i] % AH_SLAB_SIZE) fail(S, "worker %d: leased slab %#lx not slab-aligned", w->rank, (unsigned long)t[i]);
+    if (w->nleases == w->leasecap) {
+      w->leasecap = w->leasecap ? 2 * w->leasecap : 16;
+      w->leases = realloc(w->leases, w->leasecap * sizeof *w->leases);
+    }
+    w->leases[w->nleases++] = (slease){t[i], want_slot, w->rid, (int32_t)t[0]};
+    shadow_add(S, t[i], AH_SLAB_SIZE);
+    S->res->leases++;
   }
 }
 
@@ -360,11 +470,23 @@ static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
       S->res->errors_expected++;
       expect_status(S, w, st, ENOENT, "alloc in a nonexistent region");
       break;
+    case OP_LEASE:
+      expect_status(S, w, st, 0, "lease");
+      on_lease_reply(S, w, st, t, m->ntail);
+      break;
+    case OP_UNLEASE:
+      expect_status(S, w, st, 0, "unlease");
+      if (st == 0 && (m->ntail != 1 || t[0] != w->expect_dropped))
+        fail(S, "worker %d: unlease dropped %lu live slots, expected %zu", w->rank,
+             m->ntail ? (unsigned long)t[0] : 0ul, w->expect_dropped);
+      break;
     case OP_NONE: fail(S, "worker %d: reply with no request in flight", w->rank); break;
   }
   w->op = OP_NONE;
   if (--w->ops_left > 0) {
     start_op(S, w);
+  } else if (w->nleases) { /* as sys_finalize flushes: every lease back before the end */
+    start_unlease(S, w);
   } else if (++S->workers_finished == S->cfg->workers) {
     /* sys_finalize is collective: after a barrier of all workers, each tells its leaf */
     for (int i = 0; i < S->cfg->workers; i++) {
@@ -430,6 +552,7 @@ static void teardown(sim *S) {
   for (int i = 0; S->workers && i < S->cfg->workers; i++) {
     free(S->workers[i].objs);
     free(S->workers[i].regs);
+    free(S->workers[i].leases);
   }
   for (size_t i = 0; S->chans && i < (size_t)n * n; i++)
     while (S->chans[i].head) {

@@ -27,6 +27,7 @@ typedef struct sim_config {
 typedef struct sim_result {
   bool ok;
   uint64_t messages, replies_checked, errors_expected;
+  uint64_t leases, zombie_returns; /* slabs leased; slabs handed back after their region died */
   uint64_t placed_by_load; /* regions the schedulers placed by load (requester elsewhere) */
   int conservation; /* the root's verdict: 0 ok */
   char failure[512];

@@ -72,10 +72,11 @@ int main(int argc, char **argv) {
     sim_result r;
     sim_run(&c, &r);
     printf("seed %lu: %s: %lu messages, %lu replies checked, %lu wrong-usage errors as expected, "
-           "%lu regions placed by load%s%s\n",
+           "%lu regions placed by load, %lu slabs leased (%lu back as zombies)%s%s\n",
            (unsigned long)c.seed, r.ok ? "ok" : "FAILED", (unsigned long)r.messages,
            (unsigned long)r.replies_checked, (unsigned long)r.errors_expected,
-           (unsigned long)r.placed_by_load, r.ok ? "" : ": ", r.ok ? "" : r.failure);
+           (unsigned long)r.placed_by_load, (unsigned long)r.leases,
+           (unsigned long)r.zombie_returns, r.ok ? "" : ": ", r.ok ? "" : r.failure);
     if (!r.ok) {
       failed++;
       printf("  replay: antheap-sim --schedulers %d --fanout %d --workers %d --ops %d --seed %lu"
