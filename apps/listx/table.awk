@@ -3,6 +3,9 @@
 #   x_antheap  time / antheap's (one sys_alloc per node, single scheduler): above 1 means
 #              antheap is that many times faster
 #   x_best     time / the best antheap row of that point (any allocation, any layout)
+#   build_s, exch_s  the medians of the two phases (build the list; the exchange stages)
+#   build_x_balloc   an antheap row's build time / antheap-balloc's build time with the same
+#              scheduler layout (the allocation cache's goal: <= 1.5)
 # Usage: awk -F, -f table.awk FILE.csv...
 FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 {
@@ -14,6 +17,9 @@ FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   n = ++rows[key]
   rname[key, n] = name; rtime[key, n] = t; rmin[key, n] = $col["min_s"] + 0
   rok[key, n] = $col["verified"]
+  rbuild[key, n] = $col["build_median_s"] + 0; rexch[key, n] = $col["exchange_median_s"] + 0
+  rvar[key, n] = v; rsched[key, n] = s
+  if (v == "antheap-balloc") balloc_build[key, s] = $col["build_median_s"] + 0
   if (!(key in seen)) { seen[key] = 1; keys[++nkeys] = key }
   if (v == "antheap" && s <= 1) ref[key] = t
   if (v ~ /^antheap/ && (!(key in best) || t < best[key])) best[key] = t
@@ -30,14 +36,19 @@ END {
     k = keys[i]; split(k, p, SUBSEP)
     if (p[1] != last) {
       printf "\nlistx on %s\n", p[1]; last = p[1]
-      printf "%-4s %7s %8s  %-22s %10s %10s %9s %7s %s\n", "net", "workers", "nodes",
-             "variant", "median_s", "min_s", "x_antheap", "x_best", "verified"
+      printf "%-4s %7s %8s  %-22s %10s %10s %9s %7s %9s %9s %14s %s\n", "net", "workers",
+             "nodes", "variant", "median_s", "min_s", "x_antheap", "x_best", "build_s", "exch_s",
+             "build_x_balloc", "verified"
     }
     for (r = 1; r <= rows[k]; r++) {
       xa = (k in ref) && ref[k] > 0 ? sprintf("%.2f", rtime[k, r] / ref[k]) : "-"
       xb = (k in best) && best[k] > 0 ? sprintf("%.2f", rtime[k, r] / best[k]) : "-"
-      printf "%-4s %7d %8d  %-22s %10.4f %10.4f %9s %7s %s\n", p[2], p[3] + 0, p[4] + 0,
-             rname[k, r], rtime[k, r], rmin[k, r], xa, xb, rok[k, r]
+      bb = "-"
+      if (rvar[k, r] ~ /^antheap/ && ((k, rsched[k, r]) in balloc_build) && balloc_build[k, rsched[k, r]] > 0)
+        bb = sprintf("%.2f", rbuild[k, r] / balloc_build[k, rsched[k, r]])
+      printf "%-4s %7d %8d  %-22s %10.4f %10.4f %9s %7s %9.4f %9.4f %14s %s\n", p[2], p[3] + 0,
+             p[4] + 0, rname[k, r], rtime[k, r], rmin[k, r], xa, xb, rbuild[k, r], rexch[k, r],
+             bb, rok[k, r]
     }
   }
 }
