@@ -72,10 +72,12 @@ static void zombie_return(region_layer *L, uintptr_t addr) {
   rid_t id = zombie_rid(v);
   uintptr_t *left = trie_find_slot(&L->quarantine, id);
   if (!left) return; /* its count could not be kept: the ID stays stranded (lease_bury) */
-  if (--*left == 0) {
-    trie_delete(&L->quarantine, id, NULL);
-    if (rangeset_add(&L->free_ids, id, 1)) layer_strand(L, 0, 1);
+  if (*left > 1) { /* a trie word must stay non-zero: the last one is deleted, not zeroed */
+    --*left;
+    return;
   }
+  trie_delete(&L->quarantine, id, NULL);
+  if (rangeset_add(&L->free_ids, id, 1)) layer_strand(L, 0, 1);
 }
 
 int region_lease_return(region_layer *L, int32_t lessee, const uint64_t *pairs, size_t n,
@@ -168,7 +170,7 @@ bool lease_bury(region_layer *L, rid_t id, lease_note *note) {
   }
   free(note->v);
   free(note);
-  if (buried == 0) return false;
+  if (buried == 0 || id == REGION_ROOT) return false; /* the root's ID is never reused */
   if (trie_insert(&L->quarantine, id, buried)) { /* cannot count: keep the ID out for good */
     layer_strand(L, 0, 1);
   }

@@ -69,12 +69,125 @@ START_TEST(test_build_refuses_what_does_not_fit) {
 }
 END_TEST
 
+/* Decode a LEASE with these fields. */
+static int decode_lease(uint64_t size, uint32_t want, uint32_t min) {
+  proto_lease l = {.size = size, .rid = 3, .want = want, .min = min};
+  size_t len = proto_build(buf, sizeof buf, MSG_LEASE, 1, 5, PROTO_NO_DEST, 0, -1, &l, NULL, 0);
+  REQUIRE(len > 0);
+  proto_msg m;
+  return proto_decode(buf, len, &m);
+}
+
+START_TEST(test_lease_within_bounds_decodes) {
+  REQUIRE_EQ(decode_lease(1, 1, 1), 0);
+  REQUIRE_EQ(decode_lease(4096, PROTO_LEASE_MAX, 1), 0);
+  REQUIRE_EQ(decode_lease(100, 8, 8), 0);
+  proto_msg m;
+  proto_lease l = {.size = 200, .rid = 9, .want = 16, .min = 2};
+  size_t len = proto_build(buf, sizeof buf, MSG_LEASE, 4, 5, PROTO_NO_DEST, 0, -1, &l, NULL, 0);
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  const proto_lease *got = m.fixed;
+  REQUIRE_EQ(got->size, 200);
+  REQUIRE_EQ(got->rid, 9);
+  REQUIRE_EQ(got->want, 16);
+  REQUIRE_EQ(got->min, 2);
+  REQUIRE_EQ(m.ntail, 0);
+}
+END_TEST
+
+START_TEST(test_lease_of_size_0_is_eproto) {
+  REQUIRE_EQ(decode_lease(0, 1, 1), EPROTO);
+}
+END_TEST
+
+START_TEST(test_lease_of_size_4097_is_eproto) {
+  REQUIRE_EQ(decode_lease(4097, 1, 1), EPROTO);
+  REQUIRE_EQ(decode_lease(UINT64_MAX, 1, 1), EPROTO);
+}
+END_TEST
+
+START_TEST(test_lease_with_min_0_is_eproto) {
+  REQUIRE_EQ(decode_lease(64, 1, 0), EPROTO);
+  REQUIRE_EQ(decode_lease(64, 0, 0), EPROTO);
+}
+END_TEST
+
+START_TEST(test_lease_with_want_below_min_is_eproto) {
+  REQUIRE_EQ(decode_lease(64, 3, 4), EPROTO);
+}
+END_TEST
+
+START_TEST(test_lease_with_want_over_the_maximum_is_eproto) {
+  REQUIRE_EQ(decode_lease(64, PROTO_LEASE_MAX + 1, 1), EPROTO);
+  REQUIRE_EQ(decode_lease(64, UINT32_MAX, UINT32_MAX), EPROTO);
+}
+END_TEST
+
+START_TEST(test_lease_with_a_tail_is_eproto) {
+  proto_lease l = {.size = 64, .rid = 3, .want = 1, .min = 1};
+  uint64_t tail[1] = {7};
+  size_t len = proto_build(buf, sizeof buf, MSG_LEASE, 1, 5, PROTO_NO_DEST, 0, -1, &l, tail, 1);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+}
+END_TEST
+
+START_TEST(test_unlease_decodes_its_pairs) {
+  proto_unlease u = {.n = 2};
+  uint64_t tail[4] = {0x1000, 5, 0x2000, 0};
+  size_t len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &u, tail, 4);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  REQUIRE_EQ(m.ntail, 4);
+  REQUIRE_EQ(m.tail[0], 0x1000);
+  REQUIRE_EQ(m.tail[1], 5);
+  REQUIRE_EQ(m.tail[2], 0x2000);
+}
+END_TEST
+
+START_TEST(test_unlease_of_0_slabs_is_eproto) {
+  proto_unlease u = {.n = 0};
+  size_t len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &u, NULL, 0);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+}
+END_TEST
+
+START_TEST(test_unlease_whose_tail_does_not_match_n_is_eproto) {
+  uint64_t tail[8] = {0};
+  proto_msg m;
+  struct { uint32_t n, words; } bad[] = {{2, 3}, {2, 5}, {2, 2}, {1, 0}, {1, 1}, {3, 8}, {4, 6}};
+  for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++) {
+    proto_unlease u = {.n = bad[i].n};
+    size_t len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &u, tail,
+                             bad[i].words);
+    REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+  }
+  proto_unlease huge = {.n = UINT32_MAX}; /* 2n words overflow 32 bits: still refused */
+  size_t len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &huge, tail, 2);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+  proto_unlease wrap = {.n = 0x80000001u}; /* 2n mod 2^32 == 2 */
+  len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &wrap, tail, 2);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("proto");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_built_messages_decode_to_the_same_fields);
   tcase_add_test(tc, test_every_malformation_is_eproto);
   tcase_add_test(tc, test_build_refuses_what_does_not_fit);
+  tcase_add_test(tc, test_lease_within_bounds_decodes);
+  tcase_add_test(tc, test_lease_of_size_0_is_eproto);
+  tcase_add_test(tc, test_lease_of_size_4097_is_eproto);
+  tcase_add_test(tc, test_lease_with_min_0_is_eproto);
+  tcase_add_test(tc, test_lease_with_want_below_min_is_eproto);
+  tcase_add_test(tc, test_lease_with_want_over_the_maximum_is_eproto);
+  tcase_add_test(tc, test_lease_with_a_tail_is_eproto);
+  tcase_add_test(tc, test_unlease_decodes_its_pairs);
+  tcase_add_test(tc, test_unlease_of_0_slabs_is_eproto);
+  tcase_add_test(tc, test_unlease_whose_tail_does_not_match_n_is_eproto);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -395,6 +395,391 @@ START_TEST(test_detached_regions_pages_and_ids_for_other_schedulers) {
 }
 END_TEST
 
+/* ---- leases for workers' caches, and zombies ---- */
+
+static bool in_slab(uintptr_t slab, uintptr_t a) { return a - slab < AH_SLAB_SIZE; }
+
+/* Leased slabs of a live region. */
+static size_t leased_in(region_layer *L, rid_t id) {
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, id, &info), 0);
+  return info.pool.leased_slabs;
+}
+
+START_TEST(test_lease_in_an_unknown_region_is_enoent) {
+  region_layer *L = default_layer();
+  uintptr_t s[4];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, 999, 64, 4, 1, 3, s, &got, &slot), ENOENT);
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  REQUIRE_EQ(region_free(L, r), 0);
+  REQUIRE_EQ(region_lease(L, r, 64, 4, 1, 3, s, &got, &slot), ENOENT); /* freed */
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_in_a_region_gives_slabs_it_owns_of_the_slot_size) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[20];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 1000, 20, 20, 3, s, &got, &slot), 0); /* more than it starts with */
+  REQUIRE_EQ(got, 20);
+  REQUIRE_EQ(slot, 1024);
+  for (int i = 0; i < 20; i++) {
+    REQUIRE_EQ(s[i] % AH_SLAB_SIZE, 0);
+    REQUIRE(region_layer_holds(L, s[i]));
+    REQUIRE_EQ(region_query(L, s[i], NULL, NULL, NULL), EINVAL); /* no object of the region */
+    REQUIRE_EQ(region_free_object(L, s[i]), EINVAL);
+    for (int j = 0; j < i; j++) REQUIRE(s[i] != s[j]);
+  }
+  REQUIRE_EQ(leased_in(L, r), 20);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_bad_lease_arguments_at_the_layer_are_einval) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[2];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, AH_SLAB_SIZE + 1, 1, 1, 3, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(region_lease(L, r, 0, 1, 1, 3, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(region_lease(L, r, 64, 1, 2, 3, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(region_lease(L, r, 64, 1, 1, -1, s, &got, &slot), EINVAL); /* not a rank */
+  size_t dropped;
+  REQUIRE_EQ(region_lease_return(L, 3, s, 0, &dropped), EINVAL);
+  REQUIRE_EQ(leased_in(L, r), 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_return_makes_live_slots_objects_of_the_region) {
+  region_layer *L = default_layer();
+  rid_t r, who;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[2], start;
+  size_t got, size, dropped = 99;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 512, 2, 2, 3, s, &got, &slot), 0); /* 8 slots each */
+  uint64_t pairs[4] = {s[0], 0x81, s[1], 0};
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 2, &dropped), 0);
+  REQUIRE_EQ(dropped, 0);
+  REQUIRE_EQ(leased_in(L, r), 0);
+  REQUIRE_EQ(region_query(L, s[0] + 7 * 512 + 5, &who, &start, &size), 0);
+  REQUIRE_EQ(who, r);
+  REQUIRE_EQ(start, s[0] + 7 * 512);
+  REQUIRE_EQ(size, 512);
+  REQUIRE_EQ(region_query(L, s[0] + 512, NULL, NULL, NULL), EINVAL);
+  REQUIRE_EQ(region_free_object(L, s[0]), 0);
+  REQUIRE_EQ(region_free_object(L, s[0]), EINVAL);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 2, &dropped), EINVAL); /* handed back already */
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_return_with_one_bad_pair_changes_nothing) {
+  region_layer *L = default_layer();
+  rid_t r, q;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &q), 0);
+  uintptr_t s[4], other, obj;
+  size_t got, dropped = 77;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 256, 4, 4, 3, s, &got, &slot), 0);  /* 16 slots */
+  REQUIRE_EQ(region_lease(L, q, 256, 1, 1, 4, &other, &got, &slot), 0); /* another lessee's */
+  REQUIRE_EQ(region_alloc(L, 256, r, &obj), 0);
+  region_config cfg = region_config_default();
+  uint64_t bad[][2] = {
+      {other, 0},                                  /* leased, but to worker 4 */
+      {obj & ~(uint64_t)(AH_SLAB_SIZE - 1), 0},    /* a slab of ordinary objects */
+      {s[2] + 64, 0},                              /* not a slab's start */
+      {s[3], 1ull << 16},                          /* a slot the slab does not have */
+      {cfg.gas_base + ((size_t)60 << 20), 0},      /* a free slab */
+      {0x1000, 0},                                 /* outside the GAS */
+  };
+  for (unsigned k = 0; k < sizeof bad / sizeof *bad; k++) {
+    uint64_t pairs[10] = {s[0], 1, s[1], 0xffff, bad[k][0], bad[k][1], s[2], 0, s[3], 2};
+    REQUIRE_EQ(region_lease_return(L, 3, pairs, 5, &dropped), EINVAL);
+    REQUIRE_EQ(dropped, 77);
+    REQUIRE_EQ(leased_in(L, r), 4); /* every good slab still leased */
+    REQUIRE_EQ(leased_in(L, q), 1);
+    region_info info;
+    REQUIRE_EQ(region_get_info(L, r, &info), 0);
+    REQUIRE_EQ(info.pool.objects, 1);
+    REQUIRE_EQ(region_query(L, s[0], NULL, NULL, NULL), EINVAL);
+  }
+  uint64_t good[8] = {s[0], 1, s[1], 0xffff, s[2], 0, s[3], 2};
+  REQUIRE_EQ(region_lease_return(L, 3, good, 4, &dropped), 0);
+  REQUIRE_EQ(leased_in(L, r), 0);
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, r, &info), 0);
+  REQUIRE_EQ(info.pool.objects, 1 + 1 + 16 + 1);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_return_naming_a_slab_twice_is_einval) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[3];
+  size_t got, dropped;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 3, 3, 3, s, &got, &slot), 0);
+  uint64_t pairs[8] = {s[0], 1, s[1], 0, s[2], 0, s[0], 1};
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 4, &dropped), EINVAL);
+  REQUIRE_EQ(leased_in(L, r), 3);
+  uint64_t twice_apart[4] = {s[1], 1, s[1], 2}; /* same slab, different bits */
+  REQUIRE_EQ(region_lease_return(L, 3, twice_apart, 2, &dropped), EINVAL);
+  REQUIRE_EQ(leased_in(L, r), 3);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 3, &dropped), 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_return_by_another_lessee_is_einval) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s;
+  size_t got, dropped;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 1, 1, 3, &s, &got, &slot), 0);
+  uint64_t pairs[2] = {s, 0};
+  REQUIRE_EQ(region_lease_return(L, 4, pairs, 1, &dropped), EINVAL);
+  REQUIRE_EQ(leased_in(L, r), 1);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 1, &dropped), 0);
+  teardown(L);
+}
+END_TEST
+
+/* Conservation with zombies: every slab free, held by a region, or a zombie. */
+static void check_conservation_with_zombies(region_layer *L, const rid_t *live, size_t nlive,
+                                            size_t total_slabs) {
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  size_t held = region_slabs(L, REGION_ROOT);
+  for (size_t i = 0; i < nlive; i++) {
+    held += region_slabs(L, live[i]);
+    region_info info;
+    REQUIRE_EQ(region_get_info(L, live[i], &info), 0);
+    held += info.pool.leased_slabs;
+  }
+  REQUIRE_EQ(st.free_slabs + held + st.zombie_slabs, total_slabs);
+  REQUIRE_EQ(st.stranded_slabs, 0);
+  REQUIRE_EQ(st.stranded_ids, 0);
+}
+
+START_TEST(test_region_freed_with_a_lease_keeps_the_slab_as_a_zombie) {
+  region_layer *L = layer_with(region_config_default(), (size_t)1 << 20, 100); /* 256 slabs */
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t z, a;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 1, 1, 3, &z, &got, &slot), 0);
+  REQUIRE_EQ(region_alloc(L, 64, r, &a), 0);
+  REQUIRE_EQ(region_free(L, r), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 1);
+  REQUIRE_EQ(st.quarantined_ids, 1);
+  REQUIRE(!region_layer_holds(L, z));
+  check_conservation_with_zombies(L, NULL, 0, 256);
+  /* New regions take every other slab of the layer, never the zombie. */
+  rid_t fresh[4];
+  for (int i = 0; i < 4; i++) REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &fresh[i]), 0);
+  size_t n = 0;
+  for (bool any = true; any;) {
+    any = false;
+    for (int i = 0; i < 4; i++)
+      if (region_alloc(L, 4096, fresh[i], &a) == 0) {
+        REQUIRE(!in_slab(z, a));
+        any = true;
+        n++;
+      }
+  }
+  while (region_alloc(L, 64, REGION_ROOT, &a) == 0) REQUIRE(!in_slab(z, a));
+  check_conservation_with_zombies(L, fresh, 4, 256);
+  REQUIRE(n >= 256 - 1 - 4 * 2 - 2); /* all but the zombie and a few low-watermark slabs */
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 1);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_freed_id_is_not_reused_while_quarantined) {
+  region_layer *L = layer_with(region_config_default(), GAS_BYTES, 10);
+  rid_t r, x, got_ids[10];
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t z;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 1, 1, 3, &z, &got, &slot), 0);
+  REQUIRE_EQ(region_free(L, r), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.free_ids, 9);
+  size_t n = 0;
+  while (region_create(L, REGION_ROOT, 0, &x) == 0) {
+    REQUIRE(x != r);
+    got_ids[n++] = x;
+  }
+  REQUIRE_EQ(n, 9);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &x), ENOSPC);
+  for (size_t i = 0; i < n; i++) REQUIRE_EQ(region_free(L, got_ids[i]), 0); /* none is r */
+  for (int i = 0; i < 9; i++) { /* ...and round two still skips it */
+    REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &x), 0);
+    REQUIRE(x != r);
+  }
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_returning_a_zombie_counts_its_live_slots_as_dropped_and_frees_the_slab) {
+  region_layer *L = layer_with(region_config_default(), (size_t)1 << 20, 100);
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t z, a;
+  size_t got, dropped = 0;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 1024, 1, 1, 3, &z, &got, &slot), 0); /* 4 slots */
+  REQUIRE_EQ(region_free(L, r), 0);
+  region_layer_stats before, after;
+  region_layer_get_stats(L, &before);
+  uint64_t bad[2] = {z, 1ull << 4}; /* a zombie is checked like a lease: 4 slots only */
+  REQUIRE_EQ(region_lease_return(L, 3, bad, 1, &dropped), EINVAL);
+  REQUIRE_EQ(region_lease_return(L, 4, (uint64_t[]){z, 0}, 1, &dropped), EINVAL); /* not 4's */
+  region_layer_get_stats(L, &after);
+  REQUIRE_EQ(after.zombie_slabs, 1);
+  uint64_t pairs[2] = {z, 0xb};
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 1, &dropped), 0);
+  REQUIRE_EQ(dropped, 3);
+  region_layer_get_stats(L, &after);
+  REQUIRE_EQ(after.zombie_slabs, 0);
+  REQUIRE_EQ(after.free_slabs, before.free_slabs + 1);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 1, &dropped), EINVAL); /* not twice */
+  /* The slab is anyone's again: filling the layer reaches it. */
+  rid_t q;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &q), 0);
+  bool reached = false;
+  while (region_alloc(L, 4096, q, &a) == 0) reached |= in_slab(z, a);
+  REQUIRE(reached);
+  check_conservation(L, &q, 1, 256, 100);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_quarantined_id_comes_back_after_its_last_zombie) {
+  region_layer *L = layer_with(region_config_default(), GAS_BYTES, 3);
+  rid_t r, x;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[2], t;
+  size_t got, dropped;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 2, 2, 3, s, &got, &slot), 0);   /* worker 3: two slabs */
+  REQUIRE_EQ(region_lease(L, r, 128, 1, 1, 4, &t, &got, &slot), 0); /* worker 4: one */
+  REQUIRE_EQ(region_free(L, r), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 3);
+  REQUIRE_EQ(st.quarantined_ids, 1);
+  REQUIRE_EQ(region_lease_return(L, 3, (uint64_t[]){s[0], 0, s[1], 0}, 2, &dropped), 0);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 1);
+  REQUIRE_EQ(st.quarantined_ids, 1); /* worker 4 still holds one */
+  REQUIRE_EQ(st.free_ids, 2);
+  REQUIRE_EQ(region_lease_return(L, 4, (uint64_t[]){t, 1}, 1, &dropped), 0);
+  REQUIRE_EQ(dropped, 1);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 0);
+  REQUIRE_EQ(st.quarantined_ids, 0);
+  REQUIRE_EQ(st.free_ids, 3);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &x), 0);
+  REQUIRE_EQ(x, r); /* the lowest free ID again */
+  check_conservation(L, &x, 1, GAS_BYTES / AH_SLAB_SIZE, 3);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_lease_return_mixing_zombies_and_leases_is_all_or_nothing) {
+  region_layer *L = default_layer();
+  rid_t dead, live;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &dead), 0);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &live), 0);
+  uintptr_t z, s;
+  size_t got, dropped = 0;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, dead, 64, 1, 1, 3, &z, &got, &slot), 0);
+  REQUIRE_EQ(region_lease(L, live, 64, 1, 1, 3, &s, &got, &slot), 0);
+  REQUIRE_EQ(region_free(L, dead), 0);
+  uint64_t pairs[6] = {z, 1, s, 1, s + AH_SLAB_SIZE, 0}; /* the last one is no lease */
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 3, &dropped), EINVAL);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 1);
+  REQUIRE_EQ(st.quarantined_ids, 1);
+  REQUIRE_EQ(leased_in(L, live), 1);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 2, &dropped), 0);
+  REQUIRE_EQ(dropped, 1); /* the zombie's slot; the live region's became an object */
+  REQUIRE_EQ(region_query(L, s, NULL, NULL, NULL), 0);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 0);
+  REQUIRE_EQ(st.quarantined_ids, 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_region_freed_with_descendants_holding_leases_buries_theirs) {
+  region_layer *L = layer_with(region_config_default(), GAS_BYTES, 20);
+  size_t total = GAS_BYTES / AH_SLAB_SIZE;
+  rid_t p, c1, c2, g, x;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &p), 0);
+  REQUIRE_EQ(region_create(L, p, 1, &c1), 0);
+  REQUIRE_EQ(region_create(L, p, 1, &c2), 0);
+  REQUIRE_EQ(region_create(L, c2, 2, &g), 0);
+  uintptr_t s1[2], sg, obj;
+  size_t got, dropped;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, c1, 64, 2, 2, 3, s1, &got, &slot), 0);
+  REQUIRE_EQ(region_lease(L, g, 2048, 1, 1, 4, &sg, &got, &slot), 0);
+  REQUIRE_EQ(region_alloc(L, 64, p, &obj), 0);
+  REQUIRE_EQ(region_free(L, p), 0);
+  REQUIRE(!region_exists(L, c1) && !region_exists(L, c2) && !region_exists(L, g));
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 3);
+  REQUIRE_EQ(st.quarantined_ids, 2); /* c1 and g; p and c2 held no lease */
+  REQUIRE_EQ(st.free_ids, 20 - 2);
+  check_conservation_with_zombies(L, NULL, 0, total);
+  rid_t made[20];
+  size_t n = 0;
+  while (region_create(L, REGION_ROOT, 0, &x) == 0) {
+    REQUIRE(x != c1 && x != g);
+    made[n++] = x;
+  }
+  REQUIRE_EQ(n, 18); /* p's and c2's IDs were reused */
+  for (size_t i = 0; i < n; i++) REQUIRE_EQ(region_free(L, made[i]), 0);
+  REQUIRE_EQ(region_lease_return(L, 4, (uint64_t[]){sg, 4}, 1, &dropped), EINVAL); /* 2 slots */
+  REQUIRE_EQ(region_lease_return(L, 4, (uint64_t[]){sg, 2}, 1, &dropped), 0);
+  REQUIRE_EQ(dropped, 1);
+  REQUIRE_EQ(region_lease_return(L, 3, (uint64_t[]){s1[0], 0, s1[1], ~0ull}, 2, &dropped), 0);
+  REQUIRE_EQ(dropped, 64);
+  check_conservation(L, NULL, 0, total, 20);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 0);
+  REQUIRE_EQ(st.quarantined_ids, 0);
+  teardown(L);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("region");
   TCase *tc = tcase_create("core");
@@ -407,6 +792,19 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_freeing_a_region_returns_all_metadata_whatever_its_object_count);
   tcase_add_test(tc, test_destroy_reports_all_address_space);
   tcase_add_test(tc, test_detached_regions_pages_and_ids_for_other_schedulers);
+  tcase_add_test(tc, test_lease_in_an_unknown_region_is_enoent);
+  tcase_add_test(tc, test_lease_in_a_region_gives_slabs_it_owns_of_the_slot_size);
+  tcase_add_test(tc, test_bad_lease_arguments_at_the_layer_are_einval);
+  tcase_add_test(tc, test_lease_return_makes_live_slots_objects_of_the_region);
+  tcase_add_test(tc, test_lease_return_with_one_bad_pair_changes_nothing);
+  tcase_add_test(tc, test_lease_return_naming_a_slab_twice_is_einval);
+  tcase_add_test(tc, test_lease_return_by_another_lessee_is_einval);
+  tcase_add_test(tc, test_region_freed_with_a_lease_keeps_the_slab_as_a_zombie);
+  tcase_add_test(tc, test_freed_id_is_not_reused_while_quarantined);
+  tcase_add_test(tc, test_returning_a_zombie_counts_its_live_slots_as_dropped_and_frees_the_slab);
+  tcase_add_test(tc, test_quarantined_id_comes_back_after_its_last_zombie);
+  tcase_add_test(tc, test_lease_return_mixing_zombies_and_leases_is_all_or_nothing);
+  tcase_add_test(tc, test_region_freed_with_descendants_holding_leases_buries_theirs);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -175,6 +175,176 @@ START_TEST(test_leaf_waits_for_a_pending_grant_before_returning) {
 }
 END_TEST
 
+/* ---- leases for workers' caches ---- */
+
+/* Send a request with a tail as worker `from`; the reply's status (-1 when none came), and
+ * its tail copied to out[0..*nout). */
+static int ask_tail(int from, unsigned type, const void *fixed, const uint64_t *tail,
+                    uint32_t ntail, uint64_t *out, size_t maxout, size_t *nout) {
+  static unsigned char msg[1 << 14];
+  static uint64_t req = 1000;
+  size_t len = proto_build(msg, sizeof msg, type, ++req, from, PROTO_NO_DEST, 0, -1, fixed,
+                           tail, ntail);
+  REQUIRE(len > 0);
+  int before = nsent;
+  sched_server_handle(srv, from, msg, len);
+  if (nsent == before) return -1;
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent, sent_len, &m), 0);
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(sent_to, from);
+  REQUIRE_EQ(m.h->req, req);
+  REQUIRE(m.ntail <= maxout);
+  for (uint32_t i = 0; i < m.ntail; i++) out[i] = m.tail[i];
+  *nout = m.ntail;
+  return m.h->status;
+}
+
+static uint32_t new_region(int worker) {
+  uint64_t rid = 0;
+  proto_ralloc ra = {.parent = 0, .level_hint = -1};
+  REQUIRE_EQ(ask(worker, MSG_RALLOC, &ra, &rid), 0);
+  return (uint32_t)rid;
+}
+
+/* Lease want slabs of size in rid as worker; the reply's tail in out. */
+static int lease(int worker, uint32_t rid, uint64_t size, uint32_t want, uint64_t *out,
+                 size_t *nout) {
+  proto_lease l = {.size = size, .rid = rid, .want = want, .min = 1};
+  return ask_tail(worker, MSG_LEASE, &l, NULL, 0, out, 64, nout);
+}
+
+START_TEST(test_lease_is_served_by_the_scheduler_holding_the_region) {
+  uint32_t rid = new_region(1);
+  uint64_t r[64];
+  size_t n;
+  REQUIRE_EQ(lease(1, rid, 100, 4, r, &n), 0);
+  REQUIRE_EQ(n, 2 + 4);
+  REQUIRE_EQ(r[0], 0);   /* scheduler rank 0 granted it: the UNLEASE goes there */
+  REQUIRE_EQ(r[1], 128); /* the slot size */
+  sched_config cfg = sched_config_default();
+  for (size_t i = 2; i < n; i++) {
+    REQUIRE_EQ(r[i] % AH_SLAB_SIZE, 0);
+    REQUIRE(r[i] >= cfg.gas_base && r[i] - cfg.gas_base < cfg.gas_size);
+    for (size_t j = 2; j < i; j++) REQUIRE(r[i] != r[j]);
+    proto_addr q = {.addr = r[i]};
+    REQUIRE_EQ(ask(2, MSG_QUERY, &q, NULL), EINVAL); /* a leased slot is no object yet */
+  }
+  sched_stats st;
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.leased_slabs, 4);
+}
+END_TEST
+
+START_TEST(test_lease_in_an_unknown_region_is_enoent) {
+  uint64_t r[64];
+  size_t n;
+  REQUIRE_EQ(lease(1, 0x7000000, 64, 1, r, &n), ENOENT);
+  uint32_t rid = new_region(1);
+  proto_rid rf = {.rid = rid};
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0);
+  REQUIRE_EQ(lease(1, rid, 64, 1, r, &n), ENOENT);
+  sched_stats st;
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+}
+END_TEST
+
+START_TEST(test_unlease_hands_the_slabs_back_and_live_slots_become_objects) {
+  uint32_t rid = new_region(1);
+  uint64_t r[64], d[4];
+  size_t n, nd;
+  REQUIRE_EQ(lease(1, rid, 128, 3, r, &n), 0);
+  uint64_t pairs[6] = {r[2], 0x5, r[3], 0, r[4], 0}; /* slots 0 and 2 of the first are live */
+  proto_unlease u = {.n = 3};
+  REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 6, d, 4, &nd), 0);
+  REQUIRE_EQ(nd, 1);
+  REQUIRE_EQ(d[0], 0); /* nothing dropped */
+  uint64_t who = 0;
+  proto_addr q = {.addr = r[2] + 2 * 128};
+  REQUIRE_EQ(ask(2, MSG_QUERY, &q, &who), 0);
+  REQUIRE_EQ(who, rid);
+  q.addr = r[2] + 128;
+  REQUIRE_EQ(ask(2, MSG_QUERY, &q, NULL), EINVAL);
+  q.addr = r[2];
+  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), 0);
+  REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 6, d, 4, &nd), EINVAL); /* not twice */
+  sched_stats st;
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.returned_leases, 3);
+}
+END_TEST
+
+START_TEST(test_unlease_by_another_worker_is_einval) {
+  uint32_t rid = new_region(1);
+  uint64_t r[64], d[4];
+  size_t n, nd;
+  REQUIRE_EQ(lease(1, rid, 64, 2, r, &n), 0);
+  uint64_t pairs[4] = {r[2], 0, r[3], 0};
+  proto_unlease u = {.n = 2};
+  REQUIRE_EQ(ask_tail(2, MSG_UNLEASE, &u, pairs, 4, d, 4, &nd), EINVAL);
+  REQUIRE_EQ(nd, 0);
+  REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 4, d, 4, &nd), 0); /* still worker 1's */
+  sched_stats st;
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.returned_leases, 2);
+}
+END_TEST
+
+START_TEST(test_unlease_after_the_region_was_freed_drops_the_live_slots) {
+  uint32_t rid = new_region(1);
+  uint64_t r[64], d[4];
+  size_t n, nd;
+  REQUIRE_EQ(lease(1, rid, 2048, 1, r, &n), 0); /* 2 slots */
+  proto_rid rf = {.rid = rid};
+  REQUIRE_EQ(ask(2, MSG_RFREE, &rf, NULL), 0); /* another worker frees the region */
+  uint64_t pairs[2] = {r[2], 0x3};
+  proto_unlease u = {.n = 1};
+  REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 2, d, 4, &nd), 0);
+  REQUIRE_EQ(nd, 1);
+  REQUIRE_EQ(d[0], 2);
+  proto_addr q = {.addr = r[2]};
+  REQUIRE_EQ(ask(1, MSG_QUERY, &q, NULL), EINVAL);
+}
+END_TEST
+
+START_TEST(test_shutdown_after_every_lease_came_back_loses_nothing) {
+  uint32_t rid = new_region(1), dead = new_region(2);
+  uint64_t r[64], z[64], d[4];
+  size_t n, nz, nd;
+  REQUIRE_EQ(lease(1, rid, 64, 2, r, &n), 0);
+  REQUIRE_EQ(lease(2, dead, 64, 1, z, &nz), 0);
+  proto_rid rf = {.rid = dead};
+  REQUIRE_EQ(ask(2, MSG_RFREE, &rf, NULL), 0);
+  uint64_t pairs[4] = {r[2], 1, r[3], 0}, zp[2] = {z[2], 1};
+  proto_unlease u2 = {.n = 2}, u1 = {.n = 1};
+  REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u2, pairs, 4, d, 4, &nd), 0);
+  REQUIRE_EQ(ask_tail(2, MSG_UNLEASE, &u1, zp, 2, d, 4, &nd), 0);
+  unsigned char msg[64];
+  for (int w = 1; w <= 2; w++) {
+    size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, 1, w, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+    REQUIRE_EQ(sched_server_handle(srv, w, msg, len), 0);
+  }
+  REQUIRE(sched_server_done(srv));
+  REQUIRE_EQ(sched_server_conservation(srv), 0);
+}
+END_TEST
+
+START_TEST(test_shutdown_with_a_lease_outstanding_reports_it_missing) {
+  uint32_t rid = new_region(1);
+  uint64_t r[64];
+  size_t n;
+  REQUIRE_EQ(lease(1, rid, 64, 1, r, &n), 0); /* never handed back */
+  unsigned char msg[64];
+  for (int w = 1; w <= 2; w++) {
+    size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, 1, w, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+    REQUIRE_EQ(sched_server_handle(srv, w, msg, len), 0);
+  }
+  REQUIRE(sched_server_done(srv));
+  REQUIRE(sched_server_conservation(srv) != 0);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("server");
   TCase *tc = tcase_create("core");
@@ -184,6 +354,13 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_bad_input_is_counted_dropped_and_changes_nothing);
   tcase_add_test(tc, test_second_finalize_is_malformed_and_shutdown_checks_everything);
   tcase_add_test(tc, test_leaf_waits_for_a_pending_grant_before_returning);
+  tcase_add_test(tc, test_lease_is_served_by_the_scheduler_holding_the_region);
+  tcase_add_test(tc, test_lease_in_an_unknown_region_is_enoent);
+  tcase_add_test(tc, test_unlease_hands_the_slabs_back_and_live_slots_become_objects);
+  tcase_add_test(tc, test_unlease_by_another_worker_is_einval);
+  tcase_add_test(tc, test_unlease_after_the_region_was_freed_drops_the_live_slots);
+  tcase_add_test(tc, test_shutdown_after_every_lease_came_back_loses_nothing);
+  tcase_add_test(tc, test_shutdown_with_a_lease_outstanding_reports_it_missing);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -499,6 +499,386 @@ START_TEST(test_slot_index_reciprocal_is_exact_for_every_class_and_offset) {
 }
 END_TEST
 
+/* ---- leases: whole empty slabs handed to a worker's cache ---- */
+
+/* Sum of every slab state, leased ones included: the pool's range, always. */
+static size_t all_slabs(slab_pool *p) {
+  slab_stats st;
+  slab_get_stats(p, &st);
+  return st.full_slabs + st.partial_slabs + st.empty_slabs + st.run_slabs + st.free_slabs +
+         st.leased_slabs;
+}
+
+static bool inside_any(const uintptr_t *slabs, size_t n, uintptr_t a) {
+  for (size_t i = 0; i < n; i++)
+    if (a - slabs[i] < AH_SLAB_SIZE) return true;
+  return false;
+}
+
+START_TEST(test_lease_gives_distinct_empty_slabs_of_the_slot_size) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s[8];
+  size_t got = 0;
+  uint32_t slot = 0;
+  REQUIRE_EQ(slab_lease(p, 100, 8, 1, 7, s, &got, &slot), 0);
+  REQUIRE_EQ(got, 8);
+  REQUIRE_EQ(slot, 128);
+  for (size_t i = 0; i < got; i++) {
+    REQUIRE_EQ(s[i] % AH_SLAB_SIZE, 0);
+    REQUIRE(s[i] >= GAS_BASE && s[i] < GAS_BASE + ((size_t)1 << 20));
+    REQUIRE(slab_holds(p, s[i]));
+    for (size_t j = 0; j < i; j++) REQUIRE(s[i] != s[j]);
+  }
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 8);
+  REQUIRE_EQ(st.objects, 0); /* a leased slot is no object of the pool */
+  REQUIRE_EQ(st.full_slabs + st.partial_slabs, 0); /* (carving ahead may leave an empty one) */
+  REQUIRE_EQ(all_slabs(p), ((size_t)1 << 20) / AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_takes_the_class_empty_slab_before_carving) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t a, s;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_alloc(p, 256, &a), 0);
+  REQUIRE_EQ(slab_free(p, a), 0); /* its slab stays as the class's empty slab */
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.empty_slabs, 1);
+  REQUIRE_EQ(slab_lease(p, 256, 1, 1, 3, &s, &got, &slot), 0);
+  REQUIRE_EQ(s, a & ~(uintptr_t)(AH_SLAB_SIZE - 1));
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.empty_slabs, 0);
+  REQUIRE_EQ(st.leased_slabs, 1);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_slots_of_a_leased_slab_are_einval_for_free_lookup_and_size_of) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s;
+  size_t got, sz;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 192, 1, 1, 4, &s, &got, &slot), 0);
+  REQUIRE_EQ(slot, 192);
+  slab_stats before, after;
+  slab_get_stats(p, &before);
+  for (uintptr_t a = s; a < s + AH_SLAB_SIZE; a += 64) { /* slot starts, interiors, the tail */
+    uintptr_t start;
+    REQUIRE_EQ(slab_free(p, a), EINVAL);
+    REQUIRE_EQ(slab_lookup(p, a, &start, &sz), EINVAL);
+    REQUIRE_EQ(slab_size_of(p, a, &sz), EINVAL);
+  }
+  slab_get_stats(p, &after);
+  stats_equal(&before, &after);
+  REQUIRE_EQ(after.leased_slabs, 1);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_pack_skips_leased_slabs) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t obj[16], s[4];
+  size_t got;
+  uint32_t slot;
+  for (int i = 0; i < 16; i++) REQUIRE_EQ(slab_alloc(p, 256, &obj[i]), 0); /* one full slab */
+  REQUIRE_EQ(slab_lease(p, 256, 4, 4, 1, s, &got, &slot), 0);
+  ranges r = {0};
+  REQUIRE_EQ(slab_pack(p, collect, &r), 1);
+  REQUIRE_EQ(r.len[0], AH_SLAB_SIZE); /* only the slab of ordinary objects */
+  REQUIRE_EQ(r.addr[0], obj[0] & ~(uintptr_t)(AH_SLAB_SIZE - 1));
+  for (int i = 0; i < 4; i++) REQUIRE(s[i] - r.addr[0] >= r.len[0]);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_alloc_never_hands_out_a_slot_of_a_leased_slab) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, 16 * AH_SLAB_SIZE);
+  uintptr_t a, s[5];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_alloc(p, 64, &a), 0); /* the class exists, with a partial slab */
+  REQUIRE_EQ(slab_free(p, a), 0);       /* ...now its kept empty slab */
+  REQUIRE_EQ(slab_lease(p, 64, 5, 5, 2, s, &got, &slot), 0);
+  size_t n = 0;
+  while (slab_alloc(p, 64, &a) == 0) {
+    REQUIRE(!inside_any(s, 5, a));
+    n++;
+  }
+  REQUIRE_EQ(n, (16 - 5) * 64); /* every other slab, and not one slot more */
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_return_makes_exactly_the_live_slots_objects) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s, start;
+  size_t got, sz;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 256, 1, 1, 9, &s, &got, &slot), 0); /* 16 slots */
+  uint64_t live = (1ull << 0) | (1ull << 3) | (1ull << 15);
+  REQUIRE_EQ(slab_lease_check(p, s, 9, live), 0);
+  slab_lease_return(p, s, live);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE_EQ(st.objects, 3);
+  REQUIRE_EQ(st.object_bytes, 3 * 256);
+  REQUIRE_EQ(st.partial_slabs, 1);
+  for (unsigned i = 0; i < 16; i++) {
+    uintptr_t a = s + i * 256;
+    if ((live >> i) & 1) {
+      REQUIRE_EQ(slab_lookup(p, a + 100, &start, &sz), 0);
+      REQUIRE_EQ(start, a);
+      REQUIRE_EQ(sz, 256);
+      REQUIRE_EQ(slab_size_of(p, a, &sz), 0);
+    } else {
+      REQUIRE_EQ(slab_lookup(p, a, &start, &sz), EINVAL);
+      REQUIRE_EQ(slab_free(p, a), EINVAL);
+    }
+  }
+  REQUIRE_EQ(slab_free(p, s + 3 * 256), 0);
+  REQUIRE_EQ(slab_free(p, s + 3 * 256), EINVAL);
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.objects, 2);
+  /* The free slots are the pool's again: the next allocations of the class fill them. */
+  uintptr_t a;
+  REQUIRE_EQ(slab_alloc(p, 256, &a), 0);
+  REQUIRE_EQ(a, s + 256);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_return_with_every_slot_live_gives_a_full_slab) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s[2];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 192, 2, 2, 1, s, &got, &slot), 0); /* 21 slots each */
+  uint64_t all = (1ull << 21) - 1;
+  REQUIRE_EQ(slab_lease_check(p, s[0], 1, all), 0);
+  slab_lease_return(p, s[0], all);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.full_slabs, 1);
+  REQUIRE_EQ(st.objects, 21);
+  uintptr_t a;
+  REQUIRE_EQ(slab_alloc(p, 192, &a), 0); /* not from the full slab, nor the leased one */
+  REQUIRE(a - s[0] >= AH_SLAB_SIZE && a - s[1] >= AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_return_with_no_live_slot_gives_an_empty_slab) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  size_t total = ((size_t)1 << 20) / AH_SLAB_SIZE;
+  uintptr_t s[3], a;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 512, 3, 3, 1, s, &got, &slot), 0);
+  for (int i = 0; i < 3; i++) {
+    REQUIRE_EQ(slab_lease_check(p, s[i], 1, 0), 0);
+    slab_lease_return(p, s[i], 0);
+  }
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE_EQ(st.objects, 0);
+  REQUIRE_EQ(st.full_slabs + st.partial_slabs, 0);
+  REQUIRE_EQ(st.empty_slabs, 1); /* empty_keep = 1; the others went back to Free */
+  REQUIRE_EQ(st.free_slabs, total - 1);
+  REQUIRE_EQ(slab_free(p, s[0]), EINVAL); /* no object came back with them */
+  REQUIRE_EQ(slab_alloc(p, 512, &a), 0);   /* the kept empty slab serves the class */
+  REQUIRE(inside_any(s, 3, a));
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_check_rejects_another_lessee) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 64, 1, 1, 5, &s, &got, &slot), 0);
+  REQUIRE_EQ(slab_lease_check(p, s, 6, 0), EINVAL);
+  REQUIRE_EQ(slab_lease_check(p, s, 0, 0), EINVAL);
+  REQUIRE_EQ(slab_lease_check(p, s, -1, 0), EINVAL);
+  REQUIRE_EQ(slab_lease_check(p, s, 5, 0), 0);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_check_rejects_a_slab_not_leased) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s, a, e, run;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 64, 1, 1, 5, &s, &got, &slot), 0);
+  REQUIRE_EQ(slab_alloc(p, 64, &a), 0);                  /* a slab of ordinary objects */
+  REQUIRE_EQ(slab_alloc(p, 2 * AH_SLAB_SIZE, &run), 0);  /* a run */
+  REQUIRE_EQ(slab_alloc(p, 128, &e), 0);
+  REQUIRE_EQ(slab_free(p, e), 0);                        /* an empty slab of a class */
+  uintptr_t free_slab = GAS_BASE;
+  while (desc_find(p, free_slab)) free_slab += AH_SLAB_SIZE; /* a slab no descriptor covers */
+  uintptr_t bad[] = {a, run, run + AH_SLAB_SIZE, e, s + 64, free_slab, GAS_BASE + GAS_SPAN, 0};
+  for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++)
+    REQUIRE_EQ(slab_lease_check(p, bad[i], 5, 0), EINVAL);
+  slab_lease_return(p, s, 0);
+  REQUIRE_EQ(slab_lease_check(p, s, 5, 0), EINVAL); /* handed back already */
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_check_rejects_bits_past_the_slab_capacity) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 3072, 1, 1, 1, &s, &got, &slot), 0); /* 1 slot */
+  REQUIRE_EQ(slot, 3072);
+  REQUIRE_EQ(slab_lease_check(p, s, 1, 1), 0);
+  REQUIRE_EQ(slab_lease_check(p, s, 1, 2), EINVAL);
+  REQUIRE_EQ(slab_lease_check(p, s, 1, 1ull << 63), EINVAL);
+  REQUIRE_EQ(slab_lease(p, 192, 1, 1, 1, &s, &got, &slot), 0); /* 21 slots */
+  REQUIRE_EQ(slab_lease_check(p, s, 1, (1ull << 21) - 1), 0);
+  REQUIRE_EQ(slab_lease_check(p, s, 1, 1ull << 21), EINVAL);
+  REQUIRE_EQ(slab_lease_check(p, s, 1, ~0ull), EINVAL);
+  REQUIRE_EQ(slab_lease(p, 64, 1, 1, 1, &s, &got, &slot), 0); /* 64 slots: every bit is one */
+  REQUIRE_EQ(slab_lease_check(p, s, 1, ~0ull), 0);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_lease_below_min_is_enomem_and_changes_nothing) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, 16 * AH_SLAB_SIZE);
+  uintptr_t a, s[5];
+  REQUIRE_EQ(slab_alloc(p, 64, &a), 0);
+  REQUIRE_EQ(slab_free(p, a), 0); /* the 64-B class keeps one empty slab */
+  for (int i = 0; i < 13; i++) REQUIRE_EQ(slab_alloc(p, 4096, &a), 0);
+  slab_stats before, after;
+  slab_get_stats(p, &before);
+  REQUIRE_EQ(before.free_slabs + before.empty_slabs, 3); /* 3 slabs to be had, 4 wanted */
+  size_t got = 99;
+  uint32_t slot = 99;
+  REQUIRE_EQ(slab_lease(p, 64, 5, 4, 1, s, &got, &slot), ENOMEM);
+  REQUIRE_EQ(got, 99);
+  REQUIRE_EQ(slot, 99);
+  slab_get_stats(p, &after);
+  stats_equal(&before, &after);
+  REQUIRE_EQ(after.leased_slabs, 0);
+  REQUIRE_EQ(slab_lease(p, 64, 5, 3, 1, s, &got, &slot), 0); /* a lower min gets them all */
+  REQUIRE_EQ(got, 3);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_bad_lease_arguments_are_einval) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s[4];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 0, 1, 1, 1, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(slab_lease(p, AH_SLAB_SIZE + 1, 1, 1, 1, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(slab_lease(p, 64, 1, 0, 1, s, &got, &slot), EINVAL);
+  REQUIRE_EQ(slab_lease(p, 64, 1, 2, 1, s, &got, &slot), EINVAL);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE_EQ(st.classes, 0);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+typedef struct {
+  uintptr_t addr[16];
+  int32_t lessee[16];
+  uint32_t slot[16];
+  size_t n;
+} walked;
+static void walk_one(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot) {
+  walked *w = ctx;
+  REQUIRE(w->n < 16);
+  w->addr[w->n] = addr;
+  w->lessee[w->n] = lessee;
+  w->slot[w->n++] = slot;
+}
+
+START_TEST(test_lease_walk_visits_each_leased_slab_once) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t s[5], a;
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 64, 3, 3, 11, s, &got, &slot), 0);
+  REQUIRE_EQ(slab_lease(p, 1000, 2, 2, 12, s + 3, &got, &slot), 0);
+  REQUIRE_EQ(slab_alloc(p, 64, &a), 0); /* ordinary slabs are not visited */
+  walked w = {0};
+  slab_lease_walk(p, walk_one, &w);
+  REQUIRE_EQ(w.n, 5);
+  for (int i = 0; i < 5; i++) {
+    int hits = 0;
+    for (size_t j = 0; j < w.n; j++)
+      if (w.addr[j] == s[i]) {
+        hits++;
+        REQUIRE_EQ(w.lessee[j], i < 3 ? 11 : 12);
+        REQUIRE_EQ(w.slot[j], i < 3 ? 64 : 1024);
+      }
+    REQUIRE_EQ(hits, 1);
+  }
+  slab_lease_return(p, s[1], 0); /* a slab handed back is no longer visited */
+  w.n = 0;
+  slab_lease_walk(p, walk_one, &w);
+  REQUIRE_EQ(w.n, 4);
+  for (size_t j = 0; j < w.n; j++) REQUIRE(w.addr[j] != s[1]);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("slab");
   TCase *tc = tcase_create("core");
@@ -519,6 +899,20 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_metadata_exhaustion_is_enomem_and_consistent);
   tcase_add_test(tc, test_empty_slabs_are_kept_lazily_then_returned);
   tcase_add_test(tc, test_slot_index_reciprocal_is_exact_for_every_class_and_offset);
+  tcase_add_test(tc, test_lease_gives_distinct_empty_slabs_of_the_slot_size);
+  tcase_add_test(tc, test_lease_takes_the_class_empty_slab_before_carving);
+  tcase_add_test(tc, test_slots_of_a_leased_slab_are_einval_for_free_lookup_and_size_of);
+  tcase_add_test(tc, test_pack_skips_leased_slabs);
+  tcase_add_test(tc, test_alloc_never_hands_out_a_slot_of_a_leased_slab);
+  tcase_add_test(tc, test_lease_return_makes_exactly_the_live_slots_objects);
+  tcase_add_test(tc, test_lease_return_with_every_slot_live_gives_a_full_slab);
+  tcase_add_test(tc, test_lease_return_with_no_live_slot_gives_an_empty_slab);
+  tcase_add_test(tc, test_lease_check_rejects_another_lessee);
+  tcase_add_test(tc, test_lease_check_rejects_a_slab_not_leased);
+  tcase_add_test(tc, test_lease_check_rejects_bits_past_the_slab_capacity);
+  tcase_add_test(tc, test_lease_below_min_is_enomem_and_changes_nothing);
+  tcase_add_test(tc, test_bad_lease_arguments_are_einval);
+  tcase_add_test(tc, test_lease_walk_visits_each_leased_slab_once);
   suite_add_tcase(s, tc);
   return s;
 }
