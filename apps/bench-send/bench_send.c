@@ -1,15 +1,21 @@
-/* bench_send.c: sending a region between two ranks (transfer_send/transfer_recv over the
+/* bench_send.c: moving a region between two ranks (transfer_send/transfer_recv over the
  * region layer's packed ranges) against MPI_Send/MPI_Recv of the same number of bytes from one
  * contiguous buffer, in the same run.
  *
- * Rank 0 lays out a region of n objects (1e3..1e6, of 64 B and 256 B) with the real region
- * layer over its GAS, packs it (region_pack: used slabs coalesced into ranges) and ping-pongs
- * it with rank 1, which needs only the ranges it receives. Reported: pack time, one-way
- * transfer time (half the round trip), one-way MPI time, bandwidths (transfer including pack)
- * and their ratio (goal >= 0.9 for large regions). Medians over --reps repetitions after one
- * warm-up, in which rank 1 also checks every received word; the two ping-pongs alternate.
+ * Rank 0 lays out a region of 1 MiB .. --max-mib MiB of objects of 64 B, 256 B or 4 KiB with
+ * the real region layer over its GAS: alone (its slabs contiguous: few ranges), or interleaved
+ * with a second region allocated object by object beside it (its slabs scattered: many short
+ * ranges). It packs the region (region_pack: used slabs coalesced into ranges) and ping-pongs
+ * it with rank 1, which needs only the list it receives. With --share none (default) every
+ * move copies (the cluster case: run it on shared memory and over TCP); with --share host the
+ * two ranks map the GAS from one memory object (share.h) and the same run also measures the
+ * zero-copy move (mode shared), which sends the list alone. Reported: pack time, one-way move
+ * time (half the round trip), one-way MPI time, bandwidths and ratio = MPI time / move time
+ * (the data's speed against MPI_Send; goal >= 0.9 from 1 MiB), ratio_pack with the pack time
+ * added. Medians over --reps repetitions after one warm-up, in which rank 1 also checks every
+ * received word; the ping-pongs alternate.
  *
- * Run: mpirun -np 2 bench-send [--reps R] [--max N] [--csv PATH]
+ * Run: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--share host|none] [--csv PATH]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +27,7 @@
 #include "bench.h"
 #include "region/region.h"
 #include "worker/gas.h"
+#include "worker/share.h"
 #include "worker/transfer.h"
 
 #define TAG 11
@@ -108,25 +115,37 @@ static int check(const gas_range *r, size_t n) {
 /* ---- one measurement --------------------------------------------------------------------- */
 
 typedef struct {
-  size_t obj, count;
+  size_t obj, bytes;
+  bool interleaved;
+  transfer_mode mode;
 } config;
 
 typedef struct {
   double pack_ns, xfer_ns, mpi_ns; /* medians; xfer and mpi one-way */
-  size_t ranges, bytes;
+  size_t ranges, bytes, objects;
 } result;
 
+static int shared_ok(void *ctx, int src, transfer_mode mode, const uint64_t *extra, uint32_t n) {
+  (void)ctx, (void)src, (void)extra, (void)n;
+  return mode == TRANSFER_COPY || gas_is_shared() ? 0 : EPROTO;
+}
+
 /* One region ping-pong; rank 0 returns pack time in *pack_ns and the round trip. */
-static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, double *pack_ns, int verify) {
+static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, transfer_mode mode,
+                            double *pack_ns, int verify) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = bench_now_ns();
+  uint64_t *extra;
+  uint32_t nextra;
   if (rank == 0) {
     pack(L, rid, v);
     double t1 = bench_now_ns();
-    int rc = transfer_send(MPI_COMM_WORLD, 1, TAG, v->r, v->n);
+    int rc = transfer_send(MPI_COMM_WORLD, 1, TAG, mode, NULL, 0, v->r, v->n, NULL);
     gas_range *back;
     size_t nb;
-    if (rc || (rc = transfer_recv(MPI_COMM_WORLD, 1, TAG, &back, &nb, NULL))) die("transfer", rc);
+    if (rc || (rc = transfer_recv(MPI_COMM_WORLD, 1, TAG, shared_ok, NULL, &extra, &nextra, &back,
+                                  &nb, NULL, NULL)))
+      die("transfer", rc);
     double t2 = bench_now_ns();
     free(back);
     *pack_ns = t1 - t0;
@@ -134,13 +153,13 @@ static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, double *pa
   }
   gas_range *got;
   size_t n;
-  int rc = transfer_recv(MPI_COMM_WORLD, 0, TAG, &got, &n, NULL);
+  int rc = transfer_recv(MPI_COMM_WORLD, 0, TAG, shared_ok, NULL, &extra, &nextra, &got, &n, NULL, NULL);
   if (rc) die("transfer_recv", rc);
   if (verify && !check(got, n)) {
     fprintf(stderr, "bench-send: rank 1: received data differs from what rank 0 sent\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if ((rc = transfer_send(MPI_COMM_WORLD, 0, TAG, got, n))) die("transfer_send", rc);
+  if ((rc = transfer_send(MPI_COMM_WORLD, 0, TAG, mode, NULL, 0, got, n, NULL))) die("transfer_send", rc);
   free(got);
   return 0;
 }
@@ -159,40 +178,50 @@ static double mpi_pingpong(char *buf, size_t bytes) {
   return bench_now_ns() - t0;
 }
 
-/* Rank 0 builds the region; both ranks learn its packed size. */
-static rid_t build_region(region_layer *L, const config *c, range_vec *v, result *res) {
-  rid_t rid = 0;
-  uint64_t shape[2] = {0, 0};
+/* Rank 0 builds the region (and, interleaved, a second one beside it, object by object);
+ * both ranks learn its packed shape. *other gets the second region (0 when none). */
+static rid_t build_region(region_layer *L, const config *c, range_vec *v, result *res, rid_t *other) {
+  rid_t rid = 0, rid2 = 0;
+  uint64_t shape[3] = {0, 0, 0};
   if (rank == 0) {
     int rc = region_create(L, REGION_ROOT, 0, &rid);
+    if (!rc && c->interleaved) rc = region_create(L, REGION_ROOT, 0, &rid2);
+    size_t n = c->bytes / c->obj;
     uintptr_t a;
-    for (size_t i = 0; !rc && i < c->count; i++) rc = region_alloc(L, c->obj, rid, &a);
+    for (size_t i = 0; !rc && i < n; i++) {
+      rc = region_alloc(L, c->obj, rid, &a);
+      if (!rc && rid2) rc = region_alloc(L, c->obj, rid2, &a);
+    }
     if (rc) die("region_alloc", rc);
     pack(L, rid, v);
     fill(v);
     shape[0] = v->n;
     for (size_t i = 0; i < v->n; i++) shape[1] += v->r[i].len;
+    shape[2] = n;
   }
-  MPI_Bcast(shape, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  MPI_Bcast(shape, 3, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   res->ranges = (size_t)shape[0];
   res->bytes = (size_t)shape[1];
+  res->objects = (size_t)shape[2];
+  *other = rid2;
   return rid;
 }
 
 static result measure(region_layer *L, const config *c, int reps) {
   result res;
   range_vec v = {0};
-  rid_t rid = build_region(L, c, &v, &res);
+  rid_t other;
+  rid_t rid = build_region(L, c, &v, &res, &other);
   if (res.bytes > INT_MAX) die("contiguous baseline (region larger than INT_MAX bytes)", EOVERFLOW);
   char *buf = malloc(res.bytes);
   if (!buf) die("malloc of the baseline buffer", ENOMEM);
   memset(buf, rank + 1, res.bytes);
   double pk[MAXREPS], xf[MAXREPS], mp[MAXREPS], dummy;
-  xfer_pingpong(L, rid, &v, &dummy, 1); /* warm-up: pages touched, data checked */
+  xfer_pingpong(L, rid, &v, c->mode, &dummy, 1); /* warm-up: pages touched, data checked */
   mpi_pingpong(buf, res.bytes);
   for (int i = 0; i < reps; i++) { /* interleaved, order alternating: drifts hit both */
     if (i % 2) mp[i] = mpi_pingpong(buf, res.bytes) / 2;
-    xf[i] = xfer_pingpong(L, rid, &v, &pk[i], 0) / 2;
+    xf[i] = xfer_pingpong(L, rid, &v, c->mode, &pk[i], 0) / 2;
     if (i % 2 == 0) mp[i] = mpi_pingpong(buf, res.bytes) / 2;
   }
   res.pack_ns = bench_median(pk, (size_t)reps);
@@ -200,100 +229,135 @@ static result measure(region_layer *L, const config *c, int reps) {
   res.mpi_ns = bench_median(mp, (size_t)reps);
   free(buf);
   free(v.r);
-  if (rank == 0 && region_free(L, rid)) die("region_free", EINVAL);
+  if (rank == 0 && (region_free(L, rid) || (other && region_free(L, other))))
+    die("region_free", EINVAL);
   return res;
 }
 
 /* ---- table and driver ---------------------------------------------------------------------- */
 
-static const char *const cols[] = {"obj_bytes", "objects", "ranges", "bytes", "pack_us", "xfer_us",
-                                   "mpi_us", "xfer_MBps", "mpi_MBps", "ratio"};
+#define NCOLS 14
+static const char *const cols[NCOLS] = {"mode",   "obj_bytes", "layout", "objects", "ranges",
+                                        "bytes",  "pack_us",   "xfer_us", "mpi_us", "xfer_MBps",
+                                        "mpi_MBps", "ratio",   "ratio_pack", "share"};
 
-static void add_row(bench_table *t, const config *c, const result *r) {
-  char f[10][32];
-  double send_ns = r->pack_ns + r->xfer_ns;
-  snprintf(f[0], 32, "%zu", c->obj);
-  snprintf(f[1], 32, "%zu", c->count);
-  snprintf(f[2], 32, "%zu", r->ranges);
-  snprintf(f[3], 32, "%zu", r->bytes);
-  snprintf(f[4], 32, "%.1f", r->pack_ns / 1e3);
-  snprintf(f[5], 32, "%.1f", r->xfer_ns / 1e3);
-  snprintf(f[6], 32, "%.1f", r->mpi_ns / 1e3);
-  snprintf(f[7], 32, "%.0f", r->bytes / send_ns * 1e3);
-  snprintf(f[8], 32, "%.0f", r->bytes / r->mpi_ns * 1e3);
-  snprintf(f[9], 32, "%.3f", r->mpi_ns / send_ns);
-  const char *cells[10];
-  for (int i = 0; i < 10; i++) cells[i] = f[i];
+static void add_row(bench_table *t, const config *c, const result *r, const char *share) {
+  char f[NCOLS][32];
+  snprintf(f[0], 32, "%s", c->mode == TRANSFER_SHARED ? "shared" : "copy");
+  snprintf(f[1], 32, "%zu", c->obj);
+  snprintf(f[2], 32, "%s", c->interleaved ? "scattered" : "contiguous");
+  snprintf(f[3], 32, "%zu", r->objects);
+  snprintf(f[4], 32, "%zu", r->ranges);
+  snprintf(f[5], 32, "%zu", r->bytes);
+  snprintf(f[6], 32, "%.1f", r->pack_ns / 1e3);
+  snprintf(f[7], 32, "%.1f", r->xfer_ns / 1e3);
+  snprintf(f[8], 32, "%.1f", r->mpi_ns / 1e3);
+  snprintf(f[9], 32, "%.0f", r->bytes / r->xfer_ns * 1e3);
+  snprintf(f[10], 32, "%.0f", r->bytes / r->mpi_ns * 1e3);
+  snprintf(f[11], 32, "%.3f", r->mpi_ns / r->xfer_ns);
+  snprintf(f[12], 32, "%.3f", r->mpi_ns / (r->xfer_ns + r->pack_ns));
+  snprintf(f[13], 32, "%s", share);
+  const char *cells[NCOLS];
+  for (int i = 0; i < NCOLS; i++) cells[i] = f[i];
   bench_table_row(t, cells);
 }
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mpirun -np 2 bench-send [--reps R] [--max N] [--csv PATH]\n"
-          "  Region send (pack + transfer_send/recv over a derived datatype) vs MPI_Send of the\n"
-          "  same bytes from one contiguous buffer; regions of 1e3..N objects of 64 and 256 B.\n"
-          "  --reps R    repetitions per point, median reported (default 15, at most %d)\n"
-          "  --max N     largest object count (default 1000000)\n"
-          "  --csv PATH  CSV output (default results/bench-send.csv)\n"
-          "  GAS base: ANTHEAP_GAS_BASE (default 0x%jx), size 64 GiB\n",
+          "usage: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--share host|none] [--csv PATH]\n"
+          "  A region move (pack + transfer_send/recv) vs MPI_Send of the same bytes from one\n"
+          "  contiguous buffer; regions of 1, 16, 256, 1024 MiB (up to M) of 64 B, 256 B and 4 KiB\n"
+          "  objects, contiguous or scattered (interleaved with another region).\n"
+          "  --reps R        repetitions per point, median reported (default 9, at most %d)\n"
+          "  --max-mib M     largest region in MiB (default 256; 1024 for the 1 GiB rows)\n"
+          "  --share MODE    none (default): every move copies; host: the two ranks share the\n"
+          "                  GAS memory, and shared (zero-copy) rows are measured beside copy rows\n"
+          "  --quick         1 MiB and 16 MiB, 3 reps\n"
+          "  --csv PATH      CSV output (default results/bench-send.csv; rows are appended)\n"
+          "  GAS base: ANTHEAP_GAS_BASE (default 0x%jx), size 64 GiB. Run it on shared memory\n"
+          "  and over TCP (mpirun --mca pml ob1 --mca btl tcp,self) for both copy paths.\n",
           MAXREPS, (uintmax_t)GAS_BUILD_BASE);
 }
 
 typedef struct {
   int reps;
-  size_t max;
+  size_t max_mib;
+  bool share, quick;
   const char *csv;
 } options;
 
 /* Returns -1 to go on, else an exit code. */
 static int parse(int argc, char **argv, options *o) {
   static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {"reps", required_argument, 0, 'r'},
-                                       {"max", required_argument, 0, 'm'}, {"csv", required_argument, 0, 'c'},
+                                       {"max-mib", required_argument, 0, 'm'}, {"csv", required_argument, 0, 'c'},
+                                       {"share", required_argument, 0, 's'}, {"quick", no_argument, 0, 'q'},
                                        {0, 0, 0, 0}};
-  *o = (options){15, 1000000, "results/bench-send.csv"};
+  *o = (options){9, 256, false, false, "results/bench-send.csv"};
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (c) {
       case 'h': if (rank == 0) usage(stdout); return 0;
       case 'r': o->reps = atoi(optarg); break;
-      case 'm': o->max = strtoull(optarg, NULL, 0); break;
+      case 'm': o->max_mib = strtoull(optarg, NULL, 0); break;
       case 'c': o->csv = optarg; break;
+      case 'q': o->quick = true; break;
+      case 's':
+        if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
+          if (rank == 0) fprintf(stderr, "bench-send: --share takes host or none\n");
+          return 2;
+        }
+        o->share = strcmp(optarg, "host") == 0;
+        break;
       default: if (rank == 0) usage(stderr); return 2;
     }
   }
-  if (o->reps < 1 || o->reps > MAXREPS) {
-    if (rank == 0) fprintf(stderr, "bench-send: --reps must be 1..%d\n", MAXREPS);
+  if (o->quick) o->reps = 3, o->max_mib = 16;
+  if (o->reps < 1 || o->reps > MAXREPS || o->max_mib < 1 || o->max_mib > 1024) {
+    if (rank == 0) fprintf(stderr, "bench-send: --reps must be 1..%d, --max-mib 1..1024\n", MAXREPS);
     return 2;
   }
   return -1;
 }
 
-static const gas_bounds *map_gas(void) {
+static const gas_bounds *map_gas(bool share, share_group *g) {
   const char *s = getenv("ANTHEAP_GAS_BASE");
   uintptr_t base = s && *s ? (uintptr_t)strtoull(s, NULL, 0) : GAS_BUILD_BASE;
   char err[512];
-  int rc = gas_map(base, AH_GAS_DEFAULT_SIZE, err, sizeof err);
+  int rc = share_map_gas(MPI_COMM_WORLD, share, base, AH_GAS_DEFAULT_SIZE, g, err, sizeof err);
   if (rc) {
     fprintf(stderr, "bench-send: rank %d: %s\n", rank, err);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (share && !share_with(g, 1 - rank)) {
+    if (rank == 0) fprintf(stderr, "bench-send: --share host: the two ranks could not share the GAS (%s)\n", g->how);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   return gas_current();
 }
 
 static void run(const options *o) {
-  static const size_t objs[] = {64, 256}, counts[] = {1000, 10000, 100000, 1000000};
-  const gas_bounds *gas = map_gas();
+  static const size_t objs[] = {64, 256, 4096}, mibs[] = {1, 16, 256, 1024};
+  share_group g;
+  const gas_bounds *gas = map_gas(o->share, &g);
   region_layer *L = rank == 0 ? make_layer(gas) : NULL;
-  bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region send (pack + one derived-datatype message) vs "
-                                   "MPI_Send of the same bytes, one-way, 2 ranks",
-                                   10, cols);
-  for (unsigned s = 0; s < 2; s++)
-    for (unsigned k = 0; k < 4 && counts[k] <= o->max; k++) {
-      config c = {objs[s], counts[k]};
-      if (rank == 0) fprintf(stderr, "bench-send: %zu objects of %zu B\n", c.count, c.obj);
-      result r = measure(L, &c, o->reps);
-      if (rank == 0) add_row(t, &c, &r);
-    }
+  const char *share = o->share ? "host" : "none";
+  bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region move (pack + transfer) vs "
+                                   "MPI_Send of the same bytes, one-way, 2 ranks; ratio = mpi_us / "
+                                   "xfer_us (the data), ratio_pack = mpi_us / (pack_us + xfer_us)",
+                                   NCOLS, cols);
+  for (int m = o->share ? 1 : 0; m >= 0; m--)
+    for (unsigned k = 0; k < 4 && mibs[k] <= o->max_mib; k++)
+      for (unsigned s = 0; s < 3; s++)
+        for (int inter = 0; inter < 2; inter++) {
+          size_t mib = mibs[k];
+          config c = {objs[s], mib << 20, inter, m ? TRANSFER_SHARED : TRANSFER_COPY};
+          if (rank == 0)
+            fprintf(stderr, "bench-send: %s, %zu MiB of %zu-B objects, %s\n", m ? "shared" : "copy",
+                    mib, c.obj, inter ? "scattered" : "contiguous");
+          result r = measure(L, &c, o->reps);
+          if (rank == 0) add_row(t, &c, &r, share);
+        }
   if (rank == 0) bench_table_finish(t, o->csv);
+  share_free(&g);
 }
 
 int main(int argc, char **argv) {

@@ -46,6 +46,18 @@ static bool send_for_event(sched_server *s, const event *e, unsigned type, rid_t
   return true;
 }
 
+/* A QUERY of our own for event e: its reply comes back with the event's ID and this bit. */
+#define QUERY_PART (1ull << 63)
+static bool query_for_event(sched_server *s, const event *e, uintptr_t addr) {
+  route r = route_addr(s, addr);
+  if (r.kind != ROUTE_CHILD && r.kind != ROUTE_PARENT) return false;
+  proto_addr body = {.addr = addr};
+  size_t len = proto_build(s->out, s->outcap, MSG_QUERY, e->id | QUERY_PART, e->origin,
+                           PROTO_NO_DEST, 0, s->me, &body, NULL, 0);
+  srv_send(s, r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me], s->out, len);
+  return true;
+}
+
 /* ---- placement ---- */
 
 static int least_loaded_child(const sched_server *s) {
@@ -216,17 +228,8 @@ static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t orig
     srv_reply(s, dest, req, origin, 0, b->w, (uint32_t)b->n);
 }
 
-void event_pack(sched_server *s, const proto_msg *m) {
-  rid_t rid = ((const proto_rid *)m->fixed)->rid;
-  words b = {0};
-  size_t nranges;
-  int rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, &b, &nranges);
-  if (rc) {
-    free(b.w);
-    srv_answer(s, m, rc, NULL, 0);
-    return;
-  }
-  /* Remote children hanging under this subtree. */
+/* Remote children (on other schedulers) of the local subtree under rid. */
+static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
   rid_t *kids = NULL;
   size_t n = 0, cap = 0;
   trie_cursor c;
@@ -243,14 +246,45 @@ void event_pack(sched_server *s, const proto_msg *m) {
     }
     kids[n++] = (rid_t)k;
   }
-  event *e = n ? event_new(s, MSG_PACK, m, (int)n) : NULL;
-  for (size_t i = 0; e && i < n; i++)
-    if (!send_for_event(s, e, MSG_PACK, kids[i])) e->remaining--;
+  *out = kids;
+  return n;
+}
+
+/* Pack local region rid into b, and ask for its remote children's ranges as parts of event
+ * *e (created when needed, of type `type` for m). 0 or the region layer's error. */
+static int pack_local(sched_server *s, const proto_msg *m, unsigned type, rid_t rid, words *b,
+                      event **e) {
+  size_t nranges;
+  int rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, b, &nranges);
+  if (rc) return rc;
+  rid_t *kids;
+  size_t n = remote_kids_under(s, rid, &kids);
+  if (n && !*e) *e = event_new(s, type, m, 0);
+  for (size_t i = 0; *e && i < n; i++)
+    if (send_for_event(s, *e, MSG_PACK, kids[i])) (*e)->remaining++;
   free(kids);
+  return 0;
+}
+
+/* Hand the event the ranges gathered so far (it owns them now). */
+static void event_keep(event *e, words *b) {
+  e->ranges = b->w;
+  e->nranges = b->n;
+  e->cap = b->cap;
+}
+
+void event_pack(sched_server *s, const proto_msg *m) {
+  rid_t rid = ((const proto_rid *)m->fixed)->rid;
+  words b = {0};
+  event *e = NULL;
+  int rc = pack_local(s, m, MSG_PACK, rid, &b, &e);
+  if (rc) {
+    free(b.w);
+    srv_answer(s, m, rc, NULL, 0);
+    return;
+  }
   if (e && e->remaining > 0) {
-    e->ranges = b.w; /* the event owns the local ranges now */
-    e->nranges = b.n;
-    e->cap = b.cap;
+    event_keep(e, &b);
     return;
   }
   if (e) event_drop(s, e);
@@ -258,11 +292,80 @@ void event_pack(sched_server *s, const proto_msg *m) {
   free(b.w);
 }
 
+/* One part of a batched pack: a region, here or elsewhere. */
+static void packv_region(sched_server *s, const proto_msg *m, rid_t rid, words *b, event **e,
+                         int *status) {
+  route r = route_region(s, rid);
+  if (r.kind == ROUTE_LOCAL) {
+    int rc = pack_local(s, m, MSG_PACKV, rid, b, e);
+    if (rc && !*status) *status = rc;
+    return;
+  }
+  if (!*e) *e = event_new(s, MSG_PACKV, m, 0);
+  if (*e && send_for_event(s, *e, MSG_PACK, rid)) (*e)->remaining++;
+  else if (!*status) *status = *e ? ENOENT : ENOMEM;
+}
+
+/* One part of a batched pack: an object, here or elsewhere. */
+static void packv_object(sched_server *s, const proto_msg *m, uintptr_t addr, words *b,
+                         event **e, int *status) {
+  route r = route_addr(s, addr);
+  if (r.kind == ROUTE_LOCAL) {
+    rid_t rid;
+    uintptr_t start;
+    size_t size;
+    int rc = region_query(s->layer, addr, &rid, &start, &size);
+    if (!rc && words_push2(b, start, size)) rc = ENOMEM;
+    if (rc && !*status) *status = rc;
+    return;
+  }
+  if (!*e) *e = event_new(s, MSG_PACKV, m, 0);
+  if (*e && query_for_event(s, *e, addr)) (*e)->remaining++;
+  else if (!*status) *status = *e ? EINVAL : ENOMEM;
+}
+
+void event_packv(sched_server *s, const proto_msg *m) {
+  const proto_packv *v = m->fixed;
+  words b = {0};
+  event *e = NULL;
+  int status = 0;
+  for (uint32_t i = 0; i < v->nreg; i++) packv_region(s, m, (rid_t)m->tail[i], &b, &e, &status);
+  for (uint32_t i = 0; i < v->nobj; i++)
+    packv_object(s, m, (uintptr_t)m->tail[v->nreg + i], &b, &e, &status);
+  if (e && e->remaining > 0) { /* the parts elsewhere answer later */
+    e->status = status;
+    event_keep(e, &b);
+    return;
+  }
+  if (e) event_drop(s, e);
+  if (status) srv_answer(s, m, status, NULL, 0);
+  else pack_reply(s, srv_reply_dest(m), m->h->req, m->h->origin, &b);
+  free(b.w);
+}
+
+/* A part of a batched pack answered: its ranges (or the object's slot) join the event's. */
+static void packv_part(event *e, const proto_msg *m, bool query) {
+  if (m->h->status) {
+    if (!e->status) e->status = m->h->status;
+    return;
+  }
+  words b = {e->ranges, e->nranges, e->cap};
+  bool oom = false;
+  if (query && m->ntail == 4) oom = words_push2(&b, m->tail[1], m->tail[2]);
+  for (uint32_t i = 0; !query && i + 1 < m->ntail; i += 2) oom |= words_push2(&b, m->tail[i], m->tail[i + 1]);
+  if (oom && !e->status) e->status = ENOMEM;
+  event_keep(e, &b);
+}
+
 void event_on_reply(sched_server *s, const proto_msg *m) {
+  bool query = (m->h->req & QUERY_PART) != 0;
+  uint64_t id = m->h->req & ~QUERY_PART;
   event *e = s->events;
-  while (e && e->id != m->h->req) e = e->next;
+  while (e && e->id != id) e = e->next;
   if (!e) return; /* a reply nobody waits for (an undo's answer): nothing to do */
-  if (e->type == MSG_PACK && m->h->status == 0) {
+  if (e->type == MSG_PACKV) {
+    packv_part(e, m, query);
+  } else if (e->type == MSG_PACK && m->h->status == 0) {
     words b = {e->ranges, e->nranges, e->cap};
     for (uint32_t i = 0; i + 1 < m->ntail; i += 2) words_push2(&b, m->tail[i], m->tail[i + 1]);
     e->ranges = b.w;
@@ -270,7 +373,9 @@ void event_on_reply(sched_server *s, const proto_msg *m) {
     e->cap = b.cap;
   }
   if (--e->remaining > 0) return;
-  if (e->type == MSG_PACK) {
+  if (e->type == MSG_PACKV && e->status) {
+    srv_reply(s, e->reply_to, e->req, e->origin, e->status, NULL, 0);
+  } else if (e->type == MSG_PACK || e->type == MSG_PACKV) {
     words b = {e->ranges, e->nranges, e->cap};
     pack_reply(s, e->reply_to, e->req, e->origin, &b);
     e->ranges = b.w;

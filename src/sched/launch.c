@@ -34,7 +34,7 @@ typedef struct rank_report {
   uint64_t host_hash;
   int32_t appnum;
   int32_t numa, core, bind, local_ranks, host_cores;
-  int32_t schedulers, fanout, topology; /* this rank's parsed options (0 = not given) */
+  int32_t schedulers, fanout, topology, share; /* this rank's parsed options (0 = not given) */
 } rank_report;
 
 const char *launch_help_text(void) {
@@ -46,6 +46,10 @@ const char *launch_help_text(void) {
          "                          ANTHEAP_FANOUT).\n"
          "  --antheap-topology      print the launch plan (ranks, roles, hosts, cores, tree)\n"
          "                          and do not start.\n"
+         "  --antheap-share M       host (default): the workers of one host map the GAS from\n"
+         "                          one memory object, so regions move between them without\n"
+         "                          a copy; none: every worker has a private GAS and every move\n"
+         "                          copies (env ANTHEAP_SHARE).\n"
          "Options may also be written --antheap-schedulers=N. Options win over the\n"
          "environment. Ranks are bound to one core each when their host has enough cores.\n";
 }
@@ -85,15 +89,21 @@ static int read_env(const char *name, int *out, char *err, size_t errlen) {
   return 0;
 }
 
-/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, -1 unknown. *value gets
- * the text after '=' (NULL when none). */
+/* host -> 1, none -> 2, anything else -1. */
+static int parse_share(const char *v) {
+  if (!v) return -1;
+  return strcmp(v, "host") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : -1;
+}
+
+/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, 3 share, -1 unknown.
+ * *value gets the text after '=' (NULL when none). */
 static int option_kind(const char *arg, const char **value) {
-  static const char *const names[] = {"schedulers", "fanout", "topology"};
+  static const char *const names[] = {"schedulers", "fanout", "topology", "share"};
   const char *name = arg + strlen(OPT_PREFIX);
   const char *eq = strchr(name, '=');
   size_t len = eq ? (size_t)(eq - name) : strlen(name);
   *value = eq ? eq + 1 : NULL;
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < 4; k++)
     if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0) return k;
   return -1;
 }
@@ -105,15 +115,21 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
   int kind = option_kind(arg, &value);
   if (kind < 0)
     return opt_error(err, errlen, "unknown option %s (antheap knows --antheap-schedulers N, "
-                     "--antheap-fanout F, --antheap-topology)", arg);
+                     "--antheap-fanout F, --antheap-topology, --antheap-share host|none)", arg);
   if (kind == 2) {
     if (value) return opt_error(err, errlen, "%s takes no value", OPT_PREFIX "topology");
     o->topology = true;
     return 0;
   }
   if (!value) {
-    if (*i + 1 >= argc) return opt_error(err, errlen, "%s needs a number", arg);
+    if (*i + 1 >= argc)
+      return opt_error(err, errlen, "%s needs %s", arg, kind == 3 ? "host or none" : "a number");
     value = argv[++*i];
+  }
+  if (kind == 3) {
+    if ((o->share = parse_share(value)) < 0)
+      return opt_error(err, errlen, "%s %s: expected host or none", OPT_PREFIX "share", value);
+    return 0;
   }
   int n = parse_count(value);
   if (n < 0)
@@ -128,6 +144,9 @@ int launch_parse_options(int *argc, char ***argv, launch_options *o, char *err, 
   if (read_env("ANTHEAP_SCHEDULERS", &o->schedulers, err, errlen) ||
       read_env("ANTHEAP_FANOUT", &o->fanout, err, errlen))
     return -1;
+  const char *share = getenv("ANTHEAP_SHARE");
+  if (share && *share && (o->share = parse_share(share)) < 0)
+    return opt_error(err, errlen, "ANTHEAP_SHARE=%s: expected host or none", share);
   if (!argc || !argv || !*argv) return 0;
   char **av = *argv;
   int n = *argc, kept = 0, i = 0;
@@ -241,6 +260,7 @@ static void describe_self(MPI_Comm world, const launch_options *o, rank_report *
   me->schedulers = o->schedulers;
   me->fanout = o->fanout;
   me->topology = o->topology;
+  me->share = o->share;
   if (place_with_hwloc(world, me) != 0) me->bind = BIND_FAILED, me->core = me->numa = -1;
 }
 
@@ -337,6 +357,8 @@ static int plan_from_table(const rank_report *all, int n, launch_plan *out, char
   note_conflict(out, "fan-out", cf, f);
   note_binding(out, all);
   for (int r = 0; r < n; r++) out->topology_only |= all[r].topology != 0;
+  out->share_host = true; /* any rank asking for none turns sharing off for the job */
+  for (int r = 0; r < n; r++) out->share_host &= all[r].share != 2;
   return 0;
 }
 

@@ -32,6 +32,7 @@ typedef struct launch_options {
   int schedulers; /* --antheap-schedulers N, ANTHEAP_SCHEDULERS */
   int fanout;     /* --antheap-fanout F, ANTHEAP_FANOUT */
   bool topology;  /* --antheap-topology: print the plan, do not start */
+  int share;      /* --antheap-share host|none, ANTHEAP_SHARE: 0 not given, 1 host, 2 none */
 } launch_options;
 
 /* Remove the --antheap-* options (also --antheap-x=value) from argv, before any "--", and

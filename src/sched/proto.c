@@ -14,6 +14,7 @@ size_t proto_fixed_size(unsigned type) {
     case MSG_REALLOC: return sizeof(proto_realloc);
     case MSG_LEASE: return sizeof(proto_lease);
     case MSG_UNLEASE: return sizeof(proto_unlease);
+    case MSG_PACKV: return sizeof(proto_packv);
     case MSG_FINALIZE: return 0;
     case MSG_REPLY: return sizeof(proto_reply);
     case MSG_CREATE_BELOW: return sizeof(proto_create);
@@ -28,6 +29,11 @@ size_t proto_fixed_size(unsigned type) {
 
 uint32_t proto_tail_count(unsigned type, const void *fixed) {
   if (type == MSG_REPLY) return ((const proto_reply *)fixed)->ntail;
+  if (type == MSG_PACKV) {
+    const proto_packv *v = fixed;
+    uint64_t words = (uint64_t)v->nreg + v->nobj;
+    return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
+  }
   if (type == MSG_UNLEASE) {
     uint64_t words = 2ull * ((const proto_unlease *)fixed)->n;
     return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
@@ -43,7 +49,7 @@ uint32_t proto_tail_count(unsigned type, const void *fixed) {
 const char *proto_type_name(unsigned type) {
   static const char *const names[MSG_TYPE_END] = {
       "?", "RALLOC", "RFREE", "ALLOC", "BALLOC", "FREE", "REALLOC", "PACK", "QUERY", "LEASE",
-      "UNLEASE", "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
+      "UNLEASE", "PACKV", "FINALIZE", "REPLY", "CREATE_BELOW", "CREATED", "UNLINK", "REFILL", "GRANT", "LOAD",
       "RETURN", "GIVEBACK"};
   return type < MSG_TYPE_END ? names[type] : "?";
 }
@@ -66,6 +72,10 @@ static int fields_ok(unsigned type, const void *fixed) {
              l->want <= PROTO_LEASE_MAX;
     }
     case MSG_UNLEASE: return ((const proto_unlease *)fixed)->n >= 1;
+    case MSG_PACKV: {
+      const proto_packv *v = fixed;
+      return (uint64_t)v->nreg + v->nobj >= 1;
+    }
     default: return 1;
   }
 }

@@ -30,6 +30,8 @@ enum proto_type {
   MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size, scheduler rank} */
   MSG_LEASE,       /* proto_lease -> reply tail {scheduler rank, slot size, slab x got} */
   MSG_UNLEASE,     /* proto_unlease, tail {slab, live bitmap} x n -> reply tail {dropped} */
+  MSG_PACKV,       /* proto_packv, tail {rid} x nreg, {addr} x nobj -> reply tail {addr, len}...:
+                      every region (with descendants) and object of a move, in one request */
   MSG_FINALIZE,    /* worker is done; no reply */
   MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
   /* scheduler <-> scheduler */
@@ -67,6 +69,7 @@ typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_reallo
 typedef struct { uint64_t size; uint32_t rid, want, min, pad; } proto_lease;
 /* ... and hands n of them back, all granted by one scheduler (routed by the first slab). */
 typedef struct { uint32_t n, pad; } proto_unlease;
+typedef struct { uint32_t nreg, nobj; } proto_packv;
 typedef struct {
   uint32_t parent;      /* the parent region's ID */
   int32_t level_hint;

@@ -298,6 +298,7 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
     }
     case MSG_RFREE: event_rfree(s, m); break;
     case MSG_PACK: event_pack(s, m); break;
+    case MSG_PACKV: event_packv(s, m); break;
     default: break;
   }
 }
@@ -310,6 +311,7 @@ static route route_of(const sched_server *s, const proto_msg *m) {
     case MSG_ALLOC: case MSG_BALLOC: return route_region(s, ((const proto_alloc *)m->fixed)->rid);
     case MSG_REALLOC: return route_addr(s, ((const proto_realloc *)m->fixed)->addr);
     case MSG_LEASE: return route_region(s, ((const proto_lease *)m->fixed)->rid);
+    case MSG_PACKV: return (route){ROUTE_LOCAL, -1}; /* the first scheduler gathers the parts */
     case MSG_UNLEASE: return route_lease(s, (uintptr_t)m->tail[0]);
     default: return route_addr(s, ((const proto_addr *)m->fixed)->addr);
   }

@@ -28,7 +28,8 @@ typedef struct event {
   struct event *next;
   uint64_t id;
   int remaining;            /* replies still expected */
-  unsigned type;            /* MSG_RFREE or MSG_PACK */
+  unsigned type;            /* MSG_RFREE, MSG_PACK or MSG_PACKV */
+  int status;               /* MSG_PACKV: the first error a part answered */
   uint64_t req;             /* the original request */
   int32_t origin, reply_to; /* worker that asked; rank the final reply goes to */
   uint64_t *ranges;         /* MSG_PACK: collected {addr, len} pairs */
@@ -108,6 +109,7 @@ uint64_t page_of(const sched_server *s, uintptr_t addr);
 /* events.c */
 void event_rfree(sched_server *s, const proto_msg *m);
 void event_pack(sched_server *s, const proto_msg *m);
+void event_packv(sched_server *s, const proto_msg *m);
 void event_on_reply(sched_server *s, const proto_msg *m);
 /* Place a new region under parent: here, or further down. parent_sched holds the parent region
  * (this scheduler for a RALLOC served here). */

@@ -113,7 +113,13 @@ static void request_refill(sched_server *s) {
   int parent = s->tree->parent[s->me];
   if (s->refill_pending || parent < 0) return;
   size_t pages = s->refill_need > s->cfg.refill_pages ? s->refill_need : s->cfg.refill_pages;
-  proto_refill r = {.pages = pages, .ids = s->cfg.refill_ids};
+  /* IDs only when ours run low: a grant of IDs alone counts as progress for the parked
+   * requests, so asking for IDs nobody needs while the GAS is exhausted replays them again
+   * and again (until the root has handed out every ID) instead of answering ENOMEM. */
+  region_layer_stats st;
+  region_layer_get_stats(s->layer, &st);
+  proto_refill r = {.pages = pages,
+                    .ids = st.free_ids <= s->cfg.refill_ids / 4 ? s->cfg.refill_ids : 0};
   s->refill_need = 0;
   size_t len = proto_build(s->out, s->outcap, MSG_REFILL, 0, -1, parent, 0, -1, &r, NULL, 0);
   srv_send(s, parent, s->out, len);
@@ -143,13 +149,15 @@ void trade_on_refill(sched_server *s, int from, const proto_msg *m) {
   if ((have_pages || !r->pages) && (have_ids || !ids)) {
     grant(s, slot, r->pages, ids, m->h->req);
     trade_check_low(s);
-  } else if (root) {
+  } else if (root || s->replay_tries) { /* the root, or our own refill brought nothing */
     grant(s, slot, r->pages, ids, m->h->req); /* what there is; ENOMEM when nothing */
   } else { /* wait for our own refill, then serve it */
     size_t len = sizeof *m->h + m->h->length;
     parked *p = malloc(sizeof *p + len);
     if (!p) return;
-    *p = (parked){.next = s->parked_refills, .from = from, .len = len};
+    /* tries 1: replayed after an empty grant, it is answered with what there is (above)
+     * instead of parking again, which would ask our parent for ever */
+    *p = (parked){.next = s->parked_refills, .from = from, .tries = 1, .len = len};
     memcpy(p->msg, m->h, len);
     s->parked_refills = p;
     s->refill_pending = false; /* ask again even if an earlier refill is under way */

@@ -14,11 +14,13 @@
 #include "sched/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
+#include "worker/share.h"
 #include "worker/transfer.h"
 
 static struct {
   bool up, mpi_ours;
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
+  share_group share; /* who maps the same GAS memory as this worker */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -168,6 +170,7 @@ static void leave_job(void) {
     MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
     gas_unmap();
   }
+  share_free(&W.share);
   cache_destroy(W.cache);
   W.cache = NULL;
   W.up = false;
@@ -205,7 +208,8 @@ int sys_init(int *argc, char ***argv) {
   MPI_Comm_rank(W.job.workers, &W.id);
   MPI_Comm_size(W.job.workers, &W.nworkers);
   W.leaf = W.job.plan.ranks[W.job.rank].leaf;
-  int rc = gas_map(W.job.cfg.gas_base, W.job.cfg.gas_size, err, sizeof err), any = 0;
+  int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
+                         W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
   MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
@@ -217,10 +221,25 @@ int sys_init(int *argc, char ***argv) {
   return 0;
 }
 
+/* A barrier of all workers that refuses moves sent to this worker meanwhile (their senders
+ * would otherwise wait for ever): the worker is leaving. */
+static void leaving_barrier(void) {
+  MPI_Request rq;
+  MPI_Ibarrier(W.job.workers, &rq);
+  for (int done = 0;;) {
+    MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if (!transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN))
+      nanosleep(&(struct timespec){0, W.job.own_core ? 1000 : 50000}, NULL);
+  }
+  while (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) {
+  }
+}
+
 int sys_finalize(void) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* before the barrier: the schedulers shut down after it */
-  MPI_Barrier(W.job.workers);
+  leaving_barrier();
   leave_job();
   if (W.mpi_ours) MPI_Finalize();
   return rc ? fail_errno(rc) : 0;
@@ -248,10 +267,32 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
   return (rid_t)t[0];
 }
 
+static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
+                    const uint64_t **tail, uint32_t *ntail);
+static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                         gas_range **out, size_t *nout);
+
+/* Regions this large (or larger) give their memory back to the OS when freed. */
+#define RELEASE_MIN ((size_t)1 << 20)
+
+/* Give the memory of a region about to be freed back to the OS (gas.h: gas_release), before
+ * the schedulers can hand its addresses to anyone else. Only for regions of RELEASE_MIN or
+ * more: a pack round trip costs more than small regions are worth. */
+static void release_region(rid_t region) {
+  gas_range *r;
+  size_t n;
+  if (gather_ranges(&region, 1, NULL, 0, &r, &n)) return; /* the rfree will say why */
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += r[i].len;
+  for (size_t i = 0; total >= RELEASE_MIN && i < n; i++) gas_release(r[i].addr, r[i].len);
+  free(r);
+}
+
 int sys_rfree(rid_t region) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
+  release_region(region);
   proto_rid b = {.rid = region};
   rc = rpc(MSG_RFREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
@@ -388,60 +429,42 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
 
 /* ---- moving data ---- */
 
-static int cmp_range(const void *a, const void *b) {
-  uintptr_t x = ((const gas_range *)a)->addr, y = ((const gas_range *)b)->addr;
-  return (x > y) - (x < y);
-}
-
-/* The ranges of every named region (with descendants) and object, sorted and merged. */
+/* The ranges of every named region (with descendants) and object, sorted and merged: one
+ * request (MSG_PACKV), whatever their number and wherever they live. */
 static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
                          gas_range **out, size_t *nout) {
-  size_t n = 0, cap = 64;
-  gas_range *v = malloc(cap * sizeof *v);
+  *out = NULL;
+  *nout = 0;
+  if (nreg + nobj == 0) return 0;
+  if ((uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) return E2BIG;
+  uint64_t *names = malloc(((size_t)nreg + (size_t)nobj) * sizeof *names);
+  if (!names) return ENOMEM;
+  for (int i = 0; i < nreg; i++) names[i] = regions[i];
+  for (int i = 0; i < nobj; i++) names[nreg + i] = (uintptr_t)objects[i];
+  proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj};
+  const uint64_t *t;
+  uint32_t nt;
+  int rc = rpc_tail(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
+  free(names);
+  if (rc) return rc;
+  if (nt % 2) return EPROTO;
+  gas_range *v = malloc((nt / 2 ? nt / 2 : 1) * sizeof *v);
   if (!v) return ENOMEM;
-  for (int i = 0; i < nreg + nobj; i++) {
-    const uint64_t *t;
-    uint32_t nt;
-    int rc;
-    if (i < nreg) {
-      proto_rid b = {.rid = regions[i]};
-      rc = rpc(MSG_PACK, &b, &t, &nt);
-    } else {
-      proto_addr b = {.addr = (uintptr_t)objects[i - nreg]};
-      rc = rpc(MSG_QUERY, &b, &t, &nt);
-      static uint64_t one[2];
-      if (!rc) one[0] = t[1], one[1] = t[2], t = one, nt = 2;
-    }
-    if (rc) {
-      free(v);
-      return rc;
-    }
-    for (uint32_t j = 0; j + 1 < nt; j += 2) {
-      if (n == cap) {
-        gas_range *w = realloc(v, 2 * cap * sizeof *w);
-        if (!w) {
-          free(v);
-          return ENOMEM;
-        }
-        v = w;
-        cap *= 2;
-      }
-      v[n++] = (gas_range){(uintptr_t)t[j], (size_t)t[j + 1]};
-    }
-  }
-  if (n > 1) qsort(v, n, sizeof *v, cmp_range);
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (m && v[m - 1].addr + v[m - 1].len >= v[i].addr) {
-      uintptr_t end = v[i].addr + v[i].len;
-      if (end > v[m - 1].addr + v[m - 1].len) v[m - 1].len = end - v[m - 1].addr;
-    } else {
-      v[m++] = v[i];
-    }
-  }
+  for (uint32_t i = 0; i < nt / 2; i++) v[i] = (gas_range){(uintptr_t)t[2 * i], (size_t)t[2 * i + 1]};
   *out = v;
-  *nout = m;
+  *nout = nt / 2;
   return 0;
+}
+
+/* The handles of a move: {nreg, nobj, region IDs..., object pointers...}. */
+static uint64_t *move_handles(const rid_t *regions, int nreg, void *const *objects, int nobj) {
+  uint64_t *h = malloc((2 + (size_t)nreg + (size_t)nobj) * sizeof *h);
+  if (!h) return NULL;
+  h[0] = (uint64_t)nreg;
+  h[1] = (uint64_t)nobj;
+  for (int i = 0; i < nreg; i++) h[2 + i] = regions[i];
+  for (int i = 0; i < nobj; i++) h[2 + nreg + i] = (uintptr_t)objects[i];
+  return h;
 }
 
 int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
@@ -449,52 +472,58 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   int rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
-  if (rc) return fail_errno(rc);
-  gas_range *r;
-  size_t n;
-  rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
-  if (rc) return fail_errno(rc);
-  /* The handles first: counts, region IDs, object pointers. */
-  size_t words = 2 + (size_t)nreg + (size_t)nobj;
-  uint64_t *h = malloc(words * sizeof *h);
-  if (!h) {
+  gas_range *r = NULL;
+  size_t n = 0;
+  if (!rc) rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
+  uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
+  if (!rc && !h) rc = ENOMEM;
+  if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
     free(r);
-    return fail_errno(ENOMEM);
+    transfer_send_abort(W.job.xfer, peer, AH_TAG_XFER, rc);
+    return fail_errno(rc);
   }
-  h[0] = (uint64_t)nreg;
-  h[1] = (uint64_t)nobj;
-  for (int i = 0; i < nreg; i++) h[2 + i] = regions[i];
-  for (int i = 0; i < nobj; i++) h[2 + nreg + i] = (uintptr_t)objects[i];
-  MPI_Send(h, (int)words, MPI_UINT64_T, peer, AH_TAG_XFER, W.job.xfer);
+  transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
+  int refusal;
+  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, h, (uint32_t)(2 + nreg + nobj), r, n,
+                     &refusal);
   free(h);
-  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, r, n);
   free(r);
   return rc ? fail_errno(rc) : 0;
 }
 
+/* What a receiver expects: the sender's counts must be its own; shared mode only with a worker
+ * that maps the same GAS memory. */
+typedef struct {
+  int nreg, nobj;
+} move_expect;
+
+static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *extra,
+                       uint32_t nextra) {
+  const move_expect *e = ctx;
+  if (mode == TRANSFER_SHARED && !share_with(&W.share, src)) return EPROTO;
+  if (nextra < 2 || extra[0] != (uint64_t)e->nreg || extra[1] != (uint64_t)e->nobj ||
+      nextra != 2 + (uint64_t)e->nreg + (uint64_t)e->nobj)
+    return EINVAL;
+  return 0;
+}
+
 int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
-  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0)
+  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
+      (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
-  MPI_Status st;
-  int words;
-  MPI_Probe(peer, AH_TAG_XFER, W.job.xfer, &st);
-  MPI_Get_count(&st, MPI_UINT64_T, &words);
-  uint64_t *h = malloc((size_t)(words > 2 ? words : 2) * sizeof *h);
-  if (!h) return fail_errno(ENOMEM);
-  MPI_Recv(h, words, MPI_UINT64_T, peer, AH_TAG_XFER, W.job.xfer, MPI_STATUS_IGNORE);
-  bool match = words >= 2 && h[0] == (uint64_t)nreg && h[1] == (uint64_t)nobj &&
-               (size_t)words == 2 + (size_t)nreg + (size_t)nobj;
-  for (int i = 0; match && i < nreg; i++)
-    if (regions) regions[i] = (rid_t)h[2 + i];
-  for (int i = 0; match && i < nobj; i++)
-    if (objects) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
+  move_expect e = {nreg, nobj};
+  uint64_t *h;
+  uint32_t nh;
+  gas_range *r;
+  size_t n;
+  int rc = transfer_recv(W.job.xfer, peer, AH_TAG_XFER, accept_move, &e, &h, &nh, &r, &n, NULL,
+                         NULL);
+  if (rc) return fail_errno(rc);
+  for (int i = 0; i < nreg; i++) regions[i] = (rid_t)h[2 + i];
+  for (int i = 0; i < nobj; i++) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
   free(h);
-  gas_range *r = NULL;
-  size_t n = 0;
-  int rc = transfer_recv(W.job.xfer, peer, AH_TAG_XFER, &r, &n, NULL); /* always drain */
   free(r);
-  if (!match) return fail_errno(EINVAL);
-  return rc ? fail_errno(rc) : 0;
+  return 0;
 }
 
 const char *sys_strerror(int err) {
@@ -505,7 +534,10 @@ const char *sys_strerror(int err) {
     case ENOSPC: return "antheap: no region IDs left";
     case EPROTO: return "antheap: protocol error (malformed message)";
     case EXDEV: return "antheap: object and region on different schedulers";
-    case ECANCELED: return "antheap: the peer gave up the transfer";
+    case ECANCELED: return "antheap: the sender gave up the move (its sys_send failed)";
+    case ECONNREFUSED: return "antheap: the receiver refused the move (its sys_recv names other "
+                              "counts, or the list was not one it could take)";
+    case ESHUTDOWN: return "antheap: the receiver left the job (sys_finalize) without receiving";
     default: return strerror(err);
   }
 }

@@ -15,6 +15,7 @@
 #endif
 
 static gas_bounds mapped; /* size 0: no GAS mapped */
+static bool mapped_shared; /* from a memory object other workers map too (share.c) */
 
 /* Write a formatted message into err (when given) and return code. */
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...) {
@@ -53,14 +54,16 @@ static int check_args(uintptr_t base, size_t size, char *err, size_t errlen) {
   return 0;
 }
 
-int gas_map(uintptr_t base, size_t size, char *err, size_t errlen) {
+/* Map the GAS privately (fd < 0) or from the memory object fd, shared. */
+static int map_gas(uintptr_t base, size_t size, int fd, char *err, size_t errlen) {
   if (mapped.size)
     return fail(EBUSY, err, errlen, "antheap: a GAS is already mapped at [0x%jx, 0x%jx)",
                 (uintmax_t)mapped.base, (uintmax_t)(mapped.base + mapped.size));
   int rc = check_args(base, size, err, errlen);
   if (rc) return rc;
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE;
-  void *p = mmap((void *)base, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+  int flags = MAP_FIXED_NOREPLACE | MAP_NORESERVE;
+  flags |= fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
+  void *p = mmap((void *)base, size, PROT_READ | PROT_WRITE, flags, fd, 0);
   uintptr_t end = base + size;
   if (p == MAP_FAILED && errno == EEXIST)
     return fail(EEXIST, err, errlen,
@@ -81,6 +84,28 @@ int gas_map(uintptr_t base, size_t size, char *err, size_t errlen) {
   }
   mapped.base = base;
   mapped.size = size;
+  mapped_shared = fd >= 0;
+  return 0;
+}
+
+int gas_map(uintptr_t base, size_t size, char *err, size_t errlen) {
+  return map_gas(base, size, -1, err, errlen);
+}
+
+int gas_map_shared(uintptr_t base, size_t size, int fd, char *err, size_t errlen) {
+  if (fd < 0) return fail(EINVAL, err, errlen, "antheap: no memory object to map the GAS from");
+  return map_gas(base, size, fd, err, errlen);
+}
+
+bool gas_is_shared(void) { return mapped.size && mapped_shared; }
+
+int gas_release(uintptr_t addr, size_t len) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t start = (addr + page - 1) & ~(page - 1), end = (addr + len) & ~(page - 1);
+  if (!gas_contains(addr, len)) return EINVAL;
+  if (end <= start) return 0;
+  /* shared: the memory object's pages go (for every worker mapping it); private: ours */
+  if (madvise((void *)start, end - start, mapped_shared ? MADV_REMOVE : MADV_DONTNEED)) return errno;
   return 0;
 }
 
@@ -89,6 +114,7 @@ int gas_unmap(void) {
   if (munmap((void *)mapped.base, mapped.size)) return errno;
   mapped.base = 0;
   mapped.size = 0;
+  mapped_shared = false;
   return 0;
 }
 

@@ -2,10 +2,12 @@
  * same address in every worker process so that a pointer into it means the same object
  * everywhere.
  *
- * Each worker's GAS is private memory (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE): the same
- * virtual range holds different data on different workers until a transfer (transfer.h)
- * copies bytes from one worker's GAS into the same addresses of another's. Pages cost physical
- * memory only once touched.
+ * A worker's GAS is either private memory (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE: the
+ * same virtual range holds different data on different workers until a transfer (transfer.h)
+ * copies bytes from one worker's GAS into the same addresses of another's), or, for workers
+ * of one host, one memory object mapped MAP_SHARED by all of them (share.h), so that a region
+ * moves between them without a copy. Pages cost physical memory only once touched, and
+ * gas_release gives them back.
  *
  * One GAS per process: gas_map records the mapping, gas_current()/gas_contains() consult it.
  */
@@ -48,6 +50,15 @@ typedef struct gas_bounds {
  * kernel is older than 4.17 and placed it elsewhere), ENOMEM no address space, EINVAL bad
  * arguments, EBUSY a GAS is already mapped in this process. */
 int gas_map(uintptr_t base, size_t size, char *err, size_t errlen);
+
+/* The same, shared: the GAS is the memory object fd (at least size bytes), MAP_SHARED. */
+int gas_map_shared(uintptr_t base, size_t size, int fd, char *err, size_t errlen);
+/* Is the mapped GAS shared with other workers? */
+bool gas_is_shared(void);
+/* Give the whole pages inside [addr, addr + len) back to the OS (they read as zeros after):
+ * MADV_REMOVE on a shared GAS (the memory object's pages, for every worker of the host),
+ * MADV_DONTNEED on a private one. 0, EINVAL (not inside the GAS) or the madvise error. */
+int gas_release(uintptr_t addr, size_t len);
 
 /* Unmap the GAS mapped by gas_map (its data is lost). Returns 0, or EINVAL when none is. */
 int gas_unmap(void);

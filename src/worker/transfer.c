@@ -1,7 +1,7 @@
-/* transfer.c: sends a list of GAS ranges and their bytes as one MPI message over an hindexed
- * datatype from MPI_BOTTOM, and receives it into the same addresses after validating the list
- * (see transfer.h for the wire format and the error contract). The only file that moves GAS
- * data between processes. */
+/* transfer.c: the rendezvous transfer of GAS ranges between two workers (transfer.h): the
+ * list message, the receiver's answer, and in copy mode the data, planned the same way on both
+ * sides (direct messages for long ranges, staging messages for runs of short ones). The only
+ * file that moves GAS data between processes. */
 #include "worker/transfer.h"
 
 #include <errno.h>
@@ -13,47 +13,9 @@ _Static_assert(sizeof(transfer_header) == 32, "transfer_header is a fixed 32-byt
 _Static_assert(sizeof(transfer_wire_range) == 16, "a wire range is two 64-bit words");
 _Static_assert(sizeof(uintptr_t) == 8 && sizeof(size_t) == 8, "antheap needs a 64-bit target");
 
-/* ---- both sides ---------------------------------------------------------------------- */
-
-/* MPI blocks needed for the n ranges, each split into pieces of at most TRANSFER_BLOCK_MAX
- * bytes; EOVERFLOW when more than INT_MAX. */
-static int count_blocks(const gas_range *r, size_t n, size_t *nblocks) {
-  size_t nb = 0;
-  for (size_t i = 0; i < n; i++) {
-    nb += r[i].len / TRANSFER_BLOCK_MAX + (r[i].len % TRANSFER_BLOCK_MAX != 0);
-    if (nb > INT_MAX) return EOVERFLOW;
-  }
-  *nblocks = nb;
-  return 0;
-}
-
-/* A committed datatype naming the ranges' bytes at their absolute addresses (use with
- * MPI_BOTTOM). Ranges must be non-empty. Returns 0, EOVERFLOW or ENOMEM. */
-static int ranges_type(const gas_range *r, size_t n, MPI_Datatype *out) {
-  size_t nb;
-  int rc = count_blocks(r, n, &nb);
-  if (rc) return rc;
-  int *lens = malloc(nb * sizeof *lens);
-  MPI_Aint *displs = malloc(nb * sizeof *displs);
-  if (!lens || !displs) {
-    free(lens);
-    free(displs);
-    return ENOMEM;
-  }
-  size_t b = 0;
-  for (size_t i = 0; i < n; i++)
-    for (size_t off = 0; off < r[i].len; off += TRANSFER_BLOCK_MAX, b++) {
-      size_t left = r[i].len - off;
-      lens[b] = (int)(left < TRANSFER_BLOCK_MAX ? left : TRANSFER_BLOCK_MAX);
-      MPI_Get_address((void *)(r[i].addr + off), &displs[b]);
-    }
-  AH_ASSERT(b == nb);
-  MPI_Type_create_hindexed((int)nb, lens, displs, MPI_BYTE, out);
-  MPI_Type_commit(out);
-  free(lens);
-  free(displs);
-  return 0;
-}
+#define TAG_LIST(t) (t)
+#define TAG_ANSWER(t) ((t) + 1)
+#define TAG_DATA(t) ((t) + 2)
 
 /* The byte size of a matched message (MPI_Count: may exceed INT_MAX). */
 static MPI_Count message_bytes(const MPI_Status *st) {
@@ -62,12 +24,129 @@ static MPI_Count message_bytes(const MPI_Status *st) {
   return c;
 }
 
+/* ---- the data plan (both sides) ------------------------------------------------------------ */
+
+/* One data message: a piece of one long range (direct), or ranges [first, end) packed. */
+typedef struct {
+  bool staged;
+  uintptr_t addr; /* direct */
+  size_t len;     /* bytes in the message */
+  size_t first, end;
+} data_msg;
+
+typedef struct {
+  const gas_range *r;
+  size_t n, i, off; /* next range, offset into it (direct pieces) */
+} planner;
+
+static bool plan_next(planner *p, data_msg *m) {
+  if (p->i >= p->n) return false;
+  const gas_range *r = p->r;
+  if (r[p->i].len >= TRANSFER_DIRECT_MIN) {
+    size_t left = r[p->i].len - p->off;
+    *m = (data_msg){.staged = false, .addr = r[p->i].addr + p->off,
+                    .len = left < TRANSFER_BLOCK_MAX ? left : TRANSFER_BLOCK_MAX};
+    p->off += m->len;
+    if (p->off == r[p->i].len) p->i++, p->off = 0;
+    return true;
+  }
+  *m = (data_msg){.staged = true, .first = p->i};
+  while (p->i < p->n && r[p->i].len < TRANSFER_DIRECT_MIN && m->len + r[p->i].len <= TRANSFER_STAGE_MAX)
+    m->len += r[p->i++].len;
+  m->end = p->i;
+  return true;
+}
+
+static void stage_pack(const gas_range *r, const data_msg *m, unsigned char *buf) {
+  for (size_t k = m->first; k < m->end; buf += r[k].len, k++) memcpy(buf, (void *)r[k].addr, r[k].len);
+}
+
+static void stage_unpack(const gas_range *r, const data_msg *m, const unsigned char *buf) {
+  for (size_t k = m->first; k < m->end; buf += r[k].len, k++) memcpy((void *)r[k].addr, buf, r[k].len);
+}
+
+/* A window of data messages in flight, with staging buffers allocated before the transfer
+ * starts (so that neither side can fail halfway). */
+typedef struct {
+  MPI_Request req[TRANSFER_WINDOW];
+  data_msg msg[TRANSFER_WINDOW];
+  unsigned char *buf[TRANSFER_WINDOW];
+  bool busy[TRANSFER_WINDOW];
+} window;
+
+static void window_free(window *w) {
+  for (int k = 0; k < TRANSFER_WINDOW; k++) free(w->buf[k]);
+}
+
+/* Staging buffers for the plan of r[0..n): as many slots as can hold a staged message, each
+ * of the longest staged message's size. 0 or ENOMEM (nothing held). */
+static int window_alloc(window *w, const gas_range *r, size_t n) {
+  memset(w, 0, sizeof *w);
+  planner p = {.r = r, .n = n};
+  data_msg m;
+  size_t nmsgs = 0, longest = 0;
+  bool staged = false;
+  while (plan_next(&p, &m)) {
+    nmsgs++;
+    if (m.staged) staged = true, longest = m.len > longest ? m.len : longest;
+  }
+  size_t slots = nmsgs < TRANSFER_WINDOW ? nmsgs : TRANSFER_WINDOW;
+  for (size_t k = 0; staged && k < slots; k++)
+    if (!(w->buf[k] = malloc(longest))) {
+      window_free(w);
+      return ENOMEM;
+    }
+  return 0;
+}
+
+/* Wait for slot k; on the receiving side, unpack what it staged. */
+static void slot_finish(window *w, int k, const gas_range *r, bool receiving) {
+  if (!w->busy[k]) return;
+  MPI_Wait(&w->req[k], MPI_STATUS_IGNORE);
+  if (receiving && w->msg[k].staged) stage_unpack(r, &w->msg[k], w->buf[k]);
+  w->busy[k] = false;
+}
+
+/* Start message m in slot k (sending or receiving). */
+static void slot_start(window *w, int k, const data_msg *m, const gas_range *r, bool receiving,
+                       MPI_Comm comm, int peer, int tag) {
+  void *at = (void *)m->addr;
+  if (m->staged) {
+    if (!receiving) stage_pack(r, m, w->buf[k]);
+    at = w->buf[k];
+  }
+  if (receiving) MPI_Irecv(at, (int)m->len, MPI_BYTE, peer, TAG_DATA(tag), comm, &w->req[k]);
+  else MPI_Isend(at, (int)m->len, MPI_BYTE, peer, TAG_DATA(tag), comm, &w->req[k]);
+  w->msg[k] = *m;
+  w->busy[k] = true;
+}
+
+/* Run the plan of r[0..n) through a prepared window (freed here). The receiving side calls
+ * before() once the first window of receives is posted, so that its answer lets data come
+ * only where it can land. */
+static void run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
+                     bool receiving, void (*before)(void *), void *ctx) {
+  planner p = {.r = r, .n = n};
+  data_msg m;
+  size_t i = 0;
+  bool told = !before;
+  while (plan_next(&p, &m)) {
+    int k = (int)(i++ % TRANSFER_WINDOW);
+    if (!told && k == 0 && i > 1) before(ctx), told = true;
+    slot_finish(w, k, r, receiving);
+    slot_start(w, k, &m, r, receiving, comm, peer, tag);
+  }
+  if (!told) before(ctx);
+  for (int k = 0; k < TRANSFER_WINDOW; k++) slot_finish(w, k, r, receiving);
+  window_free(w);
+}
+
 /* ---- sender ---------------------------------------------------------------------------- */
 
 /* Check what the sender can: count, lengths, wrap-around, total. */
-static int check_send_list(const gas_range *r, size_t n, uint64_t *total) {
+static int check_send_list(const gas_range *r, size_t n, uint32_t nextra, uint64_t *total) {
   if (n > 0 && !r) return EINVAL;
-  if ((uint64_t)n > TRANSFER_MAX_RANGES) return E2BIG;
+  if ((uint64_t)n > TRANSFER_MAX_RANGES || nextra > TRANSFER_MAX_EXTRA) return E2BIG;
   uint64_t t = 0;
   for (size_t i = 0; i < n; i++) {
     if (r[i].len == 0 || r[i].addr + r[i].len < r[i].addr) return EINVAL;
@@ -77,60 +156,64 @@ static int check_send_list(const gas_range *r, size_t n, uint64_t *total) {
   return 0;
 }
 
-static transfer_header make_header(int status, uint64_t count, uint64_t total) {
-  transfer_header h = {.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION};
-  h.status = status;
-  h.count = count;
-  h.total = total;
-  return h;
+static transfer_header make_header(int status, transfer_mode mode, uint32_t nextra,
+                                   uint64_t count, uint64_t total) {
+  return (transfer_header){.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION,
+                           .mode = (uint16_t)mode, .status = status, .nextra = nextra,
+                           .count = count, .total = total};
 }
 
-/* The sender gave up: tell the receiver (a header with the error and nothing after it). */
-static int send_abort(MPI_Comm comm, int peer, int tag, int err) {
-  transfer_header h = make_header(err, 0, 0);
-  MPI_Send(&h, (int)sizeof h, MPI_BYTE, peer, tag, comm);
+int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err) {
+  transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0);
+  MPI_Send(&h, (int)sizeof h, MPI_BYTE, peer, TAG_LIST(tag), comm);
   return err;
 }
 
-/* Message 1: header and list in one buffer. */
-static int send_list(MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
-                     uint64_t total) {
-  size_t bytes = sizeof(transfer_header) + n * sizeof(transfer_wire_range);
+/* Message 1: header, handles and list in one buffer. */
+static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
+                     uint32_t nextra, const gas_range *r, size_t n, uint64_t total) {
+  size_t bytes = sizeof(transfer_header) + (size_t)nextra * 8 + n * sizeof(transfer_wire_range);
+  if (bytes > INT_MAX) return E2BIG;
   unsigned char *buf = malloc(bytes);
   if (!buf) return ENOMEM;
-  transfer_header h = make_header(0, n, total);
+  transfer_header h = make_header(0, mode, nextra, n, total);
   memcpy(buf, &h, sizeof h);
-  transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h);
+  if (nextra) memcpy(buf + sizeof h, extra, (size_t)nextra * 8);
+  transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h + (size_t)nextra * 8);
   for (size_t i = 0; i < n; i++) w[i] = (transfer_wire_range){r[i].addr, r[i].len};
-  MPI_Send(buf, (int)bytes, MPI_BYTE, peer, tag, comm);
+  MPI_Send(buf, (int)bytes, MPI_BYTE, peer, TAG_LIST(tag), comm);
   free(buf);
   return 0;
 }
 
-int transfer_send(MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n) {
+int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
+                  uint32_t nextra, const gas_range *r, size_t n, int *refusal) {
   uint64_t total = 0;
-  size_t nb = 0;
-  int rc = check_send_list(r, n, &total);
-  if (!rc) rc = count_blocks(r, n, &nb);
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  if (!rc && n > 0) rc = ranges_type(r, n, &type); /* before the list: fail before sending */
-  if (rc) return send_abort(comm, peer, tag, rc);
-  rc = send_list(comm, peer, tag, r, n, total);
-  if (rc) {
-    if (n > 0) MPI_Type_free(&type);
-    return send_abort(comm, peer, tag, rc);
+  if (refusal) *refusal = 0;
+  int rc = check_send_list(r, n, nextra, &total);
+  if (!rc && nextra && !extra) rc = EINVAL;
+  bool copy = mode == TRANSFER_COPY && total > 0;
+  window w;
+  if (!rc && copy) rc = window_alloc(&w, r, n);
+  if (!rc) {
+    rc = send_list(comm, peer, tag, mode, extra, nextra, r, n, total);
+    if (rc && copy) window_free(&w);
   }
-  if (n == 0) return 0;
-  MPI_Send(MPI_BOTTOM, 1, type, peer, tag, comm); /* message 2: the data, no copy */
-  MPI_Type_free(&type);
+  if (rc) return transfer_send_abort(comm, peer, tag, rc);
+  int32_t answer;
+  MPI_Recv(&answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, MPI_STATUS_IGNORE);
+  if (answer) {
+    if (copy) window_free(&w);
+    if (refusal) *refusal = answer;
+    return ECONNREFUSED;
+  }
+  if (copy) run_plan(&w, comm, peer, tag, r, n, false, NULL, NULL);
   return 0;
 }
 
-/* ---- receiver: draining --------------------------------------------------------------- */
+/* ---- receiver -------------------------------------------------------------------------- */
 
-/* Receive a matched message into buf (cap bytes), accepting truncation: the rest of the
- * message is discarded. MPI_ERR_TRUNCATE is made non-fatal by switching the communicator to
- * MPI_ERRORS_RETURN for this one call. */
+/* Receive a matched message into buf (cap bytes), accepting truncation. */
 static void recv_truncated(MPI_Comm comm, MPI_Message *msg, void *buf, int cap) {
   MPI_Errhandler old;
   MPI_Comm_get_errhandler(comm, &old);
@@ -141,59 +224,51 @@ static void recv_truncated(MPI_Comm comm, MPI_Message *msg, void *buf, int cap) 
   MPI_Errhandler_free(&old);
 }
 
-/* Receive and discard a matched message of `bytes` bytes, in bounded memory. */
-static void drain_matched(MPI_Comm comm, MPI_Message *msg, MPI_Count bytes) {
-  void *scratch = bytes > 0 && (size_t)bytes <= TRANSFER_DRAIN_MAX ? malloc((size_t)bytes) : NULL;
-  if (scratch) {
-    MPI_Status st;
-    MPI_Mrecv(scratch, (int)bytes, MPI_BYTE, msg, &st);
-    free(scratch);
-    return;
-  }
-  char small[64];
-  recv_truncated(comm, msg, small, bytes == 0 ? 0 : (int)sizeof small);
-}
-
-/* Drain the next message from src on tag: the data of a rejected transfer. */
-static void drain_next(MPI_Comm comm, int src, int tag) {
-  MPI_Message msg;
-  MPI_Status st;
-  MPI_Mprobe(src, tag, comm, &msg, &st);
-  drain_matched(comm, &msg, message_bytes(&st));
-}
-
-/* ---- receiver: the list ---------------------------------------------------------------- */
-
-/* A received list message: its header (zeroed when the message was shorter), its wire
- * ranges (NULL when rejected unread) and how many whole records it held. */
+/* A received list message. */
 typedef struct {
   transfer_header h;
+  uint64_t *extra;
   transfer_wire_range *w;
   size_t records;
   int rc; /* 0, EPROTO (bad size) or ENOMEM */
 } list_msg;
 
-/* Receive message 1 (matched by MPI_Mprobe); a list of impossible size, or one we have no
- * memory for, is received truncated: its header is kept, the rest discarded. */
+/* Receive message 1; one of impossible size, or one we have no memory for, is received
+ * truncated: its header is kept, the rest discarded. One shorter than a header has no
+ * readable header: zeroed whole (no magic), so that nobody answers it. */
 static void recv_list(MPI_Comm comm, MPI_Message *msg, MPI_Count bytes, list_msg *out) {
   memset(out, 0, sizeof *out);
-  const MPI_Count hs = (MPI_Count)sizeof(transfer_header), ws = sizeof(transfer_wire_range);
-  int sane = bytes >= hs && (bytes - hs) % ws == 0 &&
-             (uint64_t)((bytes - hs) / ws) <= TRANSFER_MAX_RANGES;
-  unsigned char *buf = sane ? malloc((size_t)bytes) : NULL;
+  const MPI_Count hs = (MPI_Count)sizeof(transfer_header);
+  unsigned char *buf = bytes >= hs && bytes <= INT_MAX ? malloc((size_t)bytes) : NULL;
   if (!buf) {
     recv_truncated(comm, msg, &out->h, (int)sizeof out->h);
-    out->rc = sane ? ENOMEM : EPROTO;
+    if (bytes < hs) memset(&out->h, 0, sizeof out->h);
+    out->rc = bytes >= hs && bytes <= INT_MAX ? ENOMEM : EPROTO;
     return;
   }
   MPI_Status st;
   MPI_Mrecv(buf, (int)bytes, MPI_BYTE, msg, &st);
   memcpy(&out->h, buf, sizeof out->h);
-  out->records = (size_t)((bytes - hs) / ws);
-  out->w = malloc(out->records ? out->records * sizeof *out->w : 1);
-  if (out->w) memcpy(out->w, buf + hs, out->records * sizeof *out->w);
-  else out->rc = ENOMEM;
+  size_t rest = (size_t)(bytes - hs), ws = sizeof(transfer_wire_range);
+  size_t xb = (size_t)out->h.nextra * 8;
+  if (out->h.nextra > TRANSFER_MAX_EXTRA || xb > rest || (rest - xb) % ws) {
+    out->rc = EPROTO;
+  } else {
+    out->records = (rest - xb) / ws;
+    out->extra = malloc(xb ? xb : 1);
+    out->w = malloc(out->records ? out->records * ws : 1);
+    if (!out->extra || !out->w) out->rc = ENOMEM;
+    else {
+      memcpy(out->extra, buf + hs, xb);
+      memcpy(out->w, buf + hs + xb, out->records * ws);
+    }
+  }
   free(buf);
+}
+
+static void list_free(list_msg *m) {
+  free(m->extra);
+  free(m->w);
 }
 
 static int cmp_wire(const void *a, const void *b) {
@@ -201,8 +276,7 @@ static int cmp_wire(const void *a, const void *b) {
   return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* No two ranges overlap (all are inside the GAS, so ends do not wrap). Sorted lists are
- * checked in place; others on a sorted copy. Returns 0, EINVAL or ENOMEM. */
+/* No two ranges overlap (all inside the GAS, so ends do not wrap). 0, EINVAL or ENOMEM. */
 static int check_disjoint(const transfer_wire_range *w, size_t n) {
   size_t i = 1;
   while (i < n && w[i - 1].addr + w[i - 1].len <= w[i].addr) i++;
@@ -221,84 +295,109 @@ static int check_disjoint(const transfer_wire_range *w, size_t n) {
 /* Validate a well-framed list against the GAS: count, each range, overlaps, total. */
 static int check_list(const list_msg *m, const gas_bounds *gas) {
   if (m->h.count != m->records || m->h.count > TRANSFER_MAX_RANGES) return EPROTO;
-  uint64_t total = 0;
   for (size_t i = 0; i < m->records; i++)
     if (!gas_bounds_contains(gas, (uintptr_t)m->w[i].addr, (size_t)m->w[i].len)) return EINVAL;
   int rc = check_disjoint(m->w, m->records);
   if (rc) return rc;
+  uint64_t total = 0;
   for (size_t i = 0; i < m->records; i++) total += m->w[i].len; /* disjoint in GAS: no overflow */
   return total == m->h.total ? 0 : EPROTO;
 }
 
-/* Whether the header can be trusted for framing, and whether a data message follows it. */
-static int framing_ok(const transfer_header *h) {
-  return h->magic == TRANSFER_MAGIC && h->version == TRANSFER_VERSION;
-}
-static int data_follows(const transfer_header *h) { return h->status == 0 && h->count > 0; }
-
-/* ---- receiver: the data ---------------------------------------------------------------- */
-
-/* Message 2: receive into the ranges' addresses if its real size is the announced total,
- * else drain it. The list was validated; rc is returned to the caller. */
-static int recv_data(MPI_Comm comm, int src, int tag, const gas_range *r, size_t n,
-                     uint64_t total) {
-  MPI_Message msg;
-  MPI_Status st;
-  MPI_Mprobe(src, tag, comm, &msg, &st);
-  MPI_Count bytes = message_bytes(&st);
-  MPI_Datatype type;
-  int rc = (uint64_t)bytes == total ? ranges_type(r, n, &type) : EPROTO;
-  if (rc) {
-    drain_matched(comm, &msg, bytes);
-    return rc;
-  }
-  MPI_Mrecv(MPI_BOTTOM, 1, type, &msg, &st);
-  MPI_Type_free(&type);
-  return 0;
+/* 0 when the transfer may go ahead, else why it is refused. */
+static int judge(const list_msg *m, int src, transfer_accept_fn accept, void *ctx,
+                 const gas_bounds *gas) {
+  if (m->rc) return m->rc;
+  if (m->h.mode > TRANSFER_SHARED || (m->h.mode == TRANSFER_SHARED && !accept)) return EPROTO;
+  int rc = check_list(m, gas);
+  if (!rc && accept) rc = accept(ctx, src, (transfer_mode)m->h.mode, m->extra, m->h.nextra);
+  return rc;
 }
 
 static gas_range *to_ranges(const transfer_wire_range *w, size_t n) {
-  gas_range *r = malloc(n * sizeof *r);
+  gas_range *r = malloc((n ? n : 1) * sizeof *r);
   for (size_t i = 0; r && i < n; i++) r[i] = (gas_range){(uintptr_t)w[i].addr, (size_t)w[i].len};
   return r;
 }
 
-/* Decide on a received list: 0 (data to receive), or the error to return. Drains the data
- * message of a well-framed transfer it rejects. */
-static int accept_list(MPI_Comm comm, int src, int tag, const list_msg *m, const gas_bounds *gas) {
-  if (!framing_ok(&m->h)) return EPROTO; /* cannot know what follows: receive nothing more */
-  if (m->h.status) return ECANCELED;
-  int rc = m->rc ? m->rc : check_list(m, gas);
-  if (rc && data_follows(&m->h)) drain_next(comm, src, tag);
-  return rc;
+typedef struct {
+  MPI_Comm comm;
+  int src, tag;
+} answer_ctx;
+
+static void send_answer(MPI_Comm comm, int src, int tag, int32_t status) {
+  MPI_Send(&status, 1, MPI_INT32_T, src, TAG_ANSWER(tag), comm);
 }
 
-int transfer_recv(MPI_Comm comm, int peer, int tag, gas_range **r, size_t *n,
-                  const gas_bounds *gas) {
-  if (!r || !n) return EINVAL;
+static void answer_go(void *ctx) {
+  answer_ctx *a = ctx;
+  send_answer(a->comm, a->src, a->tag, 0);
+}
+
+int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
+                  uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
+                  const gas_bounds *gas, int *src_out) {
+  if (!r || !n || !extra || !nextra) return EINVAL;
   *r = NULL;
   *n = 0;
+  *extra = NULL;
+  *nextra = 0;
   if (!gas) gas = gas_current();
   if (!gas) return EINVAL;
   MPI_Message msg;
   MPI_Status st;
-  MPI_Mprobe(peer, tag, comm, &msg, &st);
-  int src = st.MPI_SOURCE, tg = st.MPI_TAG; /* the data comes from the same sender and tag */
+  MPI_Mprobe(peer, TAG_LIST(tag), comm, &msg, &st);
+  int src = st.MPI_SOURCE;
+  if (src_out) *src_out = src;
   list_msg m;
   recv_list(comm, &msg, message_bytes(&st), &m);
-  int rc = accept_list(comm, src, tg, &m, gas);
-  gas_range *list = NULL;
-  if (!rc && m.records > 0 && !(list = to_ranges(m.w, m.records))) {
-    rc = ENOMEM;
-    drain_next(comm, src, tg);
+  if (m.h.magic != TRANSFER_MAGIC || m.h.version != TRANSFER_VERSION) {
+    list_free(&m); /* not a transfer we understand: whether it waits for an answer is unknown */
+    return EPROTO;
   }
-  free(m.w);
-  if (!rc && m.records > 0) rc = recv_data(comm, src, tg, list, m.records, m.h.total);
+  if (m.h.status) { /* the sender gave up: nothing follows, nobody waits */
+    list_free(&m);
+    return ECANCELED;
+  }
+  int rc = judge(&m, src, accept, ctx, gas);
+  gas_range *list = rc ? NULL : to_ranges(m.w, m.records);
+  if (!rc && !list) rc = ENOMEM;
+  bool copy = m.h.mode == TRANSFER_COPY && m.h.total > 0;
+  window w;
+  if (!rc && copy) rc = window_alloc(&w, list, m.records);
   if (rc) {
     free(list);
+    send_answer(comm, src, tag, rc);
+    list_free(&m);
     return rc;
   }
+  answer_ctx a = {comm, src, tag};
+  if (copy) run_plan(&w, comm, src, tag, list, m.records, true, answer_go, &a);
+  else answer_go(&a);
+  size_t count = m.records;
+  if (count == 0) {
+    free(list);
+    list = NULL;
+  }
   *r = list;
-  *n = m.records;
+  *n = count;
+  *nextra = m.h.nextra;
+  *extra = m.h.nextra ? m.extra : NULL;
+  if (!m.h.nextra) free(m.extra);
+  free(m.w);
   return 0;
+}
+
+int transfer_refuse_pending(MPI_Comm comm, int tag, int err) {
+  int flag = 0;
+  MPI_Message msg;
+  MPI_Status st;
+  MPI_Improbe(MPI_ANY_SOURCE, TAG_LIST(tag), comm, &flag, &msg, &st);
+  if (!flag) return 0;
+  list_msg m;
+  recv_list(comm, &msg, message_bytes(&st), &m);
+  bool waits = m.h.magic == TRANSFER_MAGIC && m.h.version == TRANSFER_VERSION && m.h.status == 0;
+  if (waits) send_answer(comm, st.MPI_SOURCE, tag, err);
+  list_free(&m);
+  return 1;
 }

@@ -1,31 +1,34 @@
-/* transfer.h: moving a list of GAS ranges from one worker to another, with no staging copy.
+/* transfer.h: moving a list of GAS ranges (and a few handle words) from one worker to another.
  *
- * A transfer is two MPI messages from sender to receiver, on the same communicator and tag:
- *   1. the list: a transfer_header, then `count` transfer_wire_range records (MPI_BYTE);
- *   2. the data: only when header.status == 0 and header.count > 0, the bytes of every range
- *      in list order, as ONE message sent from MPI_BOTTOM with an MPI_Type_create_hindexed
- *      type over the ranges' absolute addresses, and received the same way into the same
- *      addresses of the receiver's GAS.
- * The framing rule (a data message follows iff status == 0 and count > 0) depends on the
- * header alone, so a receiver that rejects a list's contents still knows whether to drain a
- * data message. Messages between one pair of ranks on one tag are ordered (MPI's
- * non-overtaking rule), so the data message is the next one from that sender on that tag.
+ * A transfer is a rendezvous on one communicator, using three tags from `tag`:
+ *   1. sender -> receiver, tag:     the list message: a transfer_header, `nextra` 64-bit handle
+ *                                   words (sys_send's region IDs and object pointers), then
+ *                                   `count` transfer_wire_range records;
+ *   2. receiver -> sender, tag + 1: the answer, one int32: 0 (go ahead) or why it refuses;
+ *   3. sender -> receiver, tag + 2: in copy mode, after a 0 answer, the data: every range of
+ *                                   at least TRANSFER_DIRECT_MIN bytes as messages of its own
+ *                                   straight from and into the GAS (so Open MPI's single-copy
+ *                                   and zero-copy paths apply), runs of smaller ranges packed
+ *                                   into staging messages of up to TRANSFER_STAGE_MAX bytes, at
+ *                                   most TRANSFER_WINDOW messages in flight. Both sides derive
+ *                                   this plan from the list alone.
+ * In shared mode (both workers map the GAS from one memory object: share.h) no data moves: the
+ * bytes are already at their addresses, and the answer orders the memory.
  *
- * The receiver validates everything before writing a byte: header fields, list length, every
- * range inside its GAS, lengths > 0, no two ranges overlapping, the byte total, and the data
- * message's real size (from MPI_Mprobe). A rejected transfer writes nothing to the GAS: the
- * data message is drained into a scratch buffer (small messages) or received truncated into
- * a bounded one (large ones), so a bad sender can neither make the receiver write outside its
- * GAS nor leave a message behind that would confuse the next transfer.
+ * The receiver validates everything before it answers: header, handle count (it must be the
+ * one the receiver expects), list length, every range inside its GAS, lengths > 0, no two
+ * ranges overlapping, the byte total, and the mode (shared only with a peer that shares its
+ * GAS). A refused transfer writes nothing, and the sender learns why (ECONNREFUSED, with the
+ * receiver's reason). A sender that gives up before its list (bad list, no memory, a failed
+ * pack) sends a header with its error, and the receiver returns ECANCELED.
  *
- * Both sides are blocking (MPI_Send / MPI_Mrecv). Byte order and struct layout are the
- * host's: all ranks are assumed to run the same build on the same architecture. Not
- * thread-safe for concurrent transfers between the same pair on the same tag.
- */
+ * Both sides block until the transfer is complete. Byte order and layout are the host's: all
+ * ranks run the same build. Not thread-safe for concurrent transfers between one pair. */
 #ifndef AH_WORKER_TRANSFER_H
 #define AH_WORKER_TRANSFER_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,59 +40,67 @@ typedef struct {
   size_t len;
 } gas_range;
 
+typedef enum { TRANSFER_COPY = 0, TRANSFER_SHARED = 1 } transfer_mode;
+
 /* Wire format (public so that tests can forge malformed transfers). */
 #define TRANSFER_MAGIC 0x46584841u /* "AHXF" little-endian */
-#define TRANSFER_VERSION 1u
-/* The most ranges one transfer may name (a 256 MiB list); more is E2BIG at the sender and a
- * protocol error at the receiver. */
-#define TRANSFER_MAX_RANGES ((uint64_t)1 << 24)
-/* An MPI block is an int count of bytes: longer ranges are split into blocks of this size. */
-#define TRANSFER_BLOCK_MAX ((size_t)1 << 30)
-/* Rejected data messages up to this size are drained into a scratch buffer; larger ones are
- * received truncated into a buffer of this size (MPI_ERR_TRUNCATE, returned, not fatal). */
-#define TRANSFER_DRAIN_MAX ((size_t)16 << 20)
+#define TRANSFER_VERSION 2u
+#define TRANSFER_MAX_RANGES ((uint64_t)1 << 24) /* a 256 MiB list */
+#define TRANSFER_MAX_EXTRA ((uint32_t)1 << 24)  /* handle words */
+#define TRANSFER_BLOCK_MAX ((size_t)1 << 30)     /* bytes in one direct message */
+#define TRANSFER_DIRECT_MIN ((size_t)64 << 10)   /* ranges this long go on their own */
+#define TRANSFER_STAGE_MAX ((size_t)4 << 20)     /* bytes of one staging message */
+#define TRANSFER_WINDOW 8                        /* data messages in flight */
+#define TRANSFER_TAGS 3                          /* tag, tag + 1, tag + 2 */
 
 typedef struct transfer_header {
   uint32_t magic;    /* TRANSFER_MAGIC */
   uint16_t version;  /* TRANSFER_VERSION */
-  uint16_t reserved; /* 0 */
-  int32_t status;    /* 0, or the sender's errno: it gave up, no list and no data follow */
-  uint32_t reserved2;
+  uint16_t mode;     /* transfer_mode */
+  int32_t status;    /* 0, or the sender's errno: it gave up, nothing follows */
+  uint32_t nextra;   /* handle words after the header */
   uint64_t count;    /* ranges in the list */
-  uint64_t total;    /* bytes in the data message: the sum of the lengths */
+  uint64_t total;    /* bytes of data: the sum of the lengths */
 } transfer_header;
 
 typedef struct transfer_wire_range {
   uint64_t addr, len;
 } transfer_wire_range;
 
-/* Send the n ranges (in this order) and their bytes to peer. Every range must be readable
- * memory with len > 0 and no wrap-around; ranges may lie anywhere in the sender's memory (the
- * receiver checks them against its GAS). n == 0 sends the header only. Returns 0, or:
- *   EINVAL  r is NULL with n > 0, a range has len 0 or wraps around;
- *   E2BIG   more than TRANSFER_MAX_RANGES ranges;
- *   EOVERFLOW the total overflows or the ranges need more than INT_MAX MPI blocks;
- *   ENOMEM  no memory for the datatype's arrays.
- * On these errors the sender still sends a header carrying the error (status), so the
- * receiver returns ECANCELED instead of waiting for ever. MPI errors follow the
- * communicator's error handler (fatal by default). */
-int transfer_send(MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n);
+/* Send handles extra[0..nextra) and the n ranges (in this order) to peer. Ranges must be
+ * readable, len > 0, no wrap-around. Returns 0, or:
+ *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range, too many
+ *                ranges or handles, no memory): the receiver is told and returns ECANCELED;
+ *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL).
+ * MPI errors follow the communicator's error handler. */
+int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
+                  uint32_t nextra, const gas_range *r, size_t n, int *refusal);
 
-/* Receive a transfer from peer (MPI_ANY_SOURCE allowed) with tag (MPI_ANY_TAG allowed): the
- * data lands at the same addresses in this process's GAS gas (NULL: the one gas_map mapped).
- * On success *r is a malloc'ed copy of the list in the sender's order (NULL when *n == 0; the
- * caller frees it) and *n its length. Returns 0, or, with *r = NULL, *n = 0 and nothing
- * written to the GAS:
- *   EINVAL   bad arguments (NULL r or n, no GAS; nothing is received), or a well-formed list
- *            that names memory this process may not write: a range outside the GAS, of
- *            length 0, or overlapping another (the data message is drained);
- *   EPROTO   a message that does not follow the protocol: bad magic or version (nothing more
- *            is received: the framing cannot be trusted), list length not matching count,
- *            too many ranges, total not matching the lengths or the data message's size (the
- *            data message, if the header announced one, is drained);
- *   ECANCELED the sender gave up (its error code was in the header; no data follows);
- *   ENOMEM   no memory for the list or the datatype (the data message is drained). */
-int transfer_recv(MPI_Comm comm, int peer, int tag, gas_range **r, size_t *n,
-                  const gas_bounds *gas);
+/* Tell a receiver that the transfer it waits for will not come (err: why). */
+int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err);
+
+/* Whether the receiver takes a transfer: 0, or the errno code it refuses it with. Sees the
+ * sender, the mode and the handle words before anything is written. */
+typedef int (*transfer_accept_fn)(void *ctx, int src, transfer_mode mode, const uint64_t *extra,
+                                  uint32_t nextra);
+
+/* Receive a transfer from peer (MPI_ANY_SOURCE allowed; *src gets the sender, may be NULL).
+ * accept (NULL: copy mode only, any handles) judges it after the list checks. The data lands
+ * at the same addresses of the GAS gas (NULL: the one gas_map mapped). On success *extra and
+ * *r are malloc'ed copies of the handles and the list (the caller frees them; NULL when
+ * empty), *nextra and *n their lengths. Returns 0, or, with nothing written and nothing
+ * returned:
+ *   EINVAL   ranges outside the GAS, empty or overlapping (refused; the sender gets
+ *            ECONNREFUSED and this code), or what accept refused with (its code);
+ *   EPROTO   a list that breaks the protocol (refused, unless even its header is unreadable);
+ *   ECANCELED the sender gave up;
+ *   ENOMEM   no memory for the list (refused). */
+int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
+                  uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
+                  const gas_bounds *gas, int *src);
+
+/* If a transfer's list message is waiting (from anyone), refuse it with err: 1 when one was
+ * refused, else 0. For a worker that leaves the job while others may still send to it. */
+int transfer_refuse_pending(MPI_Comm comm, int tag, int err);
 
 #endif /* AH_WORKER_TRANSFER_H */
