@@ -87,6 +87,16 @@ static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t
 
 /* ---- the allocation cache's backend: leases and their return, over rpc ---- */
 
+/* Map the pages of n leased slabs now, one call per run of adjacent slabs. */
+static void populate_runs(const uintptr_t *slabs, uint32_t n) {
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i + 1;
+    while (j < n && slabs[j] == slabs[j - 1] + AH_SLAB_SIZE) j++;
+    gas_populate(slabs[i], (size_t)(j - i) * AH_SLAB_SIZE);
+    i = j;
+  }
+}
+
 static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
                      int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
   (void)ctx;
@@ -100,6 +110,7 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
   *slot = (uint32_t)t[1];
   *got = n - 2;
   for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
+  if (*got >= 16) populate_runs(slabs, *got); /* big leases: a call per run, not a fault a page */
   return 0;
 }
 
@@ -519,6 +530,9 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   int rc = transfer_recv(W.job.xfer, peer, AH_TAG_XFER, accept_move, &e, &h, &nh, &r, &n, NULL,
                          NULL);
   if (rc) return fail_errno(rc);
+  /* Shared: the bytes are there, but not yet in our page tables: map them in one call per
+   * range rather than one fault per page as the application walks them. */
+  for (size_t i = 0; gas_is_shared() && i < n; i++) gas_populate(r[i].addr, r[i].len);
   for (int i = 0; i < nreg; i++) regions[i] = (rid_t)h[2 + i];
   for (int i = 0; i < nobj; i++) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
   free(h);

@@ -109,6 +109,17 @@ int gas_release(uintptr_t addr, size_t len) {
   return 0;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux >= 5.14; older kernels answer EINVAL (ignored) */
+#endif
+
+void gas_populate(uintptr_t addr, size_t len) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t start = addr & ~(page - 1), end = (addr + len + page - 1) & ~(page - 1);
+  if (!gas_contains(start, end - start)) return;
+  (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* a hint: failure is fine */
+}
+
 int gas_unmap(void) {
   if (!mapped.size) return EINVAL;
   if (munmap((void *)mapped.base, mapped.size)) return errno;

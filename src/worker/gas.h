@@ -60,6 +60,10 @@ bool gas_is_shared(void);
  * MADV_DONTNEED on a private one. 0, EINVAL (not inside the GAS) or the madvise error. */
 int gas_release(uintptr_t addr, size_t len);
 
+/* Map the pages of [addr, addr + len) writable now, in one call, instead of one page fault
+ * each at first touch (MADV_POPULATE_WRITE; a hint: kernels without it ignore it). */
+void gas_populate(uintptr_t addr, size_t len);
+
 /* Unmap the GAS mapped by gas_map (its data is lost). Returns 0, or EINVAL when none is. */
 int gas_unmap(void);
 
