@@ -273,7 +273,7 @@ static void usage(FILE *f) {
           "  --share MODE    none (default): every move copies; host: the two ranks share the\n"
           "                  GAS memory, and shared (zero-copy) rows are measured beside copy rows\n"
           "  --quick         1 MiB and 16 MiB, 3 reps\n"
-          "  --csv PATH      CSV output (default results/bench-send.csv; rows are appended)\n"
+          "  --csv PATH      CSV output (default results/bench-send.csv; written afresh)\n"
           "  GAS base: ANTHEAP_GAS_BASE (default 0x%jx), size 64 GiB. Run it on shared memory\n"
           "  and over TCP (mpirun --mca pml ob1 --mca btl tcp,self) for both copy paths.\n",
           MAXREPS, (uintmax_t)GAS_BUILD_BASE);
