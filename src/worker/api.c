@@ -21,6 +21,7 @@ static struct {
   bool up, mpi_ours;
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   share_group share; /* who maps the same GAS memory as this worker */
+  bool shares_gas;    /* another worker maps it: realloc must copy before the old slot goes */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -182,6 +183,7 @@ static void leave_job(void) {
     gas_unmap();
   }
   share_free(&W.share);
+  W.shares_gas = false;
   cache_destroy(W.cache);
   W.cache = NULL;
   W.up = false;
@@ -223,6 +225,7 @@ int sys_init(int *argc, char ***argv) {
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
+  for (int p = 0; !rc && p < W.nworkers; p++) W.shares_gas |= p != W.id && share_with(&W.share, p);
   MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
   W.up = true;
   if (any) { /* one worker could not map the GAS: nobody starts */
@@ -406,6 +409,29 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
   return fresh;
 }
 
+/* Realloc in three requests, the old slot freed only after the copy. MSG_REALLOC frees it at
+ * the scheduler before the reply: where other workers map the same GAS memory, one of them may
+ * get the slot and write into it before this worker has copied out of it. */
+static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
+  proto_addr b = {.addr = (uintptr_t)ptr};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc(MSG_QUERY, &b, &t, &n);
+  if (rc || n != 4) return fail_errno(rc ? rc : EPROTO), NULL;
+  rid_t rid = (rid_t)t[0];
+  size_t old = (size_t)t[2];
+  if ((uintptr_t)t[1] != (uintptr_t)ptr) return fail_errno(EINVAL), NULL; /* interior */
+  rid_t to = new_region == SYS_SAME_REGION ? rid : new_region;
+  size_t slot = new_size <= AH_SLAB_SIZE ? ah_round_up(new_size, AH_SLOT_ALIGN)
+                                         : ah_round_up(new_size, AH_SLAB_SIZE);
+  if (to == rid && slot == old) return ptr; /* stays, as the scheduler decides */
+  void *fresh = sys_alloc(new_size, to);
+  if (!fresh) return NULL;
+  memcpy(fresh, ptr, old < new_size ? old : new_size);
+  if (sys_free(ptr)) return NULL;
+  return fresh;
+}
+
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
@@ -418,6 +444,7 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
     if (rc == 0) return realloc_cached(ptr, rid, slot, new_size, new_region);
     if (rc != ESRCH) return fail_errno(rc), NULL;
   }
+  if (W.shares_gas) return realloc_copy_first(ptr, new_size, new_region);
   proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
   const uint64_t *t;
   uint32_t n;
@@ -434,7 +461,7 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (rc || n != 2) return fail_errno(rc ? rc : EPROTO), NULL;
   void *fresh = (void *)(uintptr_t)t[0];
   size_t old = (size_t)t[1];
-  if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* old slot: still ours */
+  if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* private GAS: ours */
   return fresh;
 }
 

@@ -5,17 +5,20 @@
  *   1. a region freed by another worker while this one holds leased slots in it (zombies);
  *   2. no two live objects overlap, ever (intervals of every worker gathered and compared);
  *   3. a freed region's ID is not reused while leases in it are out (quarantine);
- *   4. sys_realloc of cached objects across regions, size classes and the 4-KiB line;
+ *   4. sys_realloc of cached objects across regions, size classes and the 4-KiB line, and of
+ *      scheduler objects by every worker at once in one region (data kept across the move);
  *   5. finalizing with a full cache (the schedulers' shutdown check: nothing MISSING);
  *   6. many workers caching in one region, then the region sent and walked by pointer;
  *   7. exhaustion of a small GAS (--exhaustion, run on its own) and recovery;
  *   8. exact errors (double free, interior, freed region, freed slot, wild address).
  * The same assertions hold with ANTHEAP_CACHE=off, except those about the cache itself
  * (guarded by cache_on). Every worker counts; worker 0 prints "test_cache: N passed, M failed".
+ * TEST_CACHE_VERBOSE=1 prints what the checks leave open (ID reuse, object counts).
  *
- * Each worker's GAS is private memory: a worker sees the bytes of another's objects only after
+ * A worker's GAS may be private memory: it then sees the bytes of another's objects only after
  * a sys_send/sys_recv. Overlaps between workers are therefore found by comparing addresses
- * (gather_intervals), overlaps within one worker by its fill patterns. */
+ * (gather_intervals), overlaps within one worker by its fill patterns; where the workers of a
+ * host share the GAS memory, the patterns see the others' writes too (stricter still). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -798,7 +801,8 @@ static void test_one_region(void) {
     for (int w = me + 1; w < nw && !last->next; w++) last->next = (link *)(uintptr_t)heads[w];
   }
   barrier(); /* every cache flushed: all these objects are the schedulers' */
-  /* each worker's bytes are its own: worker 0 collects them object by object first */
+  /* a private GAS holds only its own worker's bytes: worker 0 collects them object by object
+   * first */
   if (me == 0) {
     for (int w = 1; w < nw; w++) {
       void **got = malloc((size_t)(counts[w] ? counts[w] : 1) * sizeof *got);
