@@ -21,7 +21,6 @@ static struct {
   bool up, mpi_ours;
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   share_group share; /* who maps the same GAS memory as this worker */
-  bool shares_gas;    /* another worker maps it: realloc must copy before the old slot goes */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -183,7 +182,6 @@ static void leave_job(void) {
     gas_unmap();
   }
   share_free(&W.share);
-  W.shares_gas = false;
   cache_destroy(W.cache);
   W.cache = NULL;
   W.up = false;
@@ -225,7 +223,6 @@ int sys_init(int *argc, char ***argv) {
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
-  for (int p = 0; !rc && p < W.nworkers; p++) W.shares_gas |= p != W.id && share_with(&W.share, p);
   MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
   W.up = true;
   if (any) { /* one worker could not map the GAS: nobody starts */
@@ -281,8 +278,6 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
   return (rid_t)t[0];
 }
 
-static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
-                    const uint64_t **tail, uint32_t *ntail);
 static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
                          gas_range **out, size_t *nout);
 
@@ -409,9 +404,10 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
   return fresh;
 }
 
-/* Realloc in three requests, the old slot freed only after the copy. MSG_REALLOC frees it at
- * the scheduler before the reply: where other workers map the same GAS memory, one of them may
- * get the slot and write into it before this worker has copied out of it. */
+/* Realloc in three requests, the old slot freed only after the copy: for a new region on
+ * another scheduler (MSG_REALLOC answers EXDEV), and on a shared GAS, where MSG_REALLOC would
+ * free the old slot at the scheduler before the reply and another worker of the host could
+ * take it and write into it before this worker has copied out of it. */
 static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
@@ -444,20 +440,13 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
     if (rc == 0) return realloc_cached(ptr, rid, slot, new_size, new_region);
     if (rc != ESRCH) return fail_errno(rc), NULL;
   }
-  if (W.shares_gas) return realloc_copy_first(ptr, new_size, new_region);
+  /* a shared GAS is mapped only where another worker of the host maps it too (share.c) */
+  if (gas_is_shared()) return realloc_copy_first(ptr, new_size, new_region);
   proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
   const uint64_t *t;
   uint32_t n;
   int rc = rpc(MSG_REALLOC, &b, &t, &n);
-  if (rc == EXDEV) { /* the new region lives on another scheduler: move it here */
-    size_t old;
-    if (sys_query(ptr, NULL, &old)) return NULL;
-    void *fresh = sys_alloc(new_size, new_region);
-    if (!fresh) return NULL;
-    memcpy(fresh, ptr, old < new_size ? old : new_size);
-    if (sys_free(ptr)) return NULL;
-    return fresh;
-  }
+  if (rc == EXDEV) return realloc_copy_first(ptr, new_size, new_region); /* region elsewhere */
   if (rc || n != 2) return fail_errno(rc ? rc : EPROTO), NULL;
   void *fresh = (void *)(uintptr_t)t[0];
   size_t old = (size_t)t[1];
