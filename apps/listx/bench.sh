@@ -10,7 +10,7 @@ usage: apps/listx/bench.sh [options]
   --bin DIR       where listx (and listx-shmem) are (default: build/release/apps/listx)
   --csv FILE      CSV to append to (default: results/listx.csv; --fresh empties it first)
   --fresh         start the CSV afresh
-  --sweep NAME    smoke    4 workers, 2,000 nodes, shared memory only (seconds)
+  --sweep NAME    smoke    4 workers, 60,000 nodes, 5 reps, shared memory only (< 1 minute)
                   quick    a: 16 workers, 15,000 and 30,000 nodes; b: 15,000 nodes, 2/4/16
                            workers; TCP: 1,000 nodes (a few minutes on 2 cores)
                   default  shm a: 16 workers, 15,000..120,000 nodes; shm b: 30,000 nodes,
@@ -77,7 +77,7 @@ if [[ -z $variants ]]; then
 fi
 
 case "$sweep" in
-  smoke)   a_nodes="2000"; a_workers=4; b_nodes=""; b_workers=""; reps=3
+  smoke)   a_nodes="60000"; a_workers=4; b_nodes=""; b_workers=""; reps=5
            t_nodes=""; tb_nodes=""; [[ -z $nets ]] && nets=shm;;
   quick)   a_nodes="15000 30000"; a_workers=16; b_nodes=15000; b_workers="2 4 16"; reps=3
            t_nodes="1000"; tb_nodes="1000"; t_reps=2;;

@@ -136,7 +136,7 @@ int lx_parse(int argc, char **argv, lx_opts *o, const char *prog, const char *kn
     } else if (!strncmp(a, "--antheap-", 10)) {
       /* the launcher's: left in argv for sys_init; the fan-out is noted for the CSV */
       const char *eq = strchr(a, '=');
-      int takes = !strncmp(a, "--antheap-schedulers", 20) || !strncmp(a, "--antheap-fanout", 16);
+      int takes = strcmp(a, "--antheap-topology") != 0; /* every other one takes a value */
       const char *arg = eq ? eq + 1 : NULL;
       if (takes && !eq && val) arg = argv[++i];
       if (!strncmp(a, "--antheap-fanout", 16) && arg && parse_long(arg, 1, 1000000, &v) == 0)

@@ -1,13 +1,15 @@
 /* pack.c: packing regions and objects for a transfer: the used slabs of each listed region
  * and of all its descendants, plus each listed object, sorted by address and coalesced into
- * (address, length) ranges. Transient buffers come from the kernel pool. */
+ * (address, length) ranges. Each region keeps the ranges of its last pool walk while its
+ * pool's pack version stands (region_pack_forget drops them), so a region that moves again
+ * unchanged costs O(ranges) here, not O(slabs). Buffers come from the kernel pool. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "region/region_internal.h"
 
-typedef struct {
+typedef struct pack_span {
   uintptr_t addr;
   size_t len;
 } span;
@@ -39,11 +41,35 @@ static int span_push(void *ctx, uintptr_t addr, size_t len) {
   return 0;
 }
 
+void region_pack_forget(region_layer *L, region *r) {
+  if (r->packed) layer_free(L, r->packed);
+  r->packed = NULL;
+  r->npacked = 0;
+}
+
+/* The ranges of r's pool into b: the cached ones while they hold, else from a walk of the
+ * pool, kept for next time (when memory allows: the cache is only a shortcut). */
+static void collect_region(span_buf *b, region *r) {
+  uint64_t version = slab_pack_version(r->pool);
+  if (r->packed && r->packed_version == version) {
+    for (size_t i = 0; i < r->npacked && !b->err; i++) span_push(b, r->packed[i].addr, r->packed[i].len);
+    return;
+  }
+  region_pack_forget(b->L, r);
+  size_t first = b->n;
+  slab_pack(r->pool, span_push, b);
+  size_t n = b->n - first;
+  if (b->err || n == 0 || !(r->packed = layer_alloc(b->L, n * sizeof *r->packed))) return;
+  memcpy(r->packed, b->v + first, n * sizeof *r->packed);
+  r->npacked = n;
+  r->packed_version = version;
+}
+
 /* Every pool of the subtree under r, pre-order, without recursion. */
 static void collect_subtree(span_buf *b, region *r) {
   region *x = r;
   for (;;) {
-    slab_pack(x->pool, span_push, b);
+    collect_region(b, x);
     if (b->err) return;
     if (x->first_child) {
       x = x->first_child;

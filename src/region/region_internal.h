@@ -37,6 +37,11 @@ struct region {
   meta_chunk *chunks;
   range_rec *ranges;
   region_layer *layer;
+  /* The ranges of pool's last slab_pack (pack.c), valid while its pack version is unchanged:
+   * a region moved back and forth is packed in O(ranges), not O(slabs). */
+  struct pack_span *packed;
+  size_t npacked;
+  uint64_t packed_version;
 };
 
 struct region_layer {
@@ -74,6 +79,9 @@ static inline region *region_find(const region_layer *L, rid_t id) {
   if (r) ((region_layer *)L)->last_region = r;
   return r;
 }
+
+/* pack.c: drop r's cached pack ranges (before its pools go). */
+void region_pack_forget(region_layer *L, region *r);
 
 /* layer.c: metadata records from the kernel pool. */
 void *layer_alloc(region_layer *L, size_t size);

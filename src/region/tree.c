@@ -27,6 +27,7 @@ static int region_meta_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t
 }
 
 static void drop_pools(region_layer *L, region *r) {
+  region_pack_forget(L, r);
   while (r->chunks) { /* the pools live in these chunks: nothing else to free */
     meta_chunk *c = r->chunks;
     r->chunks = c->next;

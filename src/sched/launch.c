@@ -50,6 +50,10 @@ const char *launch_help_text(void) {
          "                          one memory object, so regions move between them without\n"
          "                          a copy; none: every worker has a private GAS and every move\n"
          "                          copies (env ANTHEAP_SHARE).\n"
+         "  --antheap-retain MiB    freed regions a worker keeps mapped for reuse instead of\n"
+         "                          giving their pages back to the OS at once (default 256;\n"
+         "                          0: give every freed region of 1 MiB or more back; env\n"
+         "                          ANTHEAP_RETAIN).\n"
          "Options may also be written --antheap-schedulers=N. Options win over the\n"
          "environment. Ranks are bound to one core each when their host has enough cores.\n";
 }
@@ -89,21 +93,34 @@ static int read_env(const char *name, int *out, char *err, size_t errlen) {
   return 0;
 }
 
+#define MAX_RETAIN_MIB (1 << 30) /* 1 PiB: more than any GAS */
+
+/* A budget in MiB from text (0 allowed); -1 when it is not a whole number in 0..MAX_RETAIN_MIB. */
+static int parse_mib(const char *s) {
+  if (!s || !*s) return -1;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno || *end || v < 0 || v > MAX_RETAIN_MIB) return -1;
+  return (int)v;
+}
+
 /* host -> 1, none -> 2, anything else -1. */
 static int parse_share(const char *v) {
   if (!v) return -1;
   return strcmp(v, "host") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : -1;
 }
 
-/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, 3 share, -1 unknown.
+/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, 3 share, 4 retain,
+ * -1 unknown.
  * *value gets the text after '=' (NULL when none). */
 static int option_kind(const char *arg, const char **value) {
-  static const char *const names[] = {"schedulers", "fanout", "topology", "share"};
+  static const char *const names[] = {"schedulers", "fanout", "topology", "share", "retain"};
   const char *name = arg + strlen(OPT_PREFIX);
   const char *eq = strchr(name, '=');
   size_t len = eq ? (size_t)(eq - name) : strlen(name);
   *value = eq ? eq + 1 : NULL;
-  for (int k = 0; k < 4; k++)
+  for (int k = 0; k < 5; k++)
     if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0) return k;
   return -1;
 }
@@ -115,7 +132,8 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
   int kind = option_kind(arg, &value);
   if (kind < 0)
     return opt_error(err, errlen, "unknown option %s (antheap knows --antheap-schedulers N, "
-                     "--antheap-fanout F, --antheap-topology, --antheap-share host|none)", arg);
+                     "--antheap-fanout F, --antheap-topology, --antheap-share host|none, "
+                     "--antheap-retain MiB)", arg);
   if (kind == 2) {
     if (value) return opt_error(err, errlen, "%s takes no value", OPT_PREFIX "topology");
     o->topology = true;
@@ -131,6 +149,12 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
       return opt_error(err, errlen, "%s %s: expected host or none", OPT_PREFIX "share", value);
     return 0;
   }
+  if (kind == 4) {
+    if ((o->retain_mib = parse_mib(value)) < 0)
+      return opt_error(err, errlen, "%s %s: expected a whole number of MiB from 0 to %d",
+                       OPT_PREFIX "retain", value, MAX_RETAIN_MIB);
+    return 0;
+  }
   int n = parse_count(value);
   if (n < 0)
     return opt_error(err, errlen, "%s %s: expected a whole number from 1 to %d",
@@ -140,13 +164,17 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
 }
 
 int launch_parse_options(int *argc, char ***argv, launch_options *o, char *err, size_t errlen) {
-  *o = (launch_options){0};
+  *o = (launch_options){.retain_mib = -1};
   if (read_env("ANTHEAP_SCHEDULERS", &o->schedulers, err, errlen) ||
       read_env("ANTHEAP_FANOUT", &o->fanout, err, errlen))
     return -1;
   const char *share = getenv("ANTHEAP_SHARE");
   if (share && *share && (o->share = parse_share(share)) < 0)
     return opt_error(err, errlen, "ANTHEAP_SHARE=%s: expected host or none", share);
+  const char *retain = getenv("ANTHEAP_RETAIN");
+  if (retain && *retain && (o->retain_mib = parse_mib(retain)) < 0)
+    return opt_error(err, errlen, "ANTHEAP_RETAIN=%s: expected a whole number of MiB from 0 to %d",
+                     retain, MAX_RETAIN_MIB);
   if (!argc || !argv || !*argv) return 0;
   char **av = *argv;
   int n = *argc, kept = 0, i = 0;
@@ -396,7 +424,10 @@ int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out,
   MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, world);
   int rc = plan_from_table(all, n, out, err, errlen);
   free(all);
-  if (rc == 0) out->self = me;
+  if (rc == 0) {
+    out->self = me;
+    out->retain_mib = o.retain_mib;
+  }
   return rc;
 }
 

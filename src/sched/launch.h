@@ -33,6 +33,7 @@ typedef struct launch_options {
   int fanout;     /* --antheap-fanout F, ANTHEAP_FANOUT */
   bool topology;  /* --antheap-topology: print the plan, do not start */
   int share;      /* --antheap-share host|none, ANTHEAP_SHARE: 0 not given, 1 host, 2 none */
+  int retain_mib; /* --antheap-retain MiB, ANTHEAP_RETAIN: freed memory kept mapped; -1 not given */
 } launch_options;
 
 /* Remove the --antheap-* options (also --antheap-x=value) from argv, before any "--", and

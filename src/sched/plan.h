@@ -82,6 +82,7 @@ typedef struct launch_plan {
   int self;                /* the calling rank (set by launch_plan_build; -1 otherwise) */
   bool topology_only;      /* --antheap-topology: print the plan, do not start */
   bool share_host;         /* workers of one host share one GAS (--antheap-share, default) */
+  long retain_mib;         /* this rank's --antheap-retain (MiB), -1 when not given */
   plan_rank *ranks;        /* nranks entries, indexed by rank */
   int *sched_ranks;        /* nschedulers: rank of each scheduler index */
   int *worker_ranks;       /* nworkers: rank of each worker index */

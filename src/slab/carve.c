@@ -10,6 +10,7 @@ int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs
   slab_desc *d = meta_alloc(p);
   if (!d) return ENOMEM;
   *d = (slab_desc){.addr = addr, .nslabs = nslabs, .list = LIST_DETACHED};
+  p->pack_version++;
   int rc = trie_insert(&p->used, slab_key(p, addr), (uintptr_t)d);
   if (rc) {
     meta_free(p, d);
@@ -24,6 +25,7 @@ void desc_unregister(slab_pool *p, slab_desc *d) {
   AH_ASSERT(rc == 0);
   (void)rc;
   if (p->last_desc == d) p->last_desc = NULL;
+  p->pack_version++;
   meta_free(p, d);
 }
 
@@ -73,14 +75,9 @@ int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr) {
   return free_range_pick(p, nslabs, addr);
 }
 
-int slabs_carve_for_class(slab_pool *p, slab_class *c) {
-  if (!structural_ok(p)) return ENOMEM;
-  size_t want = c->slabs_carved && p->cfg.prealloc > 1 ? p->cfg.prealloc : 1;
-  uintptr_t addr;
-  if (free_range_pick(p, want, &addr) != 0) {
-    want = 1;
-    if (pool_pick_slabs(p, want, &addr)) return ENOMEM;
-  }
+/* Carve the free slabs [addr, addr + want slabs) for class c; the lowest address ends up at
+ * the head of its empty list. */
+static int carve_at(slab_pool *p, slab_class *c, uintptr_t addr, size_t want) {
   slab_desc *fresh[want];
   for (size_t i = 0; i < want; i++) {
     if (desc_register(p, &fresh[i], addr + (i << AH_SLAB_SHIFT), 1)) {
@@ -93,10 +90,28 @@ int slabs_carve_for_class(slab_pool *p, slab_class *c) {
   for (size_t i = want; i-- > 0;) {
     fresh[i]->cls = c;
     fresh[i]->bitmap = phantom;
-    desc_move(fresh[i], LIST_EMPTY); /* the lowest address ends up at the head */
+    desc_move(fresh[i], LIST_EMPTY);
   }
   c->slabs_carved += (uint32_t)want;
   return 0;
+}
+
+int slabs_carve_for_class(slab_pool *p, slab_class *c) {
+  if (!structural_ok(p)) return ENOMEM;
+  size_t want = c->slabs_carved && p->cfg.prealloc > 1 ? p->cfg.prealloc : 1;
+  uintptr_t addr;
+  if (free_range_pick(p, want, &addr) != 0) {
+    want = 1;
+    if (pool_pick_slabs(p, want, &addr)) return ENOMEM;
+  }
+  return carve_at(p, c, addr, want);
+}
+
+int slabs_carve_run(slab_pool *p, slab_class *c, size_t n) {
+  if (n > SLAB_CARVE_RUN_MAX) n = SLAB_CARVE_RUN_MAX;
+  uintptr_t addr;
+  if (!structural_ok(p) || n == 0 || free_range_pick(p, n, &addr)) return ENOMEM;
+  return carve_at(p, c, addr, n);
 }
 
 int slab_release_empty(slab_pool *p, slab_desc *d) {

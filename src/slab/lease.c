@@ -43,6 +43,8 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
   slab_class *c;
   int rc = class_get(p, s, &c);
   size_t n = 0;
+  if (!rc && want > (size_t)c->n_empty + 1) /* one contiguous run when a free range holds it */
+    (void)slabs_carve_run(p, c, want - c->n_empty);
   while (!rc && n < want) {
     rc = lease_one(p, c, lessee, &slabs[n]);
     if (!rc) n++;

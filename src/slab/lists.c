@@ -12,7 +12,8 @@ int class_create(slab_pool *p, uint32_t slot_size, slab_class **out) {
   if (!c) return ENOMEM;
   *c = (slab_class){.slot_size = slot_size,
                     .recip = (uint32_t)((((uint64_t)1 << 32) + slot_size - 1) / slot_size),
-                    .capacity = (uint16_t)(AH_SLAB_SIZE / slot_size)};
+                    .capacity = (uint16_t)(AH_SLAB_SIZE / slot_size),
+                    .pack_version = &p->pack_version};
   int rc = trie_insert(&p->partial, units, (uintptr_t)c);
   if (rc) {
     meta_free(p, c);

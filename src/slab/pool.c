@@ -111,6 +111,8 @@ static void coalesce_add(coalescer *co, uintptr_t addr, size_t len) {
   co->end = addr + len;
 }
 
+uint64_t slab_pack_version(const slab_pool *p) { return p->pack_version; }
+
 size_t slab_pack(const slab_pool *p, slab_range_fn fn, void *ctx) {
   coalescer co = {.fn = fn, .ctx = ctx};
   trie_cursor c;

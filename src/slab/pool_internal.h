@@ -37,7 +37,9 @@ struct slab_class {
   uint16_t capacity;       /* slots per slab */
   uint32_t n_partial, n_empty, n_full, n_leased;
   uint32_t slabs_carved;   /* > 0 marks a busy class: preallocate for it */
+  uint64_t *pack_version;  /* its pool's pack_version (desc_move bumps it) */
 };
+_Static_assert(sizeof(struct slab_class) <= 64, "a class record is one 64-B metadata slot");
 
 #define SLAB_CLASS_UNITS (AH_SLAB_SIZE / AH_SLOT_ALIGN) /* slot sizes 64..4096: 64 classes */
 #define SLAB_BOOT_SLABS 2u   /* bootstrap slabs of a self-hosted pool */
@@ -53,6 +55,7 @@ struct slab_pool {
   slab_class *class_cache[SLAB_CLASS_UNITS + 1]; /* by slot units; mirrors Partial */
   slab_class *touched;     /* class whose empty list may need trimming */
   size_t free_slabs, run_slabs, runs, objects, object_bytes, classes, leased_slabs;
+  uint64_t pack_version;   /* changes whenever the set slab_pack reports may have changed */
   unsigned depth, max_depth;
   bool self_hosted, booting;
   uintptr_t boot_next, boot_end; /* bump allocator during bootstrap */
@@ -137,8 +140,12 @@ static inline void list_remove(slab_desc **head, slab_desc *d) {
   d->prev = d->next = NULL;
 }
 /* Move a class slab between its partial list, empty list, full state and detached. */
+/* Does slab_pack report a class slab on this list (live slots, not leased)? */
+static inline bool list_packed(unsigned list) { return list == LIST_PARTIAL || list == LIST_FULL; }
+
 static inline void desc_move(slab_desc *d, enum slab_list to) {
   slab_class *c = d->cls;
+  if (list_packed(d->list) != list_packed(to)) ++*c->pack_version;
   switch ((enum slab_list)d->list) {
     case LIST_PARTIAL: list_remove(&c->partial, d); c->n_partial--; break;
     case LIST_EMPTY: list_remove(&c->empty, d); c->n_empty--; break;
@@ -158,6 +165,11 @@ static inline void desc_move(slab_desc *d, enum slab_list to) {
 
 /* carve.c: slabs in and out of use. */
 int slabs_carve_for_class(slab_pool *p, slab_class *c);
+/* Carve min(n, SLAB_CARVE_RUN_MAX) contiguous slabs for c from one free range, lowest first on
+ * its empty list (a lease of many slabs hands out ascending, contiguous memory), or ENOMEM
+ * when no free range holds them (nothing changes; the caller carves slab by slab). */
+#define SLAB_CARVE_RUN_MAX 256
+int slabs_carve_run(slab_pool *p, slab_class *c, size_t n);
 int slab_release_empty(slab_pool *p, slab_desc *d);
 int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs);
 void desc_unregister(slab_pool *p, slab_desc *d);

@@ -107,6 +107,10 @@ void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx);
 /* Used slabs as coalesced (address, length) ranges in address order; returns the number of
  * ranges (also when range_fn stopped early, counting up to that range). */
 size_t slab_pack(const slab_pool *p, slab_range_fn range_fn, void *ctx);
+/* A number that changes whenever what slab_pack reports may have changed (a slab gaining its
+ * first live slot or losing its last, leased or handed back, carved or released): equal
+ * numbers mean an earlier slab_pack's ranges still hold. */
+uint64_t slab_pack_version(const slab_pool *p);
 void slab_get_stats(const slab_pool *p, slab_stats *st);
 /* True when addr lies in any range the pool holds (used or free). */
 bool slab_holds(const slab_pool *p, uintptr_t addr);

@@ -14,6 +14,7 @@
 #include "sched/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
+#include "worker/retain.h"
 #include "worker/share.h"
 #include "worker/transfer.h"
 
@@ -21,6 +22,7 @@ static struct {
   bool up, mpi_ours;
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   share_group share; /* who maps the same GAS memory as this worker */
+  retain kept;       /* freed regions kept mapped for reuse (retain.h) */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -110,6 +112,7 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
   *slot = (uint32_t)t[1];
   *got = n - 2;
   for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
+  retain_reused(&W.kept, (size_t)*got * AH_SLAB_SIZE);
   if (*got >= 16) populate_runs(slabs, *got); /* big leases: a call per run, not a fault a page */
   return 0;
 }
@@ -222,6 +225,8 @@ int sys_init(int *argc, char ***argv) {
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
+  long mib = W.job.plan.retain_mib;
+  retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
   MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
   W.up = true;
@@ -281,19 +286,22 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
 static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
                          gas_range **out, size_t *nout);
 
-/* Regions this large (or larger) give their memory back to the OS when freed. */
+/* Regions this large (or larger) give their memory back to the OS when freed, unless they fit
+ * the worker's budget of kept memory (retain.h). */
 #define RELEASE_MIN ((size_t)1 << 20)
 
 /* Give the memory of a region about to be freed back to the OS (gas.h: gas_release), before
- * the schedulers can hand its addresses to anyone else. Only for regions of RELEASE_MIN or
- * more: a pack round trip costs more than small regions are worth. */
+ * the schedulers can hand its addresses to anyone else, when it does not fit the budget of
+ * freed memory this worker keeps mapped for reuse. Only for regions of RELEASE_MIN or more: a
+ * pack round trip costs more than small regions are worth. */
 static void release_region(rid_t region) {
   gas_range *r;
   size_t n;
   if (gather_ranges(&region, 1, NULL, 0, &r, &n)) return; /* the rfree will say why */
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += r[i].len;
-  for (size_t i = 0; total >= RELEASE_MIN && i < n; i++) gas_release(r[i].addr, r[i].len);
+  bool give_back = total >= RELEASE_MIN && !retain_keep(&W.kept, total);
+  for (size_t i = 0; give_back && i < n; i++) gas_release(r[i].addr, r[i].len);
   free(r);
 }
 

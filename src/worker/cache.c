@@ -207,9 +207,11 @@ void cache_destroy(cache *c) {
 
 /* ---- leasing ---- */
 
-/* Take slabs[0..n) into bin b. */
+/* Take slabs[0..n) into bin b. Pushed last to first, so that they are used in the order of
+ * the grant (ascending addresses: a list built from them walks memory forwards, which the
+ * hardware prefetchers follow). */
 static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = n; i-- > 0;) {
     cslab *s = malloc(sizeof *s);
     if (!s) { /* keep what fits; the rest goes straight back */
       uint64_t pairs[2] = {slabs[i], 0}, dropped;
@@ -326,6 +328,8 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
     uint32_t want = b && b->grant > min ? b->grant : min;
     int rc = lease_into(c, rid, size, want, min, &b);
     if (rc) return rc;
+    /* x4 as in refill: a bin filled batch after batch leases ahead, not a lease per batch */
+    b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
   }
   c->last = b;
   for (size_t k = 0; k < n; k++) addrs[k] = take_slot(c, b);

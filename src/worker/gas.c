@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +17,14 @@
 
 static gas_bounds mapped; /* size 0: no GAS mapped */
 static bool mapped_shared; /* from a memory object other workers map too (share.c) */
+
+/* Chunks of the GAS whose pages this process mapped with gas_populate and has not given back
+ * since: a bit per POPULATED_CHUNK bytes (128 KiB for the default 64 GiB GAS). A set bit only
+ * skips a populate (a hint), so it may be stale: when another worker of the host gives the
+ * pages back, they are simply faulted in again. NULL: none tracked (populate every time). */
+#define POPULATED_SHIFT 16
+#define POPULATED_CHUNK ((uintptr_t)1 << POPULATED_SHIFT)
+static uint64_t *populated;
 
 /* Write a formatted message into err (when given) and return code. */
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...) {
@@ -85,6 +94,7 @@ static int map_gas(uintptr_t base, size_t size, int fd, char *err, size_t errlen
   mapped.base = base;
   mapped.size = size;
   mapped_shared = fd >= 0;
+  populated = calloc(((size >> POPULATED_SHIFT) + 64) / 64, sizeof *populated);
   return 0;
 }
 
@@ -104,6 +114,9 @@ int gas_release(uintptr_t addr, size_t len) {
   uintptr_t start = (addr + page - 1) & ~(page - 1), end = (addr + len) & ~(page - 1);
   if (!gas_contains(addr, len)) return EINVAL;
   if (end <= start) return 0;
+  for (uintptr_t c = (start - mapped.base) >> POPULATED_SHIFT;
+       populated && c <= (end - 1 - mapped.base) >> POPULATED_SHIFT; c++)
+    populated[c / 64] &= ~(1ull << (c % 64));
   /* shared: the memory object's pages go (for every worker mapping it); private: ours */
   if (madvise((void *)start, end - start, mapped_shared ? MADV_REMOVE : MADV_DONTNEED)) return errno;
   return 0;
@@ -113,16 +126,42 @@ int gas_release(uintptr_t addr, size_t len) {
 #define MADV_POPULATE_WRITE 23 /* Linux >= 5.14; older kernels answer EINVAL (ignored) */
 #endif
 
+static bool chunk_populated(uintptr_t c) { return populated && populated[c / 64] >> (c % 64) & 1; }
+
+/* Populate [start, end) (whole pages), then mark the chunks it covers whole. */
+static void populate_run(uintptr_t start, uintptr_t end) {
+  if (madvise((void *)start, end - start, MADV_POPULATE_WRITE)) return; /* a hint: fine */
+  uintptr_t first = (start - mapped.base + POPULATED_CHUNK - 1) >> POPULATED_SHIFT;
+  for (uintptr_t c = first; populated && (c + 1) << POPULATED_SHIFT <= end - mapped.base; c++)
+    populated[c / 64] |= 1ull << (c % 64);
+}
+
 void gas_populate(uintptr_t addr, size_t len) {
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t start = addr & ~(page - 1), end = (addr + len + page - 1) & ~(page - 1);
-  if (!gas_contains(start, end - start)) return;
-  (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE); /* a hint: failure is fine */
+  if (len == 0 || !gas_contains(start, end - start)) return;
+  /* one madvise per run of chunks not known to be mapped already */
+  uintptr_t run = 0; /* start of the pending run, 0: none */
+  for (uintptr_t at = start; at < end;) {
+    uintptr_t c = (at - mapped.base) >> POPULATED_SHIFT;
+    uintptr_t next = mapped.base + ((c + 1) << POPULATED_SHIFT);
+    if (next > end) next = end;
+    if (chunk_populated(c)) {
+      if (run) populate_run(run, at);
+      run = 0;
+    } else if (!run) {
+      run = at;
+    }
+    at = next;
+  }
+  if (run) populate_run(run, end);
 }
 
 int gas_unmap(void) {
   if (!mapped.size) return EINVAL;
   if (munmap((void *)mapped.base, mapped.size)) return errno;
+  free(populated);
+  populated = NULL;
   mapped.base = 0;
   mapped.size = 0;
   mapped_shared = false;

@@ -61,7 +61,9 @@ bool gas_is_shared(void);
 int gas_release(uintptr_t addr, size_t len);
 
 /* Map the pages of [addr, addr + len) writable now, in one call, instead of one page fault
- * each at first touch (MADV_POPULATE_WRITE; a hint: kernels without it ignore it). */
+ * each at first touch (MADV_POPULATE_WRITE; a hint: kernels without it ignore it). Chunks this
+ * process populated before and has not released since are skipped: walking the page tables
+ * of a region that is already mapped costs as much as a small move. */
 void gas_populate(uintptr_t addr, size_t len);
 
 /* Unmap the GAS mapped by gas_map (its data is lost). Returns 0, or EINVAL when none is. */

@@ -825,6 +825,41 @@ static bool test_release_on_a_private_gas_zeroes_only_here(void) {
   return true;
 }
 
+/* Resident pages of [p, p + npages pages) (mincore). */
+static long resident_pages(uintptr_t p, long npages) {
+  unsigned char vec[64];
+  long page = sysconf(_SC_PAGESIZE), n = 0;
+  if (npages > 64 || mincore((void *)p, (size_t)(npages * page), vec)) return -1;
+  for (long i = 0; i < npages; i++) n += vec[i] & 1;
+  return n;
+}
+
+static bool test_populate_maps_once_until_released(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t chunk = (uintptr_t)1 << 16, x = (canary() + chunk) & ~(chunk - 1);
+  long n = (long)(2 * chunk) / page; /* two whole tracking chunks */
+  CHECK(madvise((void *)x, 2 * chunk, MADV_DONTNEED) == 0);
+  CHECK(resident_pages(x, n) == 0);
+  gas_populate(x, 2 * chunk);
+  CHECK(resident_pages(x, n) == n); /* mapped in one call */
+  /* dropped behind gas_release's back: the chunks still count as mapped, the call is skipped */
+  CHECK(madvise((void *)x, 2 * chunk, MADV_DONTNEED) == 0);
+  gas_populate(x, 2 * chunk);
+  CHECK(resident_pages(x, n) == 0);
+  /* gas_release forgets them: the next call maps them again */
+  CHECK(gas_release(x, chunk) == 0);
+  gas_populate(x, 2 * chunk);
+  CHECK(resident_pages(x, n) == n / 2); /* the released chunk only */
+  CHECK(gas_release(x, 2 * chunk) == 0);
+  gas_populate(x + 100, 10); /* a part of a chunk: mapped (its page), the chunk not marked */
+  CHECK(resident_pages(x, n) == 1);
+  CHECK(madvise((void *)x, page, MADV_DONTNEED) == 0);
+  gas_populate(x + 100, 10);
+  CHECK(resident_pages(x, n) == 1);
+  fill_canary();
+  return true;
+}
+
 /* ---- phase 2: one memfd, mapped shared by both ranks -------------------------------------- */
 
 static bool same_host(void) {
@@ -1106,6 +1141,7 @@ int main(int argc, char **argv) {
     RUN(test_abort_is_ecanceled);
     RUN(test_refuse_pending_refuses_with_eshutdown);
     RUN(test_release_on_a_private_gas_zeroes_only_here);
+    RUN(test_populate_maps_once_until_released);
     free(got);
     got = NULL;
     if (!same_host()) {

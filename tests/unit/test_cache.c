@@ -358,6 +358,18 @@ START_TEST(test_balloc_of_4096_objects_takes_few_leases_and_distinct_slots) {
 }
 END_TEST
 
+START_TEST(test_ballocs_in_batches_lease_ahead_not_once_per_batch) {
+  cache *c = make_cache(NULL);
+  enum { BATCH = 64, CALLS = 200 }; /* 64 objects of 256 B: 4 slabs a call, 800 in all */
+  static uintptr_t a[BATCH * CALLS];
+  for (int i = 0; i < CALLS; i++) REQUIRE_EQ(cache_balloc(c, 256, 3, BATCH, a + i * BATCH), 0);
+  REQUIRE(F.nlease <= 10); /* 4, 8, 32, 128, 256, 256, ...: not 200 */
+  for (size_t i = 0; i < BATCH * CALLS; i++) require_slot_of(a[i], 3, 256);
+  require_distinct(a, BATCH * CALLS);
+  cache_destroy(c);
+}
+END_TEST
+
 START_TEST(test_balloc_uses_the_free_slots_the_bin_has_first) {
   cache *c = make_cache(NULL);
   uintptr_t a, v[31];
@@ -619,6 +631,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_lease_sizes_grow_geometrically_up_to_max_grant);
   tcase_add_test(tc, test_each_bin_grows_its_own_lease_size);
   tcase_add_test(tc, test_balloc_of_4096_objects_takes_few_leases_and_distinct_slots);
+  tcase_add_test(tc, test_ballocs_in_batches_lease_ahead_not_once_per_batch);
   tcase_add_test(tc, test_balloc_uses_the_free_slots_the_bin_has_first);
   tcase_add_test(tc, test_flush_hands_back_every_slab_once_with_its_live_bitmap);
   tcase_add_test(tc, test_flush_counts_the_slots_the_scheduler_dropped);

@@ -182,6 +182,77 @@ START_TEST(test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_u
 }
 END_TEST
 
+/* What a pack of `list` must cover: the slabs of the live objects (small ones share slabs). */
+static size_t expected_pack_bytes(const uintptr_t *obj, const size_t *size, const bool *live,
+                                  int n) {
+  static uintptr_t slab[4096];
+  size_t ns = 0, bytes = 0;
+  for (int i = 0; i < n; i++) {
+    if (!live[i]) continue;
+    if (size[i] > AH_SLAB_SIZE) {
+      bytes += ah_round_up(size[i], AH_SLAB_SIZE);
+      continue;
+    }
+    uintptr_t sl = obj[i] & ~(uintptr_t)(AH_SLAB_SIZE - 1);
+    bool seen = false;
+    for (size_t j = 0; j < ns && !seen; j++) seen = slab[j] == sl;
+    if (!seen) slab[ns++] = sl;
+  }
+  return bytes + ns * AH_SLAB_SIZE;
+}
+
+START_TEST(test_pack_after_every_change_covers_exactly_the_live_objects) {
+  /* Packs are cached per region while its pool is unchanged: every kind of change must show. */
+  region_layer *L = default_layer();
+  rid_t list;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &list), 0);
+  enum { N = 600 };
+  static uintptr_t obj[N];
+  static size_t size[N];
+  static bool live[N];
+  static spans s;
+  unsigned seed = 12345;
+  for (int step = 0; step < 3000; step++) {
+    seed = seed * 1103515245u + 12345u;
+    int i = (int)((seed >> 8) % N);
+    if (live[i]) {
+      REQUIRE_EQ(region_free_object(L, obj[i]), 0);
+      live[i] = false;
+    } else {
+      size[i] = (seed >> 20) % 8 == 0 ? 3 * AH_SLAB_SIZE : 256; /* some multi-slab runs */
+      REQUIRE_EQ(region_alloc(L, size[i], list, &obj[i]), 0);
+      live[i] = true;
+    }
+    if (step % 7 == 0) { /* a lease and its return with one live slot: a packed slab more */
+      uintptr_t slab;
+      size_t got;
+      uint32_t slot;
+      REQUIRE_EQ(region_lease(L, list, 256, 1, 1, 5, &slab, &got, &slot), 0);
+      s.n = 0;
+      size_t n;
+      REQUIRE_EQ(region_pack(L, &list, 1, NULL, 0, collect, &s, &n), 0);
+      REQUIRE(!covered(&s, slab, 256)); /* leased: not packed */
+      int j = 0;
+      while (j < N && live[j]) j++;
+      if (j < N) {
+        uint64_t pair[2] = {slab, 1};
+        size_t dropped;
+        REQUIRE_EQ(region_lease_return(L, 5, pair, 1, &dropped), 0);
+        obj[j] = slab, size[j] = 256, live[j] = true;
+      }
+    }
+    s.n = 0;
+    size_t n, bytes = 0;
+    REQUIRE_EQ(region_pack(L, &list, 1, NULL, 0, collect, &s, &n), 0);
+    for (size_t k = 0; k < s.n; k++) bytes += s.len[k];
+    REQUIRE_EQ(bytes, expected_pack_bytes(obj, size, live, N));
+    for (int k = 0; k < N; k++)
+      if (live[k]) REQUIRE(covered(&s, obj[k], size[k]));
+  }
+  teardown(L);
+}
+END_TEST
+
 /* need_pages: count calls; hand out one more MiB per call while allowed. */
 typedef struct {
   int calls, allow;
@@ -786,6 +857,7 @@ static Suite *make_suite(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_deep_and_wide_trees_free_subtrees_without_losing_slabs_or_ids);
   tcase_add_test(tc, test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_used_slabs);
+  tcase_add_test(tc, test_pack_after_every_change_covers_exactly_the_live_objects);
   tcase_add_test(tc, test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages);
   tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
