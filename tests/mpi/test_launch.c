@@ -107,6 +107,40 @@ static void check_environment_is_the_default(void) {
   CHECK(strstr(launch_help_text(), "--antheap-schedulers") != NULL);
 }
 
+/* --antheap-retain MiB (0 allowed), ANTHEAP_RETAIN; not given: -1 (the worker's default). */
+static void check_retain_budget_option(void) {
+  char *saved = getenv("ANTHEAP_RETAIN");
+  saved = saved ? strdup(saved) : NULL;
+  unsetenv("ANTHEAP_RETAIN");
+  launch_options o;
+  char err[200];
+  char *none[] = {"app", NULL};
+  int argc = 1;
+  char **argv = none;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == 0 && o.retain_mib == -1);
+  char *zero[] = {"app", "--antheap-retain", "0", "x", NULL};
+  argc = 4, argv = zero;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == 0);
+  CHECK(o.retain_mib == 0 && argc == 2 && !strcmp(argv[1], "x"));
+  setenv("ANTHEAP_RETAIN", "64", 1);
+  argc = 1, argv = none;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == 0 && o.retain_mib == 64);
+  char *eq[] = {"app", "--antheap-retain=512", NULL};
+  argc = 2, argv = eq;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == 0 && o.retain_mib == 512);
+  char *bad[] = {"app", "--antheap-retain", "-1", NULL};
+  argc = 3, argv = bad;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == -1);
+  CHECK(strstr(err, "expected a whole number of MiB") != NULL);
+  setenv("ANTHEAP_RETAIN", "lots", 1);
+  argc = 1, argv = none;
+  CHECK(launch_parse_options(&argc, &argv, &o, err, sizeof err) == -1);
+  CHECK(strstr(err, "ANTHEAP_RETAIN=lots") != NULL);
+  if (saved) setenv("ANTHEAP_RETAIN", saved, 1); else unsetenv("ANTHEAP_RETAIN");
+  free(saved);
+  CHECK(strstr(launch_help_text(), "--antheap-retain") != NULL);
+}
+
 /* ---- the plan ---- */
 
 /* A digest of the whole plan, to compare across ranks. */
@@ -237,6 +271,7 @@ int main(int argc, char **argv) {
   check_options_parse_and_leave_the_rest();
   check_bad_options_are_errors();
   check_environment_is_the_default();
+  check_retain_budget_option();
   if (e.error) run_expecting_error(MPI_COMM_WORLD, &argc, &argv, &e);
   else run(MPI_COMM_WORLD, &argc, &argv, &e);
   int total;
