@@ -13,6 +13,7 @@
  *   ENOENT  no such region          EINVAL  bad pointer or argument (wild, interior, freed)
  *   ENOMEM  GAS exhausted           ENOSPC  no region IDs left
  *   EPROTO  a malformed message     EXDEV   (internal: a move between schedulers)
+ *   E2BIG   sys_balloc of more objects than one request carries (1,048,576)
  * sys_strerror(errno) explains them.
  *
  * The allocation cache. A worker serves sys_alloc, sys_balloc, sys_free, sys_realloc and
@@ -49,15 +50,17 @@ int sys_init(int *argc, char ***argv);
  * root, which checks that nothing is lost. Calls MPI_Finalize if sys_init called MPI_Init. */
 int sys_finalize(void);
 
-/* Regions. level_hint: 0 = top scheduler level, larger = closer to the workers. */
+/* Regions. level_hint: 0 = top scheduler level, larger = closer to the workers, at most the
+ * tree's deepest level (the leaves); SYS_NO_LEVEL_HINT places it at a leaf. Any other value
+ * (deeper than the tree, or negative) is EINVAL: a hint is never clamped silently. */
 rid_t sys_ralloc(rid_t parent, int level_hint);
 int sys_rfree(rid_t region); /* frees its objects and every descendant region */
 
 /* Objects. */
 void *sys_alloc(size_t size, rid_t region);
-int sys_free(void *ptr);
+int sys_free(void *ptr); /* sys_free(NULL) does nothing and returns 0, as free(NULL) */
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region);
-int sys_balloc(size_t size, rid_t region, int num_objects, void **objects);
+int sys_balloc(size_t size, rid_t region, int num_objects, void **objects); /* <= 2^20 objects */
 /* The region and slot size of the object containing ptr. */
 int sys_query(const void *ptr, rid_t *region, size_t *size);
 

@@ -54,13 +54,9 @@ const char *proto_type_name(unsigned type) {
   return type < MSG_TYPE_END ? names[type] : "?";
 }
 
-/* Field checks beyond sizes: counts and sizes a scheduler must never trust blindly. */
+/* Field checks beyond sizes (fields_errno says which errno a failure gets). */
 static int fields_ok(unsigned type, const void *fixed) {
   switch (type) {
-    case MSG_BALLOC: {
-      const proto_alloc *a = fixed;
-      return a->n >= 1 && a->n <= PROTO_MAX_TAIL && a->size > 0;
-    }
     case MSG_ALLOC: {
       const proto_alloc *a = fixed;
       return a->n == 1 && a->size > 0;
@@ -80,6 +76,19 @@ static int fields_ok(unsigned type, const void *fixed) {
   }
 }
 
+/* Field checks beyond sizes: counts and sizes a scheduler must never trust blindly. 0 when
+ * they hold, else the errno to answer with. */
+static int fields_errno(unsigned type, const void *fixed) {
+  switch (type) {
+    case MSG_BALLOC: {
+      const proto_alloc *a = fixed;
+      if (a->n == 0 || a->size == 0) return EINVAL;
+      return a->n <= PROTO_MAX_TAIL ? 0 : E2BIG; /* the reply could not carry the addresses */
+    }
+    default: return fields_ok(type, fixed) ? 0 : EINVAL;
+  }
+}
+
 int proto_decode(const void *buf, size_t len, proto_msg *m) {
   if (len < sizeof(proto_header)) return EPROTO;
   const proto_header *h = buf;
@@ -91,12 +100,11 @@ int proto_decode(const void *buf, size_t len, proto_msg *m) {
   const unsigned char *p = (const unsigned char *)buf + sizeof *h;
   uint32_t ntail = fixed ? proto_tail_count(h->type, p) : 0;
   if (ntail > PROTO_MAX_TAIL || h->length != fixed + (size_t)ntail * 8) return EPROTO;
-  if (fixed && !fields_ok(h->type, p)) return EPROTO;
   m->h = h;
   m->fixed = fixed ? p : NULL;
   m->tail = ntail ? (const uint64_t *)(p + fixed) : NULL;
   m->ntail = ntail;
-  return 0;
+  return fixed ? fields_errno(h->type, p) : 0;
 }
 
 size_t proto_build(void *out, size_t cap, unsigned type, uint64_t req, int32_t origin,

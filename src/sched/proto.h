@@ -99,7 +99,10 @@ typedef struct proto_msg {
   uint32_t ntail;
 } proto_msg;
 
-/* Validate buf[0..len) and fill *m. 0, or EPROTO (bad magic/version/type/length/count). */
+/* Validate buf[0..len) and fill *m. 0; EPROTO when the message cannot be read (bad magic,
+ * version, type, length or tail count: *m is not filled); EINVAL or E2BIG when it reads well
+ * but a field is out of range (a size of 0, a batch of more objects than one reply can carry):
+ * *m is filled, so that the request can be answered with that errno instead of dropped. */
 int proto_decode(const void *buf, size_t len, proto_msg *m);
 /* Bytes of the fixed payload of a type (0 for an unknown type). */
 size_t proto_fixed_size(unsigned type);

@@ -293,7 +293,10 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
     case MSG_UNLEASE: serve_unlease(s, m); break;
     case MSG_RALLOC: {
       const proto_ralloc *r = m->fixed;
-      place_region(s, from, m, r->parent, r->level_hint, s->me);
+      if (r->level_hint < -1 || r->level_hint >= s->tree->levels) /* a level the tree has */
+        srv_answer(s, m, EINVAL, NULL, 0);
+      else
+        place_region(s, from, m, r->parent, r->level_hint, s->me);
       break;
     }
     case MSG_RFREE: event_rfree(s, m); break;
@@ -365,8 +368,14 @@ static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
 
 int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) {
   proto_msg m;
-  bool dest_ok = proto_decode(msg, len, &m) == 0 && sender_ok(s, from, &m);
-  if (!dest_ok) {
+  int rc = proto_decode(msg, len, &m);
+  bool readable = rc != EPROTO && sender_ok(s, from, &m);
+  if (readable && rc && !s->tree->is_sched[from]) {
+    /* a worker's request that reads well but asks the impossible: it waits for an answer */
+    srv_answer(s, &m, rc, NULL, 0);
+    return rc;
+  }
+  if (!readable || rc) {
     s->st.malformed++;
     srv_log(s, "malformed message (%zu bytes) from rank %d dropped", len, from);
     return EPROTO;

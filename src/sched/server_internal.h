@@ -56,6 +56,7 @@ struct sched_server {
   parked *parked_head, **parked_tail;
   bool refill_pending, booted;
   size_t refill_need; /* pages the largest parked request needs */
+  size_t refill_asked; /* pages the refill under way asked for */
   parked *parked_refills;      /* children's REFILLs waiting for our own refill */
   event *events;
   uint64_t next_event;

@@ -71,11 +71,13 @@ void sched_server_boot(sched_server *s) { trade_boot(s); }
 static void request_refill(sched_server *s);
 static void maybe_finish(sched_server *s);
 
-/* Pages a request needs at least (what a refill must bring for it to fit). */
+/* Pages a request needs at least (what a refill must bring for it to fit); SIZE_MAX when
+ * the bytes overflow (such a request can never fit). */
 static size_t pages_needed(const proto_msg *m) {
   uint64_t bytes = 0;
   if (m->h->type == MSG_ALLOC || m->h->type == MSG_BALLOC) {
     const proto_alloc *a = m->fixed;
+    if (a->n && a->size > UINT64_MAX / a->n) return SIZE_MAX;
     bytes = a->size * a->n;
   } else if (m->h->type == MSG_LEASE) {
     bytes = (uint64_t)((const proto_lease *)m->fixed)->min << AH_SLAB_SHIFT;
@@ -86,8 +88,11 @@ static size_t pages_needed(const proto_msg *m) {
 }
 
 void trade_park(sched_server *s, int from, const proto_msg *m, int rc) {
-  if (s->replay_tries >= MAX_PARK_TRIES || s->tree->parent[s->me] < 0) {
-    srv_answer(s, m, rc, NULL, 0); /* the root has nobody to ask; or we asked enough */
+  size_t need = rc == ENOMEM ? pages_needed(m) : 0;
+  if (s->replay_tries >= MAX_PARK_TRIES || s->tree->parent[s->me] < 0 ||
+      need > (s->cfg.gas_size >> AH_PAGE_SHIFT)) {
+    /* the root has nobody to ask; or we asked enough; or the whole GAS could not hold it */
+    srv_answer(s, m, rc, NULL, 0);
     return;
   }
   size_t len = sizeof *m->h + m->h->length;
@@ -104,7 +109,6 @@ void trade_park(sched_server *s, int from, const proto_msg *m, int rc) {
   *s->parked_tail = p;
   s->parked_tail = &p->next;
   s->st.parked++;
-  size_t need = pages_needed(m);
   if (need > s->refill_need) s->refill_need = need;
   request_refill(s);
 }
@@ -121,6 +125,7 @@ static void request_refill(sched_server *s) {
   proto_refill r = {.pages = pages,
                     .ids = st.free_ids <= s->cfg.refill_ids / 4 ? s->cfg.refill_ids : 0};
   s->refill_need = 0;
+  s->refill_asked = pages;
   size_t len = proto_build(s->out, s->outcap, MSG_REFILL, 0, -1, parent, 0, -1, &r, NULL, 0);
   srv_send(s, parent, s->out, len);
   s->refill_pending = true;
@@ -160,6 +165,7 @@ void trade_on_refill(sched_server *s, int from, const proto_msg *m) {
     *p = (parked){.next = s->parked_refills, .from = from, .tries = 1, .len = len};
     memcpy(p->msg, m->h, len);
     s->parked_refills = p;
+    if (r->pages > s->refill_need) s->refill_need = r->pages; /* what our child needs */
     s->refill_pending = false; /* ask again even if an earlier refill is under way */
     request_refill(s);
   }
@@ -202,7 +208,11 @@ void trade_on_grant(sched_server *s, const proto_msg *m) {
   s->parked_refills = NULL;
   s->parked_head = NULL;
   s->parked_tail = &s->parked_head;
-  bool progress = m->h->status == 0;
+  /* Progress (the parked requests start counting their tries afresh) only when the grant
+   * brought what was asked: a parent that can only give part of a page request hands out
+   * the same few pages again and again otherwise (a request larger than any free range
+   * bouncing between a parent's grant and our ceiling). */
+  bool progress = m->h->status == 0 && (g->npages >= s->refill_asked || g->id_count > 0);
   replay(s, refills, progress);
   replay(s, requests, progress);
   maybe_finish(s);

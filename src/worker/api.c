@@ -337,6 +337,7 @@ void *sys_alloc(size_t size, rid_t region) {
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
+  if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
   if (W.cache) {
     int rc = cache_balloc(W.cache, size, region, (size_t)num, (uintptr_t *)objects);
     if (rc == 0) return 0;
@@ -352,6 +353,7 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 }
 
 int sys_free(void *ptr) {
+  if (!ptr) return 0; /* as free(NULL): nothing to do */
   if (W.cache) {
     int rc = cache_free(W.cache, (uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
@@ -570,6 +572,7 @@ const char *sys_strerror(int err) {
     case EINVAL: return "antheap: invalid pointer or argument (unknown, interior or freed)";
     case ENOMEM: return "antheap: out of memory (the global address space is exhausted)";
     case ENOSPC: return "antheap: no region IDs left";
+    case E2BIG: return "antheap: more objects than one sys_balloc can carry (at most 1,048,576)";
     case EPROTO: return "antheap: protocol error (malformed message)";
     case EXDEV: return "antheap: object and region on different schedulers";
     case ECANCELED: return "antheap: the sender gave up the move (its sys_send failed)";

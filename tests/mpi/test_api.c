@@ -5,6 +5,7 @@
  * usage (wild pointers, double free, double rfree, unknown regions, a malformed message).
  * Every worker counts; worker 0 prints "test_api: N passed, M failed". */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,13 @@ static void test_level_hints(void) {
   CHECK(a && b);
   CHECK(antheap_debug_scheduler_of(a) == root);
   CHECK(antheap_debug_scheduler_of(b) == leaf);
-  rid_t mid = sys_ralloc(top, 1); /* level 1 of this worker's path (its leaf if shallower) */
+  /* level 1 of this worker's path; a tree of one level has no level 1: EINVAL, not clamped */
+  bool deep = antheap_debug_path(1) != root;
+  rid_t mid = sys_ralloc(top, 1);
+  if (!deep) {
+    CHECK(mid == 0 && errno == EINVAL);
+    mid = sys_ralloc(top, SYS_NO_LEVEL_HINT);
+  }
   void *c = sys_alloc(64, mid);
   CHECK(c != NULL && antheap_debug_scheduler_of(c) == antheap_debug_path(1));
   sys_barrier(); /* everyone created its regions before anyone frees */
@@ -113,6 +120,10 @@ static void test_level_hints(void) {
 static void test_wrong_usage(void) {
   CHECK(sys_alloc(64, 0x7ffffff0u) == NULL && errno == ENOENT);
   CHECK(sys_ralloc(0x7ffffff0u, 0) == 0 && errno == ENOENT);
+  CHECK(sys_ralloc(SYS_ROOT_REGION, 99) == 0 && errno == EINVAL); /* deeper than any tree here */
+  CHECK(sys_ralloc(SYS_ROOT_REGION, -5) == 0 && errno == EINVAL);
+  CHECK(sys_ralloc(SYS_ROOT_REGION, INT32_MIN) == 0 && errno == EINVAL);
+  CHECK(sys_free(NULL) == 0); /* as free(NULL) */
   CHECK(sys_rfree(0x7ffffff0u) == -1 && errno == ENOENT);
   CHECK(sys_alloc(0, SYS_ROOT_REGION) == NULL && errno == EINVAL);
   char *base = sys_alloc(64, SYS_ROOT_REGION);

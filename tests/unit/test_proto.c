@@ -30,7 +30,7 @@ START_TEST(test_built_messages_decode_to_the_same_fields) {
 }
 END_TEST
 
-START_TEST(test_every_malformation_is_eproto) {
+START_TEST(test_unreadable_messages_are_eproto_and_bad_fields_einval) {
   proto_alloc a = {.size = 300, .rid = 7, .n = 1};
   size_t len = proto_build(buf, sizeof buf, MSG_ALLOC, 1, 5, PROTO_NO_DEST, 0, -1, &a, NULL, 0);
   proto_msg m;
@@ -51,11 +51,14 @@ START_TEST(test_every_malformation_is_eproto) {
   REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
   h->type = MSG_ALLOC;
   REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  /* readable, but a field out of range: EINVAL, with the message decoded so it can be
+   * answered */
   ((proto_alloc *)(buf + sizeof *h))->n = 2; /* ALLOC is one object */
-  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  REQUIRE(m.h == (const proto_header *)buf && m.h->req == 1);
   ((proto_alloc *)(buf + sizeof *h))->n = 1;
   ((proto_alloc *)(buf + sizeof *h))->size = 0;
-  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
   proto_reply r = {.ntail = 1000}; /* announces a tail it does not carry */
   len = proto_build(buf, sizeof buf, MSG_REPLY, 9, 5, 5, 0, -1, &r, NULL, 0);
   REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
@@ -95,31 +98,31 @@ START_TEST(test_lease_within_bounds_decodes) {
 }
 END_TEST
 
-START_TEST(test_lease_of_size_0_is_eproto) {
-  REQUIRE_EQ(decode_lease(0, 1, 1), EPROTO);
+START_TEST(test_lease_of_size_0_is_einval) {
+  REQUIRE_EQ(decode_lease(0, 1, 1), EINVAL);
 }
 END_TEST
 
-START_TEST(test_lease_of_size_4097_is_eproto) {
-  REQUIRE_EQ(decode_lease(4097, 1, 1), EPROTO);
-  REQUIRE_EQ(decode_lease(UINT64_MAX, 1, 1), EPROTO);
+START_TEST(test_lease_of_size_4097_is_einval) {
+  REQUIRE_EQ(decode_lease(4097, 1, 1), EINVAL);
+  REQUIRE_EQ(decode_lease(UINT64_MAX, 1, 1), EINVAL);
 }
 END_TEST
 
-START_TEST(test_lease_with_min_0_is_eproto) {
-  REQUIRE_EQ(decode_lease(64, 1, 0), EPROTO);
-  REQUIRE_EQ(decode_lease(64, 0, 0), EPROTO);
+START_TEST(test_lease_with_min_0_is_einval) {
+  REQUIRE_EQ(decode_lease(64, 1, 0), EINVAL);
+  REQUIRE_EQ(decode_lease(64, 0, 0), EINVAL);
 }
 END_TEST
 
-START_TEST(test_lease_with_want_below_min_is_eproto) {
-  REQUIRE_EQ(decode_lease(64, 3, 4), EPROTO);
+START_TEST(test_lease_with_want_below_min_is_einval) {
+  REQUIRE_EQ(decode_lease(64, 3, 4), EINVAL);
 }
 END_TEST
 
-START_TEST(test_lease_with_want_over_the_maximum_is_eproto) {
-  REQUIRE_EQ(decode_lease(64, PROTO_LEASE_MAX + 1, 1), EPROTO);
-  REQUIRE_EQ(decode_lease(64, UINT32_MAX, UINT32_MAX), EPROTO);
+START_TEST(test_lease_with_want_over_the_maximum_is_einval) {
+  REQUIRE_EQ(decode_lease(64, PROTO_LEASE_MAX + 1, 1), EINVAL);
+  REQUIRE_EQ(decode_lease(64, UINT32_MAX, UINT32_MAX), EINVAL);
 }
 END_TEST
 
@@ -145,11 +148,29 @@ START_TEST(test_unlease_decodes_its_pairs) {
 }
 END_TEST
 
-START_TEST(test_unlease_of_0_slabs_is_eproto) {
+START_TEST(test_unlease_of_0_slabs_is_einval) {
   proto_unlease u = {.n = 0};
   size_t len = proto_build(buf, sizeof buf, MSG_UNLEASE, 1, 5, PROTO_NO_DEST, 0, -1, &u, NULL, 0);
   proto_msg m;
-  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+}
+END_TEST
+
+START_TEST(test_balloc_of_more_objects_than_a_reply_carries_is_e2big) {
+  proto_alloc a = {.size = 64, .rid = 7, .n = PROTO_MAX_TAIL + 1};
+  size_t len = proto_build(buf, sizeof buf, MSG_BALLOC, 4, 5, PROTO_NO_DEST, 0, -1, &a, NULL, 0);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(buf, len, &m), E2BIG);
+  REQUIRE_EQ(m.h->req, 4);
+  a.n = 2000000000u;
+  len = proto_build(buf, sizeof buf, MSG_BALLOC, 4, 5, PROTO_NO_DEST, 0, -1, &a, NULL, 0);
+  REQUIRE_EQ(proto_decode(buf, len, &m), E2BIG);
+  a.n = PROTO_MAX_TAIL;
+  len = proto_build(buf, sizeof buf, MSG_BALLOC, 4, 5, PROTO_NO_DEST, 0, -1, &a, NULL, 0);
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  a.n = 0;
+  len = proto_build(buf, sizeof buf, MSG_BALLOC, 4, 5, PROTO_NO_DEST, 0, -1, &a, NULL, 0);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
 }
 END_TEST
 
@@ -176,17 +197,18 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("proto");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_built_messages_decode_to_the_same_fields);
-  tcase_add_test(tc, test_every_malformation_is_eproto);
+  tcase_add_test(tc, test_unreadable_messages_are_eproto_and_bad_fields_einval);
   tcase_add_test(tc, test_build_refuses_what_does_not_fit);
   tcase_add_test(tc, test_lease_within_bounds_decodes);
-  tcase_add_test(tc, test_lease_of_size_0_is_eproto);
-  tcase_add_test(tc, test_lease_of_size_4097_is_eproto);
-  tcase_add_test(tc, test_lease_with_min_0_is_eproto);
-  tcase_add_test(tc, test_lease_with_want_below_min_is_eproto);
-  tcase_add_test(tc, test_lease_with_want_over_the_maximum_is_eproto);
+  tcase_add_test(tc, test_lease_of_size_0_is_einval);
+  tcase_add_test(tc, test_lease_of_size_4097_is_einval);
+  tcase_add_test(tc, test_lease_with_min_0_is_einval);
+  tcase_add_test(tc, test_lease_with_want_below_min_is_einval);
+  tcase_add_test(tc, test_lease_with_want_over_the_maximum_is_einval);
   tcase_add_test(tc, test_lease_with_a_tail_is_eproto);
   tcase_add_test(tc, test_unlease_decodes_its_pairs);
-  tcase_add_test(tc, test_unlease_of_0_slabs_is_eproto);
+  tcase_add_test(tc, test_unlease_of_0_slabs_is_einval);
+  tcase_add_test(tc, test_balloc_of_more_objects_than_a_reply_carries_is_e2big);
   tcase_add_test(tc, test_unlease_whose_tail_does_not_match_n_is_eproto);
   suite_add_tcase(s, tc);
   return s;

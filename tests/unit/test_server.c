@@ -1,7 +1,8 @@
 /* test_server.c: one scheduler server driven by hand through a capturing transport: local
  * service, errors for unknown regions and wild pointers, and every kind of bad input
  * (malformed bytes, a worker speaking for another, a second FINALIZE) counted and dropped
- * without a reply and without changing anything. */
+ * without a reply and without changing anything; a readable request with impossible arguments
+ * answered with an errno. */
 #include <check.h>
 
 #include "check_main.h"
@@ -110,6 +111,32 @@ START_TEST(test_bad_input_is_counted_dropped_and_changes_nothing) {
   REQUIRE_EQ(st.served, 0);
   uint64_t addr;
   REQUIRE_EQ(ask(1, MSG_ALLOC, &al, &addr), 0); /* and the server still works */
+}
+END_TEST
+
+START_TEST(test_readable_requests_with_impossible_arguments_are_answered_not_dropped) {
+  /* The worker waits for a reply: an argument the scheduler cannot serve gets an errno. */
+  uint64_t rid = 0;
+  proto_ralloc ra = {.parent = 0, .level_hint = -1};
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &ra, &rid), 0);
+  proto_alloc huge = {.size = 64, .rid = (uint32_t)rid, .n = 2000000000u};
+  REQUIRE_EQ(ask(1, MSG_BALLOC, &huge, NULL), E2BIG);
+  proto_alloc none = {.size = 64, .rid = (uint32_t)rid, .n = 0};
+  REQUIRE_EQ(ask(1, MSG_BALLOC, &none, NULL), EINVAL);
+  proto_alloc zero = {.size = 0, .rid = (uint32_t)rid, .n = 1};
+  REQUIRE_EQ(ask(2, MSG_ALLOC, &zero, NULL), EINVAL);
+  proto_lease bad = {.size = 64, .rid = (uint32_t)rid, .want = 1, .min = 2};
+  REQUIRE_EQ(ask(2, MSG_LEASE, &bad, NULL), EINVAL);
+  /* level hints: SYS_NO_LEVEL_HINT (-1) or a level the tree has (one level here: 0) */
+  proto_ralloc deep = {.parent = 0, .level_hint = 99}, neg = {.parent = 0, .level_hint = -5},
+               one = {.parent = 0, .level_hint = 1}, top = {.parent = 0, .level_hint = 0};
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &deep, NULL), EINVAL);
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &neg, NULL), EINVAL);
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &one, NULL), EINVAL);
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &top, NULL), 0);
+  sched_stats st;
+  sched_server_get_stats(srv, &st);
+  REQUIRE_EQ(st.malformed, 0);
 }
 END_TEST
 
@@ -352,6 +379,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_local_requests_are_served);
   tcase_add_test(tc, test_unknown_regions_and_wild_pointers_get_errors);
   tcase_add_test(tc, test_bad_input_is_counted_dropped_and_changes_nothing);
+  tcase_add_test(tc, test_readable_requests_with_impossible_arguments_are_answered_not_dropped);
   tcase_add_test(tc, test_second_finalize_is_malformed_and_shutdown_checks_everything);
   tcase_add_test(tc, test_leaf_waits_for_a_pending_grant_before_returning);
   tcase_add_test(tc, test_lease_is_served_by_the_scheduler_holding_the_region);
