@@ -72,15 +72,18 @@ static int opt_error(char *err, size_t errlen, const char *fmt, ...) {
   return -1;
 }
 
-/* A positive count from text; -1 when it is not a whole number in 1..MAX_COUNT. */
-static int parse_count(const char *s) {
+/* A whole number in [lo, hi] from text; -1 when it is not one. */
+static int parse_whole(const char *s, long lo, long hi) {
   if (!s || !*s) return -1;
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  if (errno || *end || v < 1 || v > MAX_COUNT) return -1;
+  if (errno || *end || v < lo || v > hi) return -1;
   return (int)v;
 }
+
+/* A positive count (1..MAX_COUNT) from text, or -1. */
+static int parse_count(const char *s) { return parse_whole(s, 1, MAX_COUNT); }
 
 static int read_env(const char *name, int *out, char *err, size_t errlen) {
   const char *v = getenv(name);
@@ -95,15 +98,8 @@ static int read_env(const char *name, int *out, char *err, size_t errlen) {
 
 #define MAX_RETAIN_MIB (1 << 30) /* 1 PiB: more than any GAS */
 
-/* A budget in MiB from text (0 allowed); -1 when it is not a whole number in 0..MAX_RETAIN_MIB. */
-static int parse_mib(const char *s) {
-  if (!s || !*s) return -1;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < 0 || v > MAX_RETAIN_MIB) return -1;
-  return (int)v;
-}
+/* A budget in MiB (0..MAX_RETAIN_MIB, 0 allowed) from text, or -1. */
+static int parse_mib(const char *s) { return parse_whole(s, 0, MAX_RETAIN_MIB); }
 
 /* host -> 1, none -> 2, anything else -1. */
 static int parse_share(const char *v) {
