@@ -12,7 +12,9 @@
  * zero-copy move (mode shared), which sends the list alone. Reported: pack time, one-way move
  * time (half the round trip), one-way MPI time, bandwidths and ratio = MPI time / move time
  * (the data's speed against MPI_Send; goal >= 0.9 from 1 MiB), ratio_pack with the pack time
- * added. Medians over --reps repetitions after one warm-up, in which rank 1 also checks every
+ * added; in copy mode also plain MPI with a message per range (mpi_ranges_us, ratio_ranges):
+ * what the number of messages costs MPI itself. Medians over --reps repetitions after one
+ * warm-up, in which rank 1 also checks every
  * received word; the ping-pongs alternate.
  *
  * Run: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--share host|none] [--csv PATH]
@@ -122,6 +124,7 @@ typedef struct {
 
 typedef struct {
   double pack_ns, xfer_ns, mpi_ns; /* medians; xfer and mpi one-way */
+  double ranges_ns;                /* plain MPI, a message per range (copy mode; else 0) */
   size_t ranges, bytes, objects;
 } result;
 
@@ -178,6 +181,39 @@ static double mpi_pingpong(char *buf, size_t bytes) {
   return bench_now_ns() - t0;
 }
 
+/* The same ranges with plain MPI, one message each, all in flight (no antheap protocol): what
+ * the number of messages costs the MPI library itself. */
+static double ranges_pingpong(const range_vec *v) {
+  enum { MAXR = 256 };
+  MPI_Request rq[MAXR];
+  int n = v->n < MAXR ? (int)v->n : MAXR, peer = 1 - rank;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = bench_now_ns();
+  for (int leg = 0; leg < 2; leg++) {
+    bool sending = (leg == 0) == (rank == 0);
+    for (int i = 0; i < n; i++) {
+      void *p = (void *)v->r[i].addr;
+      int len = (int)v->r[i].len;
+      if (sending) MPI_Isend(p, len, MPI_BYTE, peer, TAG + 1 + i, MPI_COMM_WORLD, &rq[i]);
+      else MPI_Irecv(p, len, MPI_BYTE, peer, TAG + 1 + i, MPI_COMM_WORLD, &rq[i]);
+    }
+    MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+  }
+  return bench_now_ns() - t0;
+}
+
+/* Rank 1 learns rank 0's ranges (the same addresses: the GAS is mapped alike). */
+static void share_ranges(range_vec *v) {
+  uint64_t n = v->n;
+  MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (rank != 0) {
+    v->r = realloc(v->r, (n ? n : 1) * sizeof *v->r);
+    if (!v->r) die("malloc of the range list", ENOMEM);
+    v->n = v->cap = (size_t)n;
+  }
+  MPI_Bcast(v->r, (int)(n * sizeof *v->r), MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 /* Rank 0 builds the region (and, interleaved, a second one beside it, object by object);
  * both ranks learn its packed shape. *other gets the second region (0 when none). */
 static rid_t build_region(region_layer *L, const config *c, range_vec *v, result *res, rid_t *other) {
@@ -216,17 +252,27 @@ static result measure(region_layer *L, const config *c, int reps) {
   char *buf = malloc(res.bytes);
   if (!buf) die("malloc of the baseline buffer", ENOMEM);
   memset(buf, rank + 1, res.bytes);
-  double pk[MAXREPS], xf[MAXREPS], mp[MAXREPS], dummy;
+  double pk[MAXREPS], xf[MAXREPS], mp[MAXREPS], rg[MAXREPS], dummy;
   xfer_pingpong(L, rid, &v, c->mode, &dummy, 1); /* warm-up: pages touched, data checked */
   mpi_pingpong(buf, res.bytes);
+  range_vec plain = {0};
+  bool per_range = c->mode == TRANSFER_COPY;
+  if (per_range) {
+    if (rank == 0) pack(L, rid, &plain);
+    share_ranges(&plain);
+    ranges_pingpong(&plain);
+  }
   for (int i = 0; i < reps; i++) { /* interleaved, order alternating: drifts hit both */
     if (i % 2) mp[i] = mpi_pingpong(buf, res.bytes) / 2;
     xf[i] = xfer_pingpong(L, rid, &v, c->mode, &pk[i], 0) / 2;
     if (i % 2 == 0) mp[i] = mpi_pingpong(buf, res.bytes) / 2;
+    rg[i] = per_range ? ranges_pingpong(&plain) / 2 : 0;
   }
+  free(plain.r);
   res.pack_ns = bench_median(pk, (size_t)reps);
   res.xfer_ns = bench_median(xf, (size_t)reps);
   res.mpi_ns = bench_median(mp, (size_t)reps);
+  res.ranges_ns = bench_median(rg, (size_t)reps);
   free(buf);
   free(v.r);
   if (rank == 0 && (region_free(L, rid) || (other && region_free(L, other))))
@@ -236,10 +282,11 @@ static result measure(region_layer *L, const config *c, int reps) {
 
 /* ---- table and driver ---------------------------------------------------------------------- */
 
-#define NCOLS 14
+#define NCOLS 16
 static const char *const cols[NCOLS] = {"mode",   "obj_bytes", "layout", "objects", "ranges",
                                         "bytes",  "pack_us",   "xfer_us", "mpi_us", "xfer_MBps",
-                                        "mpi_MBps", "ratio",   "ratio_pack", "share"};
+                                        "mpi_MBps", "ratio",   "ratio_pack", "share",
+                                        "mpi_ranges_us", "ratio_ranges"};
 
 static void add_row(bench_table *t, const config *c, const result *r, const char *share) {
   char f[NCOLS][32];
@@ -257,6 +304,13 @@ static void add_row(bench_table *t, const config *c, const result *r, const char
   snprintf(f[11], 32, "%.3f", r->mpi_ns / r->xfer_ns);
   snprintf(f[12], 32, "%.3f", r->mpi_ns / (r->xfer_ns + r->pack_ns));
   snprintf(f[13], 32, "%s", share);
+  if (r->ranges_ns > 0) {
+    snprintf(f[14], 32, "%.1f", r->ranges_ns / 1e3);
+    snprintf(f[15], 32, "%.3f", r->mpi_ns / r->ranges_ns);
+  } else {
+    snprintf(f[14], 32, "-");
+    snprintf(f[15], 32, "-");
+  }
   const char *cells[NCOLS];
   for (int i = 0; i < NCOLS; i++) cells[i] = f[i];
   bench_table_row(t, cells);
@@ -342,7 +396,8 @@ static void run(const options *o) {
   const char *share = o->share ? "host" : "none";
   bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region move (pack + transfer) vs "
                                    "MPI_Send of the same bytes, one-way, 2 ranks; ratio = mpi_us / "
-                                   "xfer_us (the data), ratio_pack = mpi_us / (pack_us + xfer_us)",
+                                   "xfer_us (the data), ratio_pack = mpi_us / (pack_us + xfer_us), "
+                                   "ratio_ranges = mpi_us / mpi_ranges_us (plain MPI, a message per range)",
                                    NCOLS, cols);
   for (int m = o->share ? 1 : 0; m >= 0; m--)
     for (unsigned k = 0; k < 4 && mibs[k] <= o->max_mib; k++)
