@@ -253,6 +253,100 @@ START_TEST(test_pack_after_every_change_covers_exactly_the_live_objects) {
 }
 END_TEST
 
+/* A well-behaved region's objects under hostile calls aimed at the end of the GAS: interior
+ * frees and reallocs, sizes near 2^64, reallocs into other regions, regions created and
+ * freed, with pages moving about. Every live object stays known, exactly, and nothing handed
+ * out overlaps it. */
+START_TEST(test_live_objects_at_the_gas_end_survive_hostile_calls) {
+  region_config cfg = region_config_default();
+  cfg.gas_size = (size_t)8 << 20;
+  region_layer *L = layer_with(cfg, cfg.gas_size, 100000);
+  const uintptr_t end = cfg.gas_base + cfg.gas_size;
+  rid_t good, bad[4];
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &good), 0);
+  for (int i = 0; i < 4; i++) REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &bad[i]), 0);
+  enum { N = 512 };
+  static uintptr_t obj[N];
+  static size_t osz[N];
+  int n = 0;
+  static const size_t sizes[] = {100, 64, 128, 4096, 5000, 40000};
+  uint64_t seed = 99;
+  for (int step = 0; step < 20000; step++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = seed >> 17;
+    uintptr_t target = n ? obj[r % (unsigned)n] : end - 128;
+    uintptr_t a;
+    switch (r % 9) {
+      case 0: case 1: /* the well-behaved worker allocates */
+        if (n < N && region_alloc(L, sizes[(r >> 8) % 6], good, &a) == 0) {
+          uintptr_t st;
+          size_t sz;
+          REQUIRE_EQ(region_query(L, a, NULL, &st, &sz), 0);
+          for (int k = 0; k < n; k++) REQUIRE(a + sz <= obj[k] || obj[k] + osz[k] <= a);
+          obj[n] = a, osz[n++] = sz;
+        }
+        break;
+      case 2: /* and frees */
+        if (n) {
+          int k = (int)(r % (unsigned)n);
+          REQUIRE_EQ(region_free_object(L, obj[k]), 0);
+          obj[k] = obj[--n], osz[k] = osz[n];
+        }
+        break;
+      case 3: /* hostile: a strictly interior free is refused; near-end frees may hit a bad
+               * region's objects (any worker may free those): the checks below judge them */
+        if (n && osz[r % (unsigned)n] > 1)
+          REQUIRE_EQ(region_free_object(L, target + 1 + (r >> 9) % (osz[r % (unsigned)n] - 1)), EINVAL);
+        (void)region_free_object(L, end - 1 - ((r >> 12) % 8192) / 64 * 64);
+        break;
+      case 4: case 5: { /* hostile: reallocs of interior pointers, any size, any region */
+        static const size_t hs[] = {1, 64, 4096, 70000, (size_t)1 << 30, SIZE_MAX, SIZE_MAX - 4095,
+                                    (size_t)8 << 20};
+        uintptr_t x = target + 8 + ((r >> 9) % 56);
+        size_t old;
+        rid_t to = (r >> 20) % 3 == 0 ? good : (r >> 20) % 3 == 1 ? bad[(r >> 24) % 4] : REGION_NONE;
+        if (n) REQUIRE_EQ(region_realloc(L, x, hs[(r >> 12) % 8], to, &a, &old), EINVAL);
+        bool ours = false; /* the last slot may be ours: then this would be a legal realloc */
+        for (int k = 0; k < n; k++) ours |= obj[k] == end - 64;
+        if (!ours) (void)region_realloc(L, end - 64, hs[(r >> 13) % 8], to, &a, &old);
+        break;
+      }
+      case 6: /* hostile: huge allocations into the regions, which move pages about */
+        if (region_alloc(L, (r >> 9) % 2 ? SIZE_MAX - 100 : (size_t)3 << 20, bad[(r >> 10) % 4], &a) == 0) {
+          for (int k = 0; k < n; k++) REQUIRE(a + ((size_t)3 << 20) <= obj[k] || obj[k] + osz[k] <= a);
+          REQUIRE_EQ(region_free_object(L, a), 0);
+        }
+        break;
+      case 7: { /* hostile: a bad region freed and made again (its pages go back) */
+        int k = (int)((r >> 9) % 4);
+        REQUIRE_EQ(region_free(L, bad[k]), 0);
+        REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &bad[k]), 0);
+        uintptr_t b;
+        for (int j = 0; j < 8; j++) {
+          if (region_alloc(L, sizes[(r >> (12 + j)) % 6], bad[k], &b)) break;
+          for (int m = 0; m < n; m++) REQUIRE(b + 64 <= obj[m] || obj[m] + osz[m] <= b);
+        }
+        break;
+      }
+      default: { /* queries of interior pointers name the containing object, exactly */
+        uintptr_t st;
+        size_t sz;
+        rid_t rid;
+        if (n && region_query(L, target + 1, &rid, &st, &sz) == 0) REQUIRE(st == target && rid == good);
+      }
+    }
+    for (int k = 0; k < n; k++) { /* every live object still known, exactly */
+      uintptr_t st;
+      size_t sz;
+      rid_t rid;
+      REQUIRE_EQ(region_query(L, obj[k], &rid, &st, &sz), 0);
+      REQUIRE(st == obj[k] && sz == osz[k] && rid == good);
+    }
+  }
+  teardown(L);
+}
+END_TEST
+
 /* need_pages: count calls; hand out one more MiB per call while allowed. */
 typedef struct {
   int calls, allow;
@@ -858,6 +952,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_deep_and_wide_trees_free_subtrees_without_losing_slabs_or_ids);
   tcase_add_test(tc, test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_used_slabs);
   tcase_add_test(tc, test_pack_after_every_change_covers_exactly_the_live_objects);
+  tcase_add_test(tc, test_live_objects_at_the_gas_end_survive_hostile_calls);
   tcase_add_test(tc, test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages);
   tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
