@@ -80,6 +80,16 @@ static void zombie_return(region_layer *L, uintptr_t addr) {
   if (rangeset_add(&L->free_ids, id, 1)) layer_strand(L, 0, 1);
 }
 
+size_t region_layer_reclaim_zombies(region_layer *L) {
+  size_t n = 0;
+  uint64_t key;
+  while (trie_ge(&L->zombies, 0, &key, NULL) == 0) { /* the lowest, until none */
+    zombie_return(L, layer_addr(L, key));
+    n++;
+  }
+  return n;
+}
+
 int region_lease_return(region_layer *L, int32_t lessee, const uint64_t *pairs, size_t n,
                         size_t *dropped) {
   if (n == 0 || !pairs) return EINVAL;

@@ -131,6 +131,10 @@ int region_lease(region_layer *layer, rid_t rid, size_t size, size_t want, size_
  * *dropped; the region's ID is free again once its last zombie is back. */
 int region_lease_return(region_layer *layer, int32_t lessee, const uint64_t *pairs, size_t n,
                         size_t *dropped);
+/* Take every zombie back, whoever holds it (at shutdown, when every worker has left: leases
+ * nobody handed back, e.g. a worker that finalized without flushing). Their slabs go back to
+ * Free Ranges and quarantined IDs are free again. Returns how many slabs came back. */
+size_t region_layer_reclaim_zombies(region_layer *layer);
 /* Is addr inside a zombie (a leased slab of a freed region, not handed back yet)? */
 bool region_layer_has_zombie(const region_layer *layer, uintptr_t addr);
 

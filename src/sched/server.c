@@ -341,8 +341,14 @@ static void handle_request(sched_server *s, int from, const proto_msg *m) {
   }
 }
 
-/* Pass a reply or notification one hop on towards its destination. */
+/* Pass a reply or notification one hop on towards its destination (one that names none is
+ * malformed: there is nowhere to pass it). */
 static void pass_on(sched_server *s, const proto_msg *m) {
+  if (m->h->dest < 0) {
+    s->st.malformed++;
+    srv_log(s, "%s without a destination: dropped", proto_type_name(m->h->type));
+    return;
+  }
   s->st.replies_routed++;
   srv_forward(s, sched_tree_next_hop(s->tree, s->me, m->h->dest), m);
 }

@@ -282,6 +282,7 @@ static void my_stat_row(const sched_server *s, uint64_t *row) {
 }
 
 static void add_rows(sched_server *s, const uint64_t *rows, size_t n) {
+  if (n == 0) return;
   if (s->nstat_rows + n > s->stat_cap) {
     size_t cap = (s->nstat_rows + n) * 2;
     uint64_t *r = realloc(s->stat_rows, cap * PROTO_STAT_WORDS * sizeof *r);
@@ -314,7 +315,11 @@ static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
 }
 
 static void finish(sched_server *s) {
-  region_layer_free_all(s->layer);
+  region_layer_free_all(s->layer); /* slabs still leased become zombies... */
+  size_t unreturned = region_layer_reclaim_zombies(s->layer); /* ...taken back: all have left */
+  if (unreturned)
+    srv_log(s, "shutdown: %zu slabs were still leased (a worker left without handing them "
+            "back): taken back", unreturned);
   uint64_t row[PROTO_STAT_WORDS];
   my_stat_row(s, row);
   add_rows(s, row, 1);
