@@ -365,7 +365,9 @@ static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
   if (h->dest != PROTO_NO_DEST && (h->dest < 0 || h->dest >= n)) return false;
   if (h->origin != -1 && (h->origin < 0 || h->origin >= n)) return false;
   if (h->sched != -1 && (h->sched < 0 || h->sched >= n || !t->is_sched[h->sched])) return false;
-  if (t->is_sched[from]) return t->parent[from] == s->me || t->parent[s->me] == from;
+  if (t->is_sched[from]) /* a forwarded request must say whom the answer goes to */
+    return (t->parent[from] == s->me || t->parent[s->me] == from) &&
+           (!is_worker_request(h->type) || h->origin >= 0 || h->sched >= 0);
   if (t->parent[from] != s->me || !is_worker_request(h->type) || h->origin != from ||
       h->dest != PROTO_NO_DEST || h->sched != -1)
     return false;
