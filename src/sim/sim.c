@@ -1,60 +1,25 @@
 /* sim.c: the simulator: channels, the delivery loop, simulated workers and their checks.
- * Main entry: sim_run. */
-#include "sim/sim.h"
+ * Main entry: sim_run. Hostile workers (the fuzzer) live in hostile.c. */
+#include "sim/sim_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/types.h"
-#include "region/region.h"
-#include "sched/proto.h"
-#include "trie/trie.h"
-
 /* ---- random numbers ---- */
-static uint64_t rnd(uint64_t *s) {
+uint64_t sim_rnd(uint64_t *s) {
   *s ^= *s >> 12;
   *s ^= *s << 25;
   *s ^= *s >> 27;
   return *s * 2685821657736338717ull;
 }
+static uint64_t rnd(uint64_t *s) { return sim_rnd(s); }
 
 /* ---- channels: FIFO per (from, to); the active ones in an array to draw from ---- */
-typedef struct msg {
-  struct msg *next;
-  size_t len;
-  unsigned char data[];
-} msg;
-
-typedef struct channel {
-  int from, to;
-  msg *head, *tail;
-  int active_slot; /* index in the active array, -1 when empty */
-} channel;
-
-typedef struct sim_worker sim_worker;
-
-typedef struct sim {
-  const sim_config *cfg;
-  sched_tree tree;
-  sched_server **servers; /* by rank (NULL for workers) */
-  sim_worker *workers;    /* by worker index */
-  channel *chans;         /* nranks * nranks, only neighbours used */
-  int *active, nactive;
-  uint64_t rng, messages;
-  sim_result *res;
-  int workers_finished;
-  bool trace;     /* SIM_TRACE set: every request and reply on stderr */
-  rid_t *publics; /* every worker's public region, once made */
-  int npublic;
-  trie live; /* every live object of every worker: (addr - base) / 64 -> size */
-} sim;
-
 static channel *chan(sim *S, int from, int to) { return &S->chans[(size_t)from * S->tree.nranks + to]; }
 
-static void transport_send(void *ctx, int from, int to, const void *data, size_t len) {
-  sim *S = ctx;
+void sim_send(sim *S, int from, int to, const void *data, size_t len) {
   msg *m = malloc(sizeof *m + len);
   if (!m) abort(); /* the simulator itself out of memory: nothing sensible to do */
   m->next = NULL;
@@ -71,6 +36,10 @@ static void transport_send(void *ctx, int from, int to, const void *data, size_t
   }
 }
 
+static void transport_send(void *ctx, int from, int to, const void *data, size_t len) {
+  sim_send(ctx, from, to, data, len);
+}
+
 static msg *channel_pop(sim *S, channel *c) {
   msg *m = c->head;
   c->head = m->next;
@@ -85,13 +54,31 @@ static msg *channel_pop(sim *S, channel *c) {
 }
 
 /* ---- failures ---- */
-static void fail(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(sim *S, const char *fmt, ...) {
-  if (!S->res->ok) return;
-  S->res->ok = false;
+const char *const sim_fail_names[SIM_FAIL_KINDS] = {"wrong replies", "overlaps", "storms",
+                                                    "lost pages", "silent drops", "hangs"};
+
+static bool stopped(const sim *S) { return S->res->failure[0] && !S->res->ok; }
+
+static void vfail(sim *S, int k, bool stop, const char *fmt, va_list ap) {
+  if (stopped(S)) return; /* a stopped seed's later symptoms are its first failure's echo */
+  S->res->fails[k]++;
+  if (!S->res->failure[0]) vsnprintf(S->res->failure, sizeof S->res->failure, fmt, ap);
+  if (stop) S->res->ok = false;
+}
+
+void sim_fail(sim *S, int k, bool stop, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(S->res->failure, sizeof S->res->failure, fmt, ap);
+  vfail(S, k, stop, fmt, ap);
+  va_end(ap);
+}
+
+/* A well-behaved worker's wrong reply (or the run's end gone wrong): the seed stops. */
+static void fail(sim *S, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(sim *S, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(S, SIM_FAIL_WRONG, true, fmt, ap);
   va_end(ap);
 }
 
@@ -123,21 +110,47 @@ struct sim_worker {
   bool finalized;
 };
 
-static uint64_t live_key(uintptr_t a) { return (a - AH_GAS_DEFAULT_BASE) >> AH_SLOT_ALIGN_SHIFT; }
+uint64_t sim_live_key(uintptr_t a) { return (a - AH_GAS_DEFAULT_BASE) >> AH_SLOT_ALIGN_SHIFT; }
+#define live_key sim_live_key /* short name in this file */
 
-/* An allocation must not overlap any live object of any worker. */
-static void shadow_add(sim *S, uintptr_t addr, size_t size) {
+size_t sim_extent(size_t size) {
+  return size <= AH_SLAB_SIZE ? ah_round_up(size, AH_SLOT_ALIGN) : ah_round_up(size, AH_SLAB_SIZE);
+}
+
+/* The live object of t that [addr, addr + extent) overlaps (its start), or 0. */
+static uintptr_t overlaps(const trie *t, uintptr_t addr, size_t extent) {
   uint64_t k;
   uintptr_t v;
-  if (addr < AH_GAS_DEFAULT_BASE || addr % AH_SLOT_ALIGN) {
-    fail(S, "allocation at %#lx outside the GAS or misaligned", (unsigned long)addr);
-    return;
-  }
-  if (trie_le(&S->live, live_key(addr + size - 1), &k, &v) == 0 &&
+  if (trie_le(t, live_key(addr + extent - 1), &k, &v) == 0 &&
       k + (v >> AH_SLOT_ALIGN_SHIFT) > live_key(addr))
-    fail(S, "allocation [%#lx, +%zu) overlaps a live object", (unsigned long)addr, size);
-  else
-    trie_insert(&S->live, live_key(addr), ah_round_up(size, AH_SLOT_ALIGN));
+    return AH_GAS_DEFAULT_BASE + (k << AH_SLOT_ALIGN_SHIFT);
+  return 0;
+}
+
+/* An allocation must lie in the GAS and not overlap any live object of any worker. */
+bool sim_place_ok(sim *S, uintptr_t addr, size_t extent, const char *who, bool overlap) {
+  const sched_config *c = &S->cfg->sched;
+  if (addr < c->gas_base || addr % AH_SLOT_ALIGN || extent > c->gas_size ||
+      addr - c->gas_base > c->gas_size - extent) {
+    sim_fail(S, SIM_FAIL_OVERLAP, true, "%s: allocation [%#lx, +%zu) outside the GAS or misaligned",
+             who, (unsigned long)addr, extent);
+    return false;
+  }
+  if (!overlap) return true;
+  uintptr_t well = overlaps(&S->live, addr, extent), hostile = overlaps(&S->hlive, addr, extent);
+  if (well || hostile) {
+    sim_fail(S, SIM_FAIL_OVERLAP, true, "%s: allocation [%#lx, +%zu) overlaps the live object at "
+             "%#lx of a %s worker", who, (unsigned long)addr, extent,
+             (unsigned long)(well ? well : hostile), well ? "well-behaved" : "hostile");
+    return false;
+  }
+  return true;
+}
+
+static void shadow_add(sim *S, uintptr_t addr, size_t size) {
+  size_t extent = ah_round_up(size, AH_SLOT_ALIGN);
+  if (sim_place_ok(S, addr, extent, "well-behaved worker", true))
+    trie_insert(&S->live, live_key(addr), extent);
 }
 static void shadow_del(sim *S, uintptr_t addr) { trie_delete(&S->live, live_key(addr), NULL); }
 
@@ -147,11 +160,14 @@ static void send_req_tail(sim *S, sim_worker *w, unsigned type, const void *fixe
   size_t cap = sizeof small + (size_t)ntail * 8;
   if (ntail && !(buf = malloc(cap))) abort(); /* the simulator itself out of memory */
   if (S->trace)
-    fprintf(stderr, "trace: worker %d sends %s req %lu (word0 %#lx)\n", w->rank, proto_type_name(type),
-            (unsigned long)w->req + 1, (unsigned long)*(const uint64_t *)fixed);
+    fprintf(stderr, "trace: worker %d sends %s req %lu (word0 %#lx word1 %#lx)\n", w->rank,
+            proto_type_name(type), (unsigned long)w->req + 1,
+            (unsigned long)*(const uint64_t *)fixed,
+            proto_fixed_size(type) >= 16 ? (unsigned long)((const uint64_t *)fixed)[1] : 0ul);
   size_t len = proto_build(buf, cap, type, ++w->req, w->rank, PROTO_NO_DEST, 0, -1, fixed, tail,
                            ntail);
-  transport_send(S, w->rank, w->leaf, buf, len);
+  S->requests++;
+  sim_send(S, w->rank, w->leaf, buf, len);
   if (buf != small) free(buf);
 }
 
@@ -178,6 +194,12 @@ static void start_lease(sim *S, sim_worker *w);
 static void start_unlease(sim *S, sim_worker *w);
 static void rfree_shadow(sim *S, sim_worker *w, rid_t top);
 
+/* A level the tree has (up to 3), or -1 (the default: a leaf) when allowed. */
+static int level_hint(sim *S, bool or_default) {
+  uint64_t levels = S->tree.levels < 3 ? (uint64_t)S->tree.levels : 3;
+  return or_default ? (int)(rnd(&S->rng) % (levels + 1)) - 1 : (int)(rnd(&S->rng) % levels);
+}
+
 /* What a worker hands over when it sends a request is no longer its own, from that moment:
  * the scheduler may give the memory to someone else before the reply comes back. */
 static void start_op(sim *S, sim_worker *w) {
@@ -185,7 +207,7 @@ static void start_op(sim *S, sim_worker *w) {
   size_t idx[64], nreg = live_regions(w, idx, 64);
   w->op = OP_NONE;
   if (!w->public_rid && !w->making_public) { /* first: a region the others can build under */
-    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = (int)(rnd(&S->rng) % 3)};
+    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = level_hint(S, false)};
     w->op = OP_RALLOC;
     w->making_public = true;
     w->rid = REGION_ROOT;
@@ -202,7 +224,7 @@ static void start_op(sim *S, sim_worker *w) {
      * scheduler may be on another branch, so placement goes by load there */
     rid_t parent = S->npublic && rnd(&S->rng) % 3 == 0 ? S->publics[rnd(&S->rng) % (uint64_t)S->npublic]
                                                        : pick_region(S, w);
-    proto_ralloc b = {.parent = parent, .level_hint = (int)(rnd(&S->rng) % 4) - 1};
+    proto_ralloc b = {.parent = parent, .level_hint = level_hint(S, true)};
     w->op = OP_RALLOC;
     w->rid = b.parent;
     send_req(S, w, MSG_RALLOC, &b);
@@ -341,6 +363,13 @@ static void start_unlease(sim *S, sim_worker *w) {
   free(tail);
 }
 
+uint32_t sim_worker_leased(const sim *S, int i, uint64_t r, uint64_t *slab) {
+  const sim_worker *w = &S->workers[i];
+  if (!w->nleases) return 0;
+  *slab = w->leases[r % w->nleases].addr;
+  return 1;
+}
+
 static void on_lease_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
   if (st) return;
   uint32_t want_slot = (uint32_t)ah_round_up(w->size, AH_SLOT_ALIGN);
@@ -366,7 +395,7 @@ static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t ri
     w->objs = realloc(w->objs, w->objcap * sizeof *w->objs);
   }
   w->objs[w->nobjs++] = (sobj){addr, size, rid};
-  shadow_add(S, addr, size <= AH_SLAB_SIZE ? size : ah_round_up(size, AH_SLAB_SIZE));
+  shadow_add(S, addr, sim_extent(size));
 }
 
 static void drop_obj(sim *S, sim_worker *w, size_t i) {
@@ -487,23 +516,32 @@ static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
     start_op(S, w);
   } else if (w->nleases) { /* as sys_finalize flushes: every lease back before the end */
     start_unlease(S, w);
-  } else if (++S->workers_finished == S->cfg->workers) {
-    /* sys_finalize is collective: after a barrier of all workers, each tells its leaf */
-    for (int i = 0; i < S->cfg->workers; i++) {
-      sim_worker *x = &S->workers[i];
-      unsigned char buf[sizeof(proto_header)];
-      size_t len = proto_build(buf, sizeof buf, MSG_FINALIZE, ++x->req, x->rank, PROTO_NO_DEST,
-                               0, -1, NULL, NULL, 0);
-      transport_send(S, x->rank, x->leaf, buf, len);
-      x->finalized = true;
-    }
+  } else {
+    S->workers_finished++;
+    sim_maybe_finalize_all(S);
   }
+}
+
+/* sys_finalize is collective: after a barrier of all workers, each tells its leaf. */
+void sim_maybe_finalize_all(sim *S) {
+  if (S->workers_finished != S->cfg->workers || S->hostiles_finished < S->cfg->hostile) return;
+  S->workers_finished = -1; /* once */
+  for (int i = 0; i < S->cfg->workers; i++) {
+    sim_worker *x = &S->workers[i];
+    unsigned char buf[sizeof(proto_header)];
+    size_t len = proto_build(buf, sizeof buf, MSG_FINALIZE, ++x->req, x->rank, PROTO_NO_DEST,
+                             0, -1, NULL, NULL, 0);
+    S->requests++;
+    sim_send(S, x->rank, x->leaf, buf, len);
+    x->finalized = true;
+  }
+  for (int k = 0; k < S->cfg->hostile; k++) hostile_finalize(S, k);
 }
 
 /* ---- setup and the delivery loop ---- */
 static void inject_garbage(sim *S) {
   for (int i = 0; i < S->cfg->garbage; i++) {
-    int w = S->cfg->schedulers + (int)(rnd(&S->rng) % (uint64_t)S->cfg->workers);
+    int w = S->cfg->schedulers + (int)(rnd(&S->rng) % (uint64_t)S->tree.nworkers);
     unsigned char buf[96];
     for (size_t j = 0; j < sizeof buf; j++) buf[j] = (unsigned char)rnd(&S->rng);
     size_t len = 1 + rnd(&S->rng) % sizeof buf;
@@ -515,13 +553,40 @@ static void inject_garbage(sim *S) {
       len = sizeof *h + rnd(&S->rng) % 64;
       h->length = (uint32_t)(rnd(&S->rng) % 3 ? len - sizeof *h : rnd(&S->rng));
     }
-    transport_send(S, w, S->tree.parent[w], buf, len);
+    sim_send(S, w, S->tree.parent[w], buf, len);
   }
+}
+
+/* Worker j of all (well-behaved and hostile) is hostile: the hostile ones spread evenly. */
+static bool is_hostile(const sim_config *c, int j) {
+  long all = (long)c->workers + c->hostile;
+  return (long)(j + 1) * c->hostile / all > (long)j * c->hostile / all;
+}
+
+/* Ranks to roles: S->role[rank] is a well-behaved index, or -1 - a hostile index. */
+static int assign_roles(sim *S) {
+  const sim_config *c = S->cfg;
+  S->role = calloc((size_t)S->tree.nranks, sizeof *S->role);
+  if (!S->role) return ENOMEM;
+  int nw = 0, nh = 0;
+  for (int j = 0; j < c->workers + c->hostile; j++) {
+    int rank = c->schedulers + j;
+    if (is_hostile(c, j)) {
+      S->role[rank] = -1 - nh++;
+      continue;
+    }
+    sim_worker *w = &S->workers[nw];
+    S->role[rank] = nw++;
+    w->rank = rank;
+    w->leaf = S->tree.parent[rank];
+    w->ops_left = c->ops;
+  }
+  return 0;
 }
 
 static int setup(sim *S) {
   const sim_config *c = S->cfg;
-  if (sched_tree_heap(&S->tree, c->schedulers, c->fanout, c->workers)) return EINVAL;
+  if (sched_tree_heap(&S->tree, c->schedulers, c->fanout, c->workers + c->hostile)) return EINVAL;
   int n = S->tree.nranks;
   S->chans = calloc((size_t)n * n, sizeof *S->chans);
   S->active = calloc((size_t)n * n, sizeof *S->active);
@@ -535,14 +600,11 @@ static int setup(sim *S) {
     if (sched_server_create(&S->servers[r], &S->tree, r, &c->sched, tx)) return ENOMEM;
   for (int r = 0; r < c->schedulers; r++) sched_server_boot(S->servers[r]);
   trie_init(&S->live, 30, trie_heap_source());
+  trie_init(&S->hlive, 30, trie_heap_source());
+  if (assign_roles(S) || hostile_setup(S)) return ENOMEM;
   inject_garbage(S);
-  for (int i = 0; i < c->workers; i++) {
-    sim_worker *w = &S->workers[i];
-    w->rank = c->schedulers + i;
-    w->leaf = S->tree.parent[w->rank];
-    w->ops_left = c->ops;
-    start_op(S, w);
-  }
+  for (int i = 0; i < c->workers; i++) start_op(S, &S->workers[i]);
+  for (int k = 0; k < c->hostile; k++) hostile_start(S, k);
   return 0;
 }
 
@@ -560,7 +622,10 @@ static void teardown(sim *S) {
       S->chans[i].head = m->next;
       free(m);
     }
+  hostile_teardown(S);
   trie_clear(&S->live);
+  trie_clear(&S->hlive);
+  free(S->role);
   free(S->chans);
   free(S->active);
   free(S->servers);
@@ -571,9 +636,55 @@ static void teardown(sim *S) {
 
 sim_config sim_config_default(void) {
   sim_config c = {.schedulers = 21, .fanout = 4, .workers = 1000, .ops = 40, .seed = 1,
+                  .hostile_ops = 200, .storm_factor = 16, .storm_const = 4096,
                   .sched = sched_config_default()};
   c.sched.quiet = true;
   return c;
+}
+
+/* One message to its rank: a scheduler, a well-behaved worker or a hostile one. */
+static void deliver(sim *S, const channel *c, const msg *m) {
+  if (S->tree.is_sched[c->to]) {
+    sched_server_handle(S->servers[c->to], c->from, m->data, m->len);
+    return;
+  }
+  int role = S->role[c->to];
+  if (role < 0) {
+    hostile_on_message(S, -1 - role, m->data, m->len);
+    return;
+  }
+  proto_msg pm;
+  if (proto_decode(m->data, m->len, &pm) || pm.h->type != MSG_REPLY)
+    fail(S, "worker %d got a malformed or unexpected message", c->to);
+  else
+    on_reply(S, &S->workers[role], &pm);
+}
+
+/* Storm: far more messages than the workers' requests explain. */
+static bool storm(sim *S) {
+  uint64_t bound = (uint64_t)S->cfg->storm_factor * S->requests + S->cfg->storm_const;
+  if (!S->cfg->storm_factor || S->messages <= bound) return false;
+  sim_fail(S, SIM_FAIL_STORM, true, "storm: %lu messages delivered for %lu requests sent",
+           (unsigned long)S->messages, (unsigned long)S->requests);
+  return true;
+}
+
+/* Deliver until nothing moves; then unanswered hostile requests time out (and the hostile
+ * workers go on) until they too are done. */
+static void deliver_all(sim *S) {
+  FILE *log = S->cfg->log ? S->cfg->log : stderr;
+  while (S->res->ok) {
+    if (S->nactive == 0 && !hostile_on_quiet(S)) break;
+    if (S->nactive == 0) continue;
+    channel *c = &S->chans[S->active[rnd(&S->rng) % (uint64_t)S->nactive]];
+    msg *m = channel_pop(S, c);
+    S->messages++;
+    deliver(S, c, m);
+    free(m);
+    if (storm(S)) break;
+    if (S->cfg->verbose && S->messages % 100000 == 0)
+      fprintf(log, "sim: %lu messages delivered\n", (unsigned long)S->messages);
+  }
 }
 
 int sim_run(const sim_config *cfg, sim_result *res) {
@@ -587,31 +698,18 @@ int sim_run(const sim_config *cfg, sim_result *res) {
     teardown(&S);
     return rc;
   }
-  FILE *log = cfg->log ? cfg->log : stderr;
-  while (S.nactive > 0 && res->ok) {
-    channel *c = &S.chans[S.active[rnd(&S.rng) % (uint64_t)S.nactive]];
-    msg *m = channel_pop(&S, c);
-    S.messages++;
-    if (S.tree.is_sched[c->to]) {
-      sched_server_handle(S.servers[c->to], c->from, m->data, m->len);
-    } else {
-      proto_msg pm;
-      if (proto_decode(m->data, m->len, &pm) || pm.h->type != MSG_REPLY)
-        fail(&S, "worker %d got a malformed or unexpected message", c->to);
-      else
-        on_reply(&S, &S.workers[c->to - cfg->schedulers], &pm);
-    }
-    free(m);
-    if (cfg->verbose && S.messages % 100000 == 0)
-      fprintf(log, "sim: %lu messages delivered\n", (unsigned long)S.messages);
-  }
+  deliver_all(&S);
   res->messages = S.messages;
+  res->requests = S.requests;
   for (int r = 0; res->ok && r < cfg->schedulers; r++)
-    if (!sched_server_done(S.servers[r])) fail(&S, "scheduler %d never finished shutdown", r);
+    if (!sched_server_done(S.servers[r]))
+      sim_fail(&S, SIM_FAIL_HANG, true, "scheduler %d never finished shutdown", r);
   for (int i = 0; res->ok && i < cfg->workers; i++)
-    if (!S.workers[i].finalized) fail(&S, "worker %d never finished", S.workers[i].rank);
+    if (!S.workers[i].finalized)
+      sim_fail(&S, SIM_FAIL_HANG, true, "worker %d never finished", S.workers[i].rank);
   res->conservation = sched_server_conservation(S.servers[0]);
-  if (res->ok && res->conservation != 0) fail(&S, "the root did not get every page and ID back");
+  if (res->ok && res->conservation != 0)
+    sim_fail(&S, SIM_FAIL_LOST, true, "the root did not get every page and ID back");
   if (res->ok) {
     sched_stats st = {0};
     uint64_t malformed = 0;
@@ -620,9 +718,12 @@ int sim_run(const sim_config *cfg, sim_result *res) {
       malformed += st.malformed;
       res->placed_by_load += st.placed_by_load;
     }
-    if (malformed != (uint64_t)cfg->garbage)
-      fail(&S, "%lu malformed messages counted, %d injected", (unsigned long)malformed, cfg->garbage);
+    uint64_t dropped = (uint64_t)cfg->garbage + res->hostile_garbage;
+    if (malformed != dropped)
+      fail(&S, "%lu malformed messages counted, %lu sent to be dropped", (unsigned long)malformed,
+           (unsigned long)dropped);
   }
   teardown(&S);
+  if (res->failure[0]) res->ok = false; /* hostile findings counted on to the end */
   return res->ok ? 0 : -1;
 }

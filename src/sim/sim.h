@@ -4,7 +4,13 @@
  * next is drawn from the seed, so every interleaving is reproducible from the seed alone.
  * Workers issue random traffic (ralloc, alloc, balloc, free, realloc, query, pack, rfree,
  * and deliberate wrong usage) and check every reply against a shadow model; at the end they
- * finalize and the root must find every page and region ID back. */
+ * finalize and the root must find every page and region ID back.
+ *
+ * As the protocol fuzzer (--hostile K), K hostile workers join them: they send well-formed
+ * requests with hostile arguments, forged headers and random bytes, and check that every
+ * request that reads well is answered with an errno (a silent drop is a failure), that what
+ * they are given overlaps no live object, and that the total traffic stays within
+ * storm_factor messages per request sent (plus storm_const). */
 #ifndef AH_SIM_H
 #define AH_SIM_H
 
@@ -20,9 +26,22 @@ typedef struct sim_config {
   uint64_t seed;
   int garbage;       /* malformed messages injected into random schedulers */
   sched_config sched;
+  int hostile;       /* hostile workers, spread over the leaves */
+  int hostile_ops;   /* messages each hostile worker sends */
+  bool hostile_keep_leases; /* hostile workers finalize holding their leased slabs */
+  /* Storm: more than storm_factor * requests + storm_const messages delivered (checked after
+   * every delivery; factor 0: never). Measured per seed (messages / requests workers sent):
+   * 1.8-2.0 with one scheduler, 3.6-4.1 with 2 levels, 5.4-6.3 with 3 levels, up to 8.5 with
+   * hostile workers in a 3-level tree (fan-out 4, 1000 workers); hence 16 by default. */
+  unsigned storm_factor, storm_const;
   FILE *log;         /* progress and failures (stderr if NULL) */
   bool verbose;
 } sim_config;
+
+/* Kinds of failure, counted apart (sim_result.fails). */
+enum { SIM_FAIL_WRONG, SIM_FAIL_OVERLAP, SIM_FAIL_STORM, SIM_FAIL_LOST, SIM_FAIL_SILENT,
+       SIM_FAIL_HANG, SIM_FAIL_KINDS };
+extern const char *const sim_fail_names[SIM_FAIL_KINDS];
 
 typedef struct sim_result {
   bool ok;
@@ -30,6 +49,9 @@ typedef struct sim_result {
   uint64_t leases, zombie_returns; /* slabs leased; slabs handed back after their region died */
   uint64_t placed_by_load; /* regions the schedulers placed by load (requester elsewhere) */
   int conservation; /* the root's verdict: 0 ok */
+  uint64_t requests;          /* messages workers sent */
+  uint64_t hostile_sent, hostile_garbage, hostile_replies; /* garbage: sent to be dropped */
+  uint64_t fails[SIM_FAIL_KINDS];
   char failure[512];
 } sim_result;
 

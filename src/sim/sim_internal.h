@@ -1,0 +1,75 @@
+/* sim_internal.h: the simulator's state, shared by sim.c (channels, the delivery loop, the
+ * well-behaved workers) and hostile.c (the hostile workers of the protocol fuzzer). */
+#ifndef AH_SIM_INTERNAL_H
+#define AH_SIM_INTERNAL_H
+
+#include "common/types.h"
+#include "region/region.h"
+#include "sched/proto.h"
+#include "sim/sim.h"
+#include "trie/trie.h"
+
+/* A message on its way: FIFO per (from, to). */
+typedef struct msg {
+  struct msg *next;
+  size_t len;
+  unsigned char data[];
+} msg;
+
+typedef struct channel {
+  int from, to;
+  msg *head, *tail;
+  int active_slot; /* index in the active array, -1 when empty */
+} channel;
+
+typedef struct sim_worker sim_worker;
+typedef struct hostile hostile;
+
+typedef struct sim {
+  const sim_config *cfg;
+  sched_tree tree;
+  sched_server **servers; /* by rank (NULL for workers) */
+  sim_worker *workers; /* well-behaved workers, by index */
+  hostile *hostiles; /* hostile workers, by index */
+  int *role; /* by rank: well-behaved index, or -1 - hostile index */
+  channel *chans; /* nranks * nranks, only neighbours used */
+  int *active, nactive;
+  uint64_t rng, messages;
+  uint64_t requests; /* messages workers sent (the storm bound counts from these) */
+  sim_result *res;
+  int workers_finished, hostiles_finished;
+  bool trace; /* SIM_TRACE set: every request and reply on stderr */
+  rid_t *publics; /* every worker's public region, once made */
+  int npublic;
+  trie live; /* every live object of every well-behaved worker: (addr - base) / 64 -> size */
+  trie hlive; /* hostile workers' objects nobody else can free (and their leased slabs) */
+} sim;
+
+/* sim.c */
+uint64_t sim_rnd(uint64_t *s);
+void sim_send(sim *S, int from, int to, const void *data, size_t len);
+/* Record a failure of kind k (sim.h: SIM_FAIL_*); the first one's text is kept. Failures of
+ * well-behaved workers and storms stop the seed (stop); hostile findings are counted on. */
+void sim_fail(sim *S, int k, bool stop, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Does [addr, addr + extent) lie in the GAS, aligned, and (overlap) clear of every object in
+ * both tries? */
+bool sim_place_ok(sim *S, uintptr_t addr, size_t extent, const char *who, bool overlap);
+uint64_t sim_live_key(uintptr_t addr);
+/* Bytes an object of size occupies (slots up to a slab, whole slabs above). */
+size_t sim_extent(size_t size);
+/* A slab leased to well-behaved worker i (the r-th, modulo its count): 1, or 0 when none. */
+uint32_t sim_worker_leased(const sim *S, int i, uint64_t r, uint64_t *slab);
+/* Every worker (well-behaved and hostile) is done: all tell their leaves FINALIZE. */
+void sim_maybe_finalize_all(sim *S);
+
+/* hostile.c */
+int hostile_setup(sim *S);
+void hostile_start(sim *S, int k);
+void hostile_on_message(sim *S, int k, const unsigned char *data, size_t len);
+/* Nothing left to deliver: requests still unanswered are silent drops. False when no hostile
+ * worker sent anything after it (the run is over). */
+bool hostile_on_quiet(sim *S);
+void hostile_finalize(sim *S, int k);
+void hostile_teardown(sim *S);
+
+#endif
