@@ -93,6 +93,10 @@ int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, si
   uint64_t key;
   size_t got = pick(L, n, min_slabs, &key);
   if (!got && trim(L, r, min_slabs)) got = pick(L, n, min_slabs, &key);
+  /* The slabs trimmed may be pieces that do not touch (the tops of several regions' free
+   * ranges): trim a whole growth step more, which a region with a large free run gives as one
+   * piece, before asking for pages. */
+  if (!got && trim(L, r, n)) got = pick(L, n, min_slabs, &key);
   if (!got && L->cfg.need_pages) {
     L->need_pages_calls++;
     if (L->cfg.need_pages(L->cfg.need_pages_ctx, L, n << AH_SLAB_SHIFT) == 0)

@@ -347,6 +347,34 @@ START_TEST(test_live_objects_at_the_gas_end_survive_hostile_calls) {
 }
 END_TEST
 
+/* A huge balloc that fails leaves the GAS as free slabs of the region it was tried in; a new
+ * region then needs a contiguous run that trimming must find (found by the protocol fuzzer:
+ * ENOMEM in an almost empty GAS). */
+START_TEST(test_allocation_after_a_failed_huge_balloc_finds_contiguous_space) {
+  region_config cfg = region_config_default();
+  cfg.gas_size = GAS_BYTES;
+  cfg.create_root = true;
+  region_layer *L = layer_with(cfg, GAS_BYTES, 1000);
+  static uintptr_t addrs[1 << 10];
+  REQUIRE_EQ(region_balloc(L, (size_t)1 << 20, REGION_ROOT, 1 << 10, addrs), ENOMEM);
+  uintptr_t sl[3];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, REGION_ROOT, 4096, 3, 1, 7, sl, &got, &slot), 0);
+  uint64_t pairs[6] = {sl[0], 0, sl[1], 0, sl[2], 0};
+  size_t dropped;
+  REQUIRE_EQ(region_lease_return(L, 7, pairs, got, &dropped), 0);
+  rid_t p, id;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &p), 0);
+  REQUIRE_EQ(region_create(L, p, -1, &id), 0);
+  uintptr_t a;
+  REQUIRE_EQ(region_alloc(L, 64, id, &a), 0);
+  REQUIRE_EQ(region_alloc(L, 9000, id, &a), 0);
+  REQUIRE_EQ(region_alloc(L, (size_t)4 << 20, p, &a), 0);
+  teardown(L);
+}
+END_TEST
+
 /* need_pages: count calls; hand out one more MiB per call while allowed. */
 typedef struct {
   int calls, allow;
@@ -953,6 +981,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_list_of_30000_nodes_packs_into_few_ranges_covering_exactly_the_used_slabs);
   tcase_add_test(tc, test_pack_after_every_change_covers_exactly_the_live_objects);
   tcase_add_test(tc, test_live_objects_at_the_gas_end_survive_hostile_calls);
+  tcase_add_test(tc, test_allocation_after_a_failed_huge_balloc_finds_contiguous_space);
   tcase_add_test(tc, test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages);
   tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
