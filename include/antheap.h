@@ -29,6 +29,9 @@
  * overlap a live object (the schedulers keep those slabs and the region's ID out of use until
  * they are handed back) and are dropped at the flush, with a message on stderr. ANTHEAP_CACHE=off
  * turns the cache off: every call is then a round trip to the schedulers.
+ *
+ * Memory is not zeroed: a new object may hold old bytes, also from regions that other workers
+ * freed (freed regions stay mapped for reuse up to --antheap-retain MiB per worker).
  */
 #ifndef ANTHEAP_H
 #define ANTHEAP_H
