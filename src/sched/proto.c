@@ -3,6 +3,7 @@
 #include "sched/proto.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 size_t proto_fixed_size(unsigned type) {
@@ -54,39 +55,37 @@ const char *proto_type_name(unsigned type) {
   return type < MSG_TYPE_END ? names[type] : "?";
 }
 
-/* Field checks beyond sizes (fields_errno says which errno a failure gets). */
-static int fields_ok(unsigned type, const void *fixed) {
-  switch (type) {
-    case MSG_ALLOC: {
-      const proto_alloc *a = fixed;
-      return a->n == 1 && a->size > 0;
-    }
-    case MSG_REALLOC: return ((const proto_realloc *)fixed)->size > 0;
-    case MSG_LEASE: {
-      const proto_lease *l = fixed;
-      return l->size > 0 && l->size <= 4096 && l->min >= 1 && l->want >= l->min &&
-             l->want <= PROTO_LEASE_MAX;
-    }
-    case MSG_UNLEASE: return ((const proto_unlease *)fixed)->n >= 1;
-    case MSG_PACKV: {
-      const proto_packv *v = fixed;
-      return (uint64_t)v->nreg + v->nobj >= 1;
-    }
-    default: return 1;
-  }
-}
-
 /* Field checks beyond sizes: counts and sizes a scheduler must never trust blindly. 0 when
  * they hold, else the errno to answer with. */
 static int fields_errno(unsigned type, const void *fixed) {
+  bool ok = true;
   switch (type) {
     case MSG_BALLOC: {
       const proto_alloc *a = fixed;
       if (a->n == 0 || a->size == 0) return EINVAL;
       return a->n <= PROTO_MAX_TAIL ? 0 : E2BIG; /* the reply could not carry the addresses */
     }
-    default: return fields_ok(type, fixed) ? 0 : EINVAL;
+    case MSG_ALLOC: {
+      const proto_alloc *a = fixed;
+      ok = a->n == 1 && a->size > 0;
+      break;
+    }
+    case MSG_REALLOC: ok = ((const proto_realloc *)fixed)->size > 0; break;
+    case MSG_LEASE: {
+      const proto_lease *l = fixed;
+      ok = l->size > 0 && l->size <= 4096 && l->min >= 1 && l->want >= l->min &&
+           l->want <= PROTO_LEASE_MAX;
+      break;
+    }
+    case MSG_UNLEASE: ok = ((const proto_unlease *)fixed)->n >= 1; break;
+    case MSG_PACKV: {
+      const proto_packv *v = fixed;
+      ok = (uint64_t)v->nreg + v->nobj >= 1;
+      break;
+    }
+    default: break;
   }
+  return ok ? 0 : EINVAL;
 }
 
 int proto_decode(const void *buf, size_t len, proto_msg *m) {

@@ -273,14 +273,18 @@ static int lease_into(cache *c, uint32_t rid, size_t size, uint32_t want, uint32
   return 0;
 }
 
+/* x4 after each lease: a bin that keeps allocating reaches max_grant in a few round trips. */
+static void grow_grant(const cache *c, cbin *b) {
+  b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+}
+
 /* A bin for (rid, size) with at least one free slot, leasing more as the bin's grant says. */
 static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
   cbin *b = *bp;
   uint32_t want = b ? b->grant : c->cfg.first_grant;
   int rc = lease_into(c, rid, size, want, 1, &b);
   if (rc) return rc;
-  /* x4: a bin that keeps allocating reaches max_grant in a few round trips */
-  b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+  grow_grant(c, b);
   *bp = b;
   return 0;
 }
@@ -328,8 +332,7 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
     uint32_t want = b && b->grant > min ? b->grant : min;
     int rc = lease_into(c, rid, size, want, min, &b);
     if (rc) return rc;
-    /* x4 as in refill: a bin filled batch after batch leases ahead, not a lease per batch */
-    b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+    grow_grant(c, b); /* a bin filled batch after batch leases ahead, not a lease per batch */
   }
   c->last = b;
   for (size_t k = 0; k < n; k++) addrs[k] = take_slot(c, b);
