@@ -46,18 +46,6 @@ static bool send_for_event(sched_server *s, const event *e, unsigned type, rid_t
   return true;
 }
 
-/* A QUERY of our own for event e: its reply comes back with the event's ID and this bit. */
-#define QUERY_PART (1ull << 63)
-static bool query_for_event(sched_server *s, const event *e, uintptr_t addr) {
-  route r = route_addr(s, addr);
-  if (r.kind != ROUTE_CHILD && r.kind != ROUTE_PARENT) return false;
-  proto_addr body = {.addr = addr};
-  size_t len = proto_build(s->out, s->outcap, MSG_QUERY, e->id | QUERY_PART, e->origin,
-                           PROTO_NO_DEST, 0, s->me, &body, NULL, 0);
-  srv_send(s, r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me], s->out, len);
-  return true;
-}
-
 /* ---- placement ---- */
 
 static int least_loaded_child(const sched_server *s) {
@@ -250,18 +238,139 @@ static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
   return n;
 }
 
-/* Pack local region rid into b, and ask for its remote children's ranges as parts of event
- * *e (created when needed, of type `type` for m). 0 or the region layer's error. */
-static int pack_local(sched_server *s, const proto_msg *m, unsigned type, rid_t rid, words *b,
-                      event **e) {
+/* ---- the parts of a pack that live elsewhere: one PACKV per next hop ----
+ * A pack names regions and objects; those held by other schedulers are gathered per next hop
+ * (a child, or the parent) and each hop gets one PACKV for all of them, so packing a region
+ * with a thousand remote descendants costs a message per scheduler it touches, not one per
+ * region. Two kinds of parts never share a message: the worker's own names must exist (an
+ * unknown one fails the move), while remote children found in the trie may have been freed
+ * meanwhile (their UNLINK still on its way) and are skipped then (PACKV_SKIP_GONE). */
+typedef struct {
+  int rank;          /* the next hop */
+  bool lenient;      /* PACKV_SKIP_GONE parts */
+  words rids, addrs; /* one rid or address per word */
+} pack_hop;
+
+typedef struct {
+  pack_hop *hop;
+  size_t nhops, cap;
+  int status; /* the first error: a name that routes nowhere, or no memory */
+} pack_parts;
+
+/* The words PACKV messages carry at most: well within a scheduler's output buffer. */
+#define PACKV_CHUNK 65536u
+
+static void fail_part(pack_parts *p, int rc) {
+  if (!p->status) p->status = rc;
+}
+
+/* The batch for (rank, lenient); NULL when out of memory (recorded). At most two per child
+ * and two for the parent. */
+static pack_hop *hop_for(pack_parts *p, bool lenient, int rank) {
+  for (size_t i = 0; i < p->nhops; i++)
+    if (p->hop[i].rank == rank && p->hop[i].lenient == lenient) return &p->hop[i];
+  if (p->nhops == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    pack_hop *h = realloc(p->hop, cap * sizeof *h);
+    if (!h) {
+      fail_part(p, ENOMEM);
+      return NULL;
+    }
+    p->hop = h;
+    p->cap = cap;
+  }
+  pack_hop *h = &p->hop[p->nhops++];
+  *h = (pack_hop){.rank = rank, .lenient = lenient};
+  return h;
+}
+
+static int hop_rank(const sched_server *s, route r) {
+  return r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me];
+}
+
+static void push_word(pack_parts *p, words *v, uint64_t x) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? 2 * v->cap : 64;
+    uint64_t *w = realloc(v->w, cap * sizeof *w);
+    if (!w) {
+      fail_part(p, ENOMEM);
+      return;
+    }
+    v->w = w;
+    v->cap = cap;
+  }
+  v->w[v->n++] = x;
+}
+
+/* A region that is not here: to its hop. A lenient part only ever goes down (a remote child
+ * lives below its parent's scheduler); one that routes up or nowhere is gone and skipped. */
+static void part_region(sched_server *s, pack_parts *p, bool lenient, rid_t rid) {
+  route r = route_region(s, rid);
+  bool sendable = r.kind == ROUTE_CHILD || (r.kind == ROUTE_PARENT && !lenient);
+  if (!sendable) {
+    if (!lenient) fail_part(p, ENOENT);
+    return;
+  }
+  pack_hop *h = hop_for(p, lenient, hop_rank(s, r));
+  if (h) push_word(p, &h->rids, rid);
+}
+
+static void part_object(sched_server *s, pack_parts *p, uintptr_t addr, route r) {
+  if (r.kind != ROUTE_CHILD && r.kind != ROUTE_PARENT) {
+    fail_part(p, EINVAL);
+    return;
+  }
+  pack_hop *h = hop_for(p, false, hop_rank(s, r));
+  if (h) push_word(p, &h->addrs, addr);
+}
+
+/* Send one hop's parts as PACKV messages for event e; each one sent is a reply to wait for. */
+static void send_hop(sched_server *s, event *e, pack_hop *h, uint32_t flags) {
+  size_t nr = h->rids.n, no = h->addrs.n, r = 0, o = 0;
+  uint64_t *tail = malloc((size_t)PACKV_CHUNK * sizeof *tail);
+  while (tail && (r < nr || o < no)) {
+    uint32_t cr = (uint32_t)(nr - r < PACKV_CHUNK ? nr - r : PACKV_CHUNK);
+    uint32_t co = (uint32_t)(no - o < PACKV_CHUNK - cr ? no - o : PACKV_CHUNK - cr);
+    if (cr) memcpy(tail, h->rids.w + r, cr * sizeof *tail);
+    if (co) memcpy(tail + cr, h->addrs.w + o, co * sizeof *tail);
+    proto_packv body = {.nreg = cr, .nobj = co, .flags = flags};
+    size_t len = proto_build(s->out, s->outcap, MSG_PACKV, e->id, e->origin, PROTO_NO_DEST, 0,
+                             s->me, &body, tail, cr + co);
+    AH_ASSERT(len > 0);
+    srv_send(s, h->rank, s->out, len);
+    e->remaining++;
+    r += cr;
+    o += co;
+  }
+  if (!tail && !e->status) e->status = ENOMEM;
+  free(tail);
+}
+
+/* Send every hop's parts (creating event e when there are any; nothing is sent once a part
+ * has failed) and free them. */
+static void send_parts(sched_server *s, const proto_msg *m, unsigned type, pack_parts *p,
+                       event **e) {
+  for (size_t i = 0; i < p->nhops; i++) {
+    pack_hop *h = &p->hop[i];
+    if (!p->status && !*e) *e = event_new(s, type, m, 0);
+    if (!*e) fail_part(p, ENOMEM);
+    if (!p->status) send_hop(s, *e, h, h->lenient ? PACKV_SKIP_GONE : 0);
+    free(h->rids.w);
+    free(h->addrs.w);
+  }
+  free(p->hop);
+  *p = (pack_parts){.status = p->status};
+}
+
+/* Pack local region rid into b; its remote children join the lenient parts. 0 or the
+ * region layer's error. */
+static int pack_local(sched_server *s, rid_t rid, words *b, pack_parts *p) {
   size_t nranges;
   int rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, b, &nranges);
   if (rc) return rc;
   rid_t *kids;
   size_t n = remote_kids_under(s, rid, &kids);
-  if (n && !*e) *e = event_new(s, type, m, 0);
-  for (size_t i = 0; *e && i < n; i++)
-    if (send_for_event(s, *e, MSG_PACK, kids[i])) (*e)->remaining++;
+  for (size_t i = 0; i < n; i++) part_region(s, p, true, kids[i]);
   free(kids);
   return 0;
 }
@@ -273,109 +382,86 @@ static void event_keep(event *e, words *b) {
   e->cap = b->cap;
 }
 
+/* After the local parts: wait for the remote ones, or answer now. */
+static void pack_finish(sched_server *s, const proto_msg *m, unsigned type, pack_parts *p,
+                        words *b) {
+  event *e = NULL;
+  send_parts(s, m, type, p, &e);
+  if (e && e->remaining > 0) { /* the parts elsewhere answer later */
+    if (!e->status) e->status = p->status;
+    event_keep(e, b);
+    return;
+  }
+  int status = p->status ? p->status : e ? e->status : 0;
+  if (e) event_drop(s, e);
+  if (status) srv_answer(s, m, status, NULL, 0);
+  else pack_reply(s, srv_reply_dest(m), m->h->req, m->h->origin, b);
+  free(b->w);
+}
+
 void event_pack(sched_server *s, const proto_msg *m) {
   rid_t rid = ((const proto_rid *)m->fixed)->rid;
   words b = {0};
-  event *e = NULL;
-  int rc = pack_local(s, m, MSG_PACK, rid, &b, &e);
-  if (rc) {
-    free(b.w);
-    srv_answer(s, m, rc, NULL, 0);
-    return;
-  }
-  if (e && e->remaining > 0) {
-    event_keep(e, &b);
-    return;
-  }
-  if (e) event_drop(s, e);
-  pack_reply(s, srv_reply_dest(m), m->h->req, m->h->origin, &b);
-  free(b.w);
-}
-
-/* One part of a batched pack: a region, here or elsewhere. */
-static void packv_region(sched_server *s, const proto_msg *m, rid_t rid, words *b, event **e,
-                         int *status) {
-  route r = route_region(s, rid);
-  if (r.kind == ROUTE_LOCAL) {
-    int rc = pack_local(s, m, MSG_PACKV, rid, b, e);
-    if (rc && !*status) *status = rc;
-    return;
-  }
-  if (!*e) *e = event_new(s, MSG_PACKV, m, 0);
-  if (*e && send_for_event(s, *e, MSG_PACK, rid)) (*e)->remaining++;
-  else if (!*status) *status = *e ? ENOENT : ENOMEM;
-}
-
-/* One part of a batched pack: an object, here or elsewhere. */
-static void packv_object(sched_server *s, const proto_msg *m, uintptr_t addr, words *b,
-                         event **e, int *status) {
-  route r = route_addr(s, addr);
-  if (r.kind == ROUTE_LOCAL) {
-    rid_t rid;
-    uintptr_t start;
-    size_t size;
-    int rc = region_query(s->layer, addr, &rid, &start, &size);
-    if (!rc && words_push2(b, start, size)) rc = ENOMEM;
-    if (rc && !*status) *status = rc;
-    return;
-  }
-  if (!*e) *e = event_new(s, MSG_PACKV, m, 0);
-  if (*e && query_for_event(s, *e, addr)) (*e)->remaining++;
-  else if (!*status) *status = *e ? EINVAL : ENOMEM;
+  pack_parts p = {0};
+  int rc = pack_local(s, rid, &b, &p);
+  if (rc) fail_part(&p, rc);
+  pack_finish(s, m, MSG_PACK, &p, &b);
 }
 
 void event_packv(sched_server *s, const proto_msg *m) {
   const proto_packv *v = m->fixed;
+  bool lenient = (v->flags & PACKV_SKIP_GONE) != 0;
   words b = {0};
-  event *e = NULL;
-  int status = 0;
-  for (uint32_t i = 0; i < v->nreg; i++) packv_region(s, m, (rid_t)m->tail[i], &b, &e, &status);
-  for (uint32_t i = 0; i < v->nobj; i++)
-    packv_object(s, m, (uintptr_t)m->tail[v->nreg + i], &b, &e, &status);
-  if (e && e->remaining > 0) { /* the parts elsewhere answer later */
-    e->status = status;
-    event_keep(e, &b);
-    return;
+  pack_parts parts = {0}, *p = &parts;
+  for (uint32_t i = 0; i < v->nreg; i++) {
+    rid_t rid = (rid_t)m->tail[i];
+    if (region_exists(s->layer, rid)) {
+      int rc = pack_local(s, rid, &b, p);
+      if (rc) fail_part(p, rc);
+    } else {
+      part_region(s, p, lenient, rid);
+    }
   }
-  if (e) event_drop(s, e);
-  if (status) srv_answer(s, m, status, NULL, 0);
-  else pack_reply(s, srv_reply_dest(m), m->h->req, m->h->origin, &b);
-  free(b.w);
+  for (uint32_t i = 0; i < v->nobj; i++) {
+    uintptr_t addr = (uintptr_t)m->tail[v->nreg + i];
+    route r = route_addr(s, addr);
+    if (r.kind != ROUTE_LOCAL) {
+      part_object(s, p, addr, r);
+      continue;
+    }
+    rid_t rid;
+    uintptr_t start;
+    size_t size;
+    int rc = region_query(s->layer, addr, &rid, &start, &size);
+    if (!rc && words_push2(&b, start, size)) rc = ENOMEM;
+    if (rc) fail_part(p, rc);
+  }
+  pack_finish(s, m, MSG_PACKV, p, &b);
 }
 
-/* A part of a batched pack answered: its ranges (or the object's slot) join the event's. */
-static void packv_part(event *e, const proto_msg *m, bool query) {
+/* A part of a pack answered: its ranges join the event's, or its error fails the pack. */
+static void pack_part(event *e, const proto_msg *m) {
   if (m->h->status) {
     if (!e->status) e->status = m->h->status;
     return;
   }
   words b = {e->ranges, e->nranges, e->cap};
   bool oom = false;
-  if (query && m->ntail == 4) oom = words_push2(&b, m->tail[1], m->tail[2]);
-  for (uint32_t i = 0; !query && i + 1 < m->ntail; i += 2) oom |= words_push2(&b, m->tail[i], m->tail[i + 1]);
+  for (uint32_t i = 0; i + 1 < m->ntail; i += 2) oom |= words_push2(&b, m->tail[i], m->tail[i + 1]);
   if (oom && !e->status) e->status = ENOMEM;
   event_keep(e, &b);
 }
 
 void event_on_reply(sched_server *s, const proto_msg *m) {
-  bool query = (m->h->req & QUERY_PART) != 0;
-  uint64_t id = m->h->req & ~QUERY_PART;
   event *e = s->events;
-  while (e && e->id != id) e = e->next;
+  while (e && e->id != m->h->req) e = e->next;
   if (!e) return; /* a reply nobody waits for (an undo's answer): nothing to do */
-  if (e->type == MSG_PACKV) {
-    packv_part(e, m, query);
-  } else if (e->type == MSG_PACK && m->h->status == 0) {
-    words b = {e->ranges, e->nranges, e->cap};
-    for (uint32_t i = 0; i + 1 < m->ntail; i += 2) words_push2(&b, m->tail[i], m->tail[i + 1]);
-    e->ranges = b.w;
-    e->nranges = b.n;
-    e->cap = b.cap;
-  }
+  bool pack = e->type == MSG_PACK || e->type == MSG_PACKV;
+  if (pack) pack_part(e, m);
   if (--e->remaining > 0) return;
-  if (e->type == MSG_PACKV && e->status) {
+  if (pack && e->status) {
     srv_reply(s, e->reply_to, e->req, e->origin, e->status, NULL, 0);
-  } else if (e->type == MSG_PACK || e->type == MSG_PACKV) {
+  } else if (pack) {
     words b = {e->ranges, e->nranges, e->cap};
     pack_reply(s, e->reply_to, e->req, e->origin, &b);
     e->ranges = b.w;

@@ -80,7 +80,7 @@ static int fields_errno(unsigned type, const void *fixed) {
     case MSG_UNLEASE: ok = ((const proto_unlease *)fixed)->n >= 1; break;
     case MSG_PACKV: {
       const proto_packv *v = fixed;
-      ok = (uint64_t)v->nreg + v->nobj >= 1;
+      ok = (uint64_t)v->nreg + v->nobj >= 1 && (v->flags & ~PACKV_SKIP_GONE) == 0;
       break;
     }
     default: break;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0xA17Eu
-#define PROTO_VERSION 2u
+#define PROTO_VERSION 3u
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
@@ -69,7 +69,10 @@ typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_reallo
 typedef struct { uint64_t size; uint32_t rid, want, min, pad; } proto_lease;
 /* ... and hands n of them back, all granted by one scheduler (routed by the first slab). */
 typedef struct { uint32_t n, pad; } proto_unlease;
-typedef struct { uint32_t nreg, nobj; } proto_packv;
+/* flags: PACKV_SKIP_GONE (set only between schedulers, for the remote children of a packed
+ * region): a region that no longer exists is left out instead of failing the pack. */
+#define PACKV_SKIP_GONE 1u
+typedef struct { uint32_t nreg, nobj, flags, pad; } proto_packv;
 typedef struct {
   uint32_t parent;      /* the parent region's ID */
   int32_t level_hint;

@@ -193,6 +193,20 @@ START_TEST(test_unlease_whose_tail_does_not_match_n_is_eproto) {
 }
 END_TEST
 
+START_TEST(test_packv_with_undefined_flags_is_einval_and_readable) {
+  uint64_t names[1] = {5};
+  proto_packv v = {.nreg = 1, .flags = PACKV_SKIP_GONE};
+  size_t len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  REQUIRE_EQ(((const proto_packv *)m.fixed)->flags, PACKV_SKIP_GONE);
+  v.flags = 6;
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  REQUIRE_EQ(m.h->req, 1); /* filled: a worker that sent it gets an answer */
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("proto");
   TCase *tc = tcase_create("core");
@@ -210,6 +224,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_unlease_of_0_slabs_is_einval);
   tcase_add_test(tc, test_balloc_of_more_objects_than_a_reply_carries_is_e2big);
   tcase_add_test(tc, test_unlease_whose_tail_does_not_match_n_is_eproto);
+  tcase_add_test(tc, test_packv_with_undefined_flags_is_einval_and_readable);
   suite_add_tcase(s, tc);
   return s;
 }

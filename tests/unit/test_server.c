@@ -16,6 +16,14 @@
 static unsigned char sent[1 << 16];
 static size_t sent_len;
 static int sent_to, nsent;
+/* Every message since the log was last cleared (the first LOG_MAX), for multi-message cases. */
+#define LOG_MAX 64
+static struct {
+  unsigned char msg[4096];
+  size_t len;
+  int to;
+} sent_log[LOG_MAX];
+static int nlog;
 static void capture(void *ctx, int from, int to, const void *msg, size_t len) {
   (void)ctx;
   (void)from;
@@ -23,6 +31,12 @@ static void capture(void *ctx, int from, int to, const void *msg, size_t len) {
   sent_len = len;
   sent_to = to;
   nsent++;
+  if (nlog < LOG_MAX && len <= sizeof sent_log[0].msg) {
+    memcpy(sent_log[nlog].msg, msg, len);
+    sent_log[nlog].len = len;
+    sent_log[nlog].to = to;
+  }
+  nlog++;
 }
 
 static sched_tree tree;
@@ -378,6 +392,148 @@ START_TEST(test_shutdown_takes_back_a_lease_nobody_returned) {
 }
 END_TEST
 
+/* ---- packs that span schedulers ---- */
+
+/* A root (rank 0) over one leaf (rank 1) that serves worker 2, driven by hand: the root's
+ * boot grant to the leaf is decoded so that tests can name IDs the leaf holds. */
+static sched_tree ptree;
+static sched_server *proot;
+static proto_grant boot_grant;
+
+static void pack_setup(void) {
+  REQUIRE_EQ(sched_tree_heap(&ptree, 2, 1, 1), 0);
+  sched_config cfg = sched_config_default();
+  cfg.quiet = true;
+  cfg.log = fopen("/dev/null", "w");
+  REQUIRE_EQ(sched_server_create(&proot, &ptree, 0, &cfg, (sched_transport){capture, NULL}), 0);
+  nlog = 0;
+  sched_server_boot(proot);
+  bool granted = false;
+  for (int i = 0; i < nlog && i < LOG_MAX; i++) {
+    proto_msg m;
+    REQUIRE_EQ(proto_decode(sent_log[i].msg, sent_log[i].len, &m), 0);
+    if (m.h->type == MSG_GRANT && sent_log[i].to == 1) {
+      boot_grant = *(const proto_grant *)m.fixed;
+      granted = true;
+    }
+  }
+  REQUIRE(granted && boot_grant.id_count >= 200);
+}
+
+/* Hand the root a message from the leaf (rank 1) on behalf of worker 2. */
+static int leaf_says(unsigned type, uint64_t req, int32_t dest, int32_t status,
+                     const void *fixed, const uint64_t *tail, uint32_t ntail) {
+  static unsigned char msg[1 << 14];
+  size_t len = proto_build(msg, sizeof msg, type, req, 2, dest, status, -1, fixed, tail, ntail);
+  REQUIRE(len > 0);
+  return sched_server_handle(proot, 1, msg, len);
+}
+static void from_leaf(unsigned type, uint64_t req, int32_t dest, int32_t status,
+                      const void *fixed, const uint64_t *tail, uint32_t ntail) {
+  REQUIRE_EQ(leaf_says(type, req, dest, status, fixed, tail, ntail), 0);
+}
+
+/* A region at the root with n children created on the leaf (the leaf's CREATED reports). */
+static uint32_t root_region_with_leaf_kids(uint32_t n) {
+  proto_ralloc ra = {.parent = 0, .level_hint = 0}; /* level 0: the root keeps it */
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 1, PROTO_NO_DEST, 0, &ra, NULL, 0);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(m.h->status, 0);
+  uint32_t top = (uint32_t)m.tail[0];
+  for (uint32_t k = 0; k < n; k++) {
+    proto_created c = {.rid = boot_grant.id_first + k, .parent = top};
+    from_leaf(MSG_CREATED, 100 + k, 0, 0, &c, NULL, 0);
+  }
+  return top;
+}
+
+START_TEST(test_pack_asks_the_leaf_once_for_all_its_remote_children) {
+  /* Before: one PACK per remote child, so packing the root of a big job was a storm of
+   * thousands of messages. Now: one PACKV per next hop, naming them all. */
+  uint32_t top = root_region_with_leaf_kids(200);
+  nlog = 0;
+  proto_rid pr = {.rid = top};
+  from_leaf(MSG_PACK, 7, PROTO_NO_DEST, 0, &pr, NULL, 0);
+  REQUIRE_EQ(nlog, 1);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(sent_log[0].to, 1);
+  REQUIRE_EQ(m.h->type, MSG_PACKV);
+  const proto_packv *v = m.fixed;
+  REQUIRE_EQ(v->nreg, 200);
+  REQUIRE_EQ(v->nobj, 0);
+  REQUIRE_EQ(v->flags, PACKV_SKIP_GONE); /* a child freed meanwhile must not fail the pack */
+  for (uint32_t k = 0; k < 200; k++) REQUIRE_EQ(m.tail[k], boot_grant.id_first + k);
+  REQUIRE_EQ(m.h->sched, 0); /* the answer comes back to the root */
+  uint64_t part_req = m.h->req;
+  /* the leaf answers with its ranges; the worker gets them with the root's, in one reply */
+  uint64_t ranges[2] = {0x200000000000ull, 4096};
+  proto_reply r = {.ntail = 2};
+  nlog = 0;
+  from_leaf(MSG_REPLY, part_req, 0, 0, &r, ranges, 2);
+  REQUIRE_EQ(nlog, 1);
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(m.h->dest, 2); /* to the worker (through its leaf) */
+  REQUIRE_EQ(m.h->req, 7);
+  REQUIRE_EQ(m.h->status, 0);
+  bool has_leaf_range = false;
+  for (uint32_t i = 0; i + 1 < m.ntail; i += 2)
+    has_leaf_range |= m.tail[i] == ranges[0] && m.tail[i + 1] == ranges[1];
+  REQUIRE(has_leaf_range);
+}
+END_TEST
+
+START_TEST(test_a_failed_part_fails_the_whole_pack) {
+  uint32_t top = root_region_with_leaf_kids(3);
+  nlog = 0;
+  proto_rid pr = {.rid = top};
+  from_leaf(MSG_PACK, 8, PROTO_NO_DEST, 0, &pr, NULL, 0);
+  REQUIRE_EQ(nlog, 1);
+  proto_msg m;
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  proto_reply r = {.ntail = 0};
+  nlog = 0;
+  from_leaf(MSG_REPLY, m.h->req, 0, E2BIG, &r, NULL, 0); /* too many ranges down there */
+  REQUIRE_EQ(nlog, 1);
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(m.h->req, 8);
+  REQUIRE_EQ(m.h->status, E2BIG); /* never a silently partial list of ranges */
+}
+END_TEST
+
+START_TEST(test_packv_skips_gone_children_only_when_told) {
+  /* The root owns IDs it never handed out: such a region does not exist. A worker's own
+   * name must exist; a remote child the trie still names may be gone. */
+  uint32_t top = root_region_with_leaf_kids(0);
+  uint64_t names[2] = {top, boot_grant.id_first + boot_grant.id_count + 5};
+  proto_packv strict = {.nreg = 2}, lenient = {.nreg = 2, .flags = PACKV_SKIP_GONE},
+              bad_flags = {.nreg = 1, .flags = 2};
+  nlog = 0;
+  from_leaf(MSG_PACKV, 9, PROTO_NO_DEST, 0, &strict, names, 2);
+  proto_msg m;
+  REQUIRE_EQ(nlog, 1);
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(m.h->status, ENOENT);
+  nlog = 0;
+  from_leaf(MSG_PACKV, 10, PROTO_NO_DEST, 0, &lenient, names, 2);
+  REQUIRE_EQ(nlog, 1);
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+  REQUIRE_EQ(m.h->status, 0);
+  /* flags nobody defined: malformed between schedulers (dropped, nothing sent) */
+  nlog = 0;
+  REQUIRE_EQ(leaf_says(MSG_PACKV, 11, PROTO_NO_DEST, 0, &bad_flags, names, 1), EPROTO);
+  REQUIRE_EQ(nlog, 0);
+}
+END_TEST
+
+static void pack_teardown(void) {
+  sched_server_destroy(proot);
+  sched_tree_free(&ptree);
+}
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("server");
   TCase *tc = tcase_create("core");
@@ -396,5 +552,11 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_shutdown_after_every_lease_came_back_loses_nothing);
   tcase_add_test(tc, test_shutdown_takes_back_a_lease_nobody_returned);
   suite_add_tcase(s, tc);
+  TCase *tp = tcase_create("pack");
+  tcase_add_checked_fixture(tp, pack_setup, pack_teardown);
+  tcase_add_test(tp, test_pack_asks_the_leaf_once_for_all_its_remote_children);
+  tcase_add_test(tp, test_a_failed_part_fails_the_whole_pack);
+  tcase_add_test(tp, test_packv_skips_gone_children_only_when_told);
+  suite_add_tcase(s, tp);
   return s;
 }
