@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "antheap.h"
+#include "bench.h"
 #include "listx_mpi.h"
 
 #define LX_BATCH 1024
@@ -16,10 +18,15 @@
 static struct {
   rid_t region;
   lx_node *head;
+  /* LISTX_PHASES=1: where a repetition's exchange went (ns), printed per worker at its end */
+  int phases;
+  double fetch, walk, back, rewalk;
 } A;
 
 /* Build the list; batch: nodes per sys_balloc, or 0 for one sys_alloc per node. */
 static int build(lx_ctx *c, int batch) {
+  const char *ph = getenv("LISTX_PHASES");
+  A.phases = ph ? atoi(ph) : 0;
   A.region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
   if (!A.region) return -1;
   lx_node *prev = NULL;
@@ -41,6 +48,17 @@ static int build(lx_ctx *c, int batch) {
       prev = x;
     }
   }
+  if (A.phases) { /* how far the list is from walking memory forwards */
+    long forward = 0, back = 0, far = 0;
+    for (lx_node *x = A.head; x && x->next; x = (lx_node *)x->next) {
+      uintptr_t a = (uintptr_t)x, b = (uintptr_t)x->next;
+      if (b == a + c->o->node_size) forward++;
+      else if (b < a) back++;
+      else far++;
+    }
+    fprintf(stderr, "listx: phases: worker %d rep %d: list links: %ld next-slot, %ld forward "
+            "jumps, %ld backward jumps\n", c->me, c->rep, forward, far, back);
+  }
   return 0;
 }
 
@@ -60,15 +78,27 @@ static int swap(int me, int peer, rid_t *give_r, void **give_o, rid_t *get_r, vo
 static int ah_exchange(lx_ctx *c, int peer) {
   rid_t mine = A.region, theirs;
   void *my_head = A.head, *their_head;
+  double t0 = A.phases ? bench_now_ns() : 0, t1 = 0, t2 = 0;
   /* fetch: my list goes to the peer while its list comes to me */
   if (swap(c->me, peer, &mine, &my_head, &theirs, &their_head)) {
     fprintf(stderr, "listx: worker %d: sys_send/sys_recv with %d: %s\n", c->me, peer,
             sys_strerror(errno));
     return -1;
   }
+  double tw = A.phases ? bench_now_ns() : 0;
   uint32_t i = 0;
   for (lx_node *x = their_head; x && i <= (uint32_t)c->o->nodes; x = (lx_node *)x->next, i++)
     lx_modify(c, x, peer, i);
+  if (A.phases) t1 = bench_now_ns();
+  if (A.phases > 1) { /* LISTX_PHASES=2: walk it again, reading only (is the first walk cold?) */
+    uint64_t sum = 0;
+    i = 0;
+    for (lx_node *x = their_head; x && i <= (uint32_t)c->o->nodes; x = (lx_node *)x->next, i++)
+      sum += x->visits;
+    A.rewalk += bench_now_ns() - t1;
+    if (sum == 0) c->bad++; /* every node was just visited */
+    t1 = bench_now_ns();
+  }
   /* give back */
   rid_t back;
   void *back_head;
@@ -81,6 +111,12 @@ static int ah_exchange(lx_ctx *c, int peer) {
     fprintf(stderr, "listx: worker %d: worker %d gave back region %u head %p, not %u %p\n",
             c->me, peer, back, back_head, A.region, (void *)A.head);
     c->bad++;
+  }
+  if (A.phases) {
+    t2 = bench_now_ns();
+    A.fetch += tw - t0;
+    A.walk += t1 - tw;
+    A.back += t2 - t1;
   }
   return 0;
 }
@@ -96,6 +132,11 @@ static const lx_node *ah_next(lx_ctx *c, const lx_node *x) {
 }
 
 static void ah_release(lx_ctx *c) {
+  if (A.phases)
+    fprintf(stderr, "listx: phases: worker %d rep %d: fetch %.1f ms, walk %.1f ms, give back "
+            "%.1f ms, second walk %.1f ms\n", c->me, c->rep, A.fetch * 1e-6, A.walk * 1e-6,
+            A.back * 1e-6, A.rewalk * 1e-6);
+  A.fetch = A.walk = A.back = A.rewalk = 0;
   if (sys_rfree(A.region))
     fprintf(stderr, "listx: worker %d: sys_rfree: %s\n", c->me, sys_strerror(errno));
   A.region = 0;

@@ -737,6 +737,43 @@ START_TEST(test_lease_return_naming_a_slab_twice_is_einval) {
 }
 END_TEST
 
+/* Caches send their slabs in ascending order (checked without sorting); any other order is
+ * as valid, and checked by sorting. */
+START_TEST(test_lease_return_in_any_order_is_taken) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[4];
+  size_t got, dropped;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 64, 4, 4, 3, s, &got, &slot), 0);
+  uintptr_t lo = s[0], hi = s[0];
+  for (int i = 1; i < 4; i++) {
+    if (s[i] < lo) lo = s[i];
+    if (s[i] > hi) hi = s[i];
+  }
+  uint64_t down[4] = {hi, 1, lo, 3}; /* descending */
+  REQUIRE_EQ(region_lease_return(L, 3, down, 2, &dropped), 0);
+  REQUIRE_EQ(leased_in(L, r), 2);
+  uint64_t rest[4], k = 0;
+  for (int i = 0; i < 4; i++)
+    if (s[i] != lo && s[i] != hi) rest[2 * k] = s[i], rest[2 * k++ + 1] = 0;
+  if (rest[0] > rest[2]) { /* ascending */
+    uint64_t t = rest[0];
+    rest[0] = rest[2];
+    rest[2] = t;
+  }
+  uint64_t same[4] = {rest[0], 0, rest[0], 0}; /* the same slab twice in a row */
+  REQUIRE_EQ(region_lease_return(L, 3, same, 2, &dropped), EINVAL);
+  REQUIRE_EQ(region_lease_return(L, 3, rest, 2, &dropped), 0);
+  REQUIRE_EQ(leased_in(L, r), 0);
+  region_info info;
+  REQUIRE_EQ(region_get_info(L, r, &info), 0);
+  REQUIRE_EQ(info.pool.objects, 1 + 2); /* bit 0 of hi, bits 0 and 1 of lo */
+  teardown(L);
+}
+END_TEST
+
 START_TEST(test_lease_return_by_another_lessee_is_einval) {
   region_layer *L = default_layer();
   rid_t r;
@@ -994,6 +1031,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_lease_return_makes_live_slots_objects_of_the_region);
   tcase_add_test(tc, test_lease_return_with_one_bad_pair_changes_nothing);
   tcase_add_test(tc, test_lease_return_naming_a_slab_twice_is_einval);
+  tcase_add_test(tc, test_lease_return_in_any_order_is_taken);
   tcase_add_test(tc, test_lease_return_by_another_lessee_is_einval);
   tcase_add_test(tc, test_region_freed_with_a_lease_keeps_the_slab_as_a_zombie);
   tcase_add_test(tc, test_freed_id_is_not_reused_while_quarantined);
