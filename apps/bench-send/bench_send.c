@@ -36,6 +36,7 @@
 #define MAXREPS 200
 
 static int rank;
+static bool near; /* MPI reaches the peer through shared memory: long ranges go in pieces */
 
 static void die(const char *what, int rc) {
   fprintf(stderr, "bench-send: rank %d: %s failed (error %d: %s)\n", rank, what, rc, strerror(rc));
@@ -143,7 +144,7 @@ static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, transfer_m
   if (rank == 0) {
     pack(L, rid, v);
     double t1 = bench_now_ns();
-    int rc = transfer_send(MPI_COMM_WORLD, 1, TAG, mode, NULL, 0, v->r, v->n, NULL);
+    int rc = transfer_send(MPI_COMM_WORLD, 1, TAG, mode, near, NULL, 0, v->r, v->n, NULL);
     gas_range *back;
     size_t nb;
     if (rc || (rc = transfer_recv(MPI_COMM_WORLD, 1, TAG, shared_ok, NULL, &extra, &nextra, &back,
@@ -162,7 +163,7 @@ static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, transfer_m
     fprintf(stderr, "bench-send: rank 1: received data differs from what rank 0 sent\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if ((rc = transfer_send(MPI_COMM_WORLD, 0, TAG, mode, NULL, 0, got, n, NULL))) die("transfer_send", rc);
+  if ((rc = transfer_send(MPI_COMM_WORLD, 0, TAG, mode, near, NULL, 0, got, n, NULL))) die("transfer_send", rc);
   free(got);
   return 0;
 }
@@ -282,11 +283,11 @@ static result measure(region_layer *L, const config *c, int reps) {
 
 /* ---- table and driver ---------------------------------------------------------------------- */
 
-#define NCOLS 16
+#define NCOLS 17
 static const char *const cols[NCOLS] = {"mode",   "obj_bytes", "layout", "objects", "ranges",
                                         "bytes",  "pack_us",   "xfer_us", "mpi_us", "xfer_MBps",
                                         "mpi_MBps", "ratio",   "ratio_pack", "share",
-                                        "mpi_ranges_us", "ratio_ranges"};
+                                        "mpi_ranges_us", "ratio_ranges", "pieces"};
 
 static void add_row(bench_table *t, const config *c, const result *r, const char *share) {
   char f[NCOLS][32];
@@ -311,6 +312,7 @@ static void add_row(bench_table *t, const config *c, const result *r, const char
     snprintf(f[14], 32, "-");
     snprintf(f[15], 32, "-");
   }
+  snprintf(f[16], 32, "%s", c->mode == TRANSFER_COPY && near ? "yes" : "no");
   const char *cells[NCOLS];
   for (int i = 0; i < NCOLS; i++) cells[i] = f[i];
   bench_table_row(t, cells);
@@ -392,12 +394,14 @@ static void run(const options *o) {
   static const size_t objs[] = {64, 256, 4096}, mibs[] = {1, 16, 256, 1024};
   share_group g;
   const gas_bounds *gas = map_gas(o->share, &g);
+  near = share_same_host(&g, 1 - rank) && transfer_host_uses_shm();
   region_layer *L = rank == 0 ? make_layer(gas) : NULL;
   const char *share = o->share ? "host" : "none";
   bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region move (pack + transfer) vs "
                                    "MPI_Send of the same bytes, one-way, 2 ranks; ratio = mpi_us / "
                                    "xfer_us (the data), ratio_pack = mpi_us / (pack_us + xfer_us), "
-                                   "ratio_ranges = mpi_us / mpi_ranges_us (plain MPI, a message per range)",
+                                   "ratio_ranges = mpi_us / mpi_ranges_us (plain MPI, a message per range), "
+                                   "pieces: long ranges cut for MPI's shared-memory path",
                                    NCOLS, cols);
   for (int m = o->share ? 1 : 0; m >= 0; m--)
     for (unsigned k = 0; k < 4 && mibs[k] <= o->max_mib; k++)

@@ -90,7 +90,9 @@ int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t siz
   MPI_Comm_rank(workers, &g->me);
   MPI_Comm_size(workers, &g->nworkers);
   g->domain_of = malloc((size_t)g->nworkers * sizeof *g->domain_of);
-  if (!g->domain_of) {
+  g->host_of = malloc((size_t)g->nworkers * sizeof *g->host_of);
+  if (!g->domain_of || !g->host_of) {
+    share_free(g);
     snprintf(err, errlen, "antheap: no memory for the sharing table");
     return ENOMEM;
   }
@@ -114,13 +116,20 @@ int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t siz
   MPI_Bcast(&leader, 1, MPI_INT, 0, host);
   int domain = fd >= 0 ? leader : -1;
   MPI_Allgather(&domain, 1, MPI_INT, g->domain_of, 1, MPI_INT, workers);
+  MPI_Allgather(&leader, 1, MPI_INT, g->host_of, 1, MPI_INT, workers);
   MPI_Comm_free(&host);
   return rc;
 }
 
 void share_free(share_group *g) {
   free(g->domain_of);
-  g->domain_of = NULL;
+  free(g->host_of);
+  g->domain_of = g->host_of = NULL;
+}
+
+bool share_same_host(const share_group *g, int peer) {
+  if (!g->host_of || peer < 0 || peer >= g->nworkers) return false;
+  return g->host_of[peer] == g->host_of[g->me];
 }
 
 bool share_with(const share_group *g, int peer) {

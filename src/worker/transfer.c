@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +38,22 @@ typedef struct {
 typedef struct {
   const gas_range *r;
   size_t n, i, off; /* next range, offset into it (direct pieces) */
+  size_t piece;     /* bytes of one direct message at most */
 } planner;
+
+static size_t piece_bytes(unsigned shift) {
+  return shift ? (size_t)1 << shift : TRANSFER_BLOCK_MAX;
+}
+
+/* The sender's piece size (header.piece) for a move of total bytes. */
+static unsigned piece_shift(bool near, uint64_t total) {
+  const char *plan = getenv("ANTHEAP_XFER_PLAN");
+  if (plan && !strcmp(plan, "whole")) return 0;
+  if (!near) return 0;
+  unsigned s = TRANSFER_PIECE_MIN_SHIFT;
+  while (s < TRANSFER_PIECE_MAX_SHIFT && ((uint64_t)1 << s) * TRANSFER_WINDOW < total) s++;
+  return s;
+}
 
 static bool plan_next(planner *p, data_msg *m) {
   if (p->i >= p->n) return false;
@@ -45,7 +61,7 @@ static bool plan_next(planner *p, data_msg *m) {
   if (r[p->i].len >= TRANSFER_DIRECT_MIN) {
     size_t left = r[p->i].len - p->off;
     *m = (data_msg){.staged = false, .addr = r[p->i].addr + p->off,
-                    .len = left < TRANSFER_BLOCK_MAX ? left : TRANSFER_BLOCK_MAX};
+                    .len = left < p->piece ? left : p->piece};
     p->off += m->len;
     if (p->off == r[p->i].len) p->i++, p->off = 0;
     return true;
@@ -80,9 +96,9 @@ static void window_free(window *w) {
 
 /* Staging buffers for the plan of r[0..n): as many slots as can hold a staged message, each
  * of the longest staged message's size. 0 or ENOMEM (nothing held). */
-static int window_alloc(window *w, const gas_range *r, size_t n) {
+static int window_alloc(window *w, const gas_range *r, size_t n, unsigned shift) {
   memset(w, 0, sizeof *w);
-  planner p = {.r = r, .n = n};
+  planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
   size_t nmsgs = 0, longest = 0;
   bool staged = false;
@@ -125,8 +141,9 @@ static void slot_start(window *w, int k, const data_msg *m, const gas_range *r, 
  * before() once the first window of receives is posted, so that its answer lets data come
  * only where it can land. */
 static void run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
+                     unsigned shift,
                      bool receiving, void (*before)(void *), void *ctx) {
-  planner p = {.r = r, .n = n};
+  planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
   size_t i = 0;
   bool told = !before;
@@ -156,27 +173,28 @@ static int check_send_list(const gas_range *r, size_t n, uint32_t nextra, uint64
   return 0;
 }
 
-static transfer_header make_header(int status, transfer_mode mode, uint32_t nextra,
-                                   uint64_t count, uint64_t total) {
+static transfer_header make_header(int status, transfer_mode mode, unsigned shift,
+                                   uint32_t nextra, uint64_t count, uint64_t total) {
   return (transfer_header){.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION,
-                           .mode = (uint16_t)mode, .status = status, .nextra = nextra,
-                           .count = count, .total = total};
+                           .mode = (uint8_t)mode, .piece = (uint8_t)shift, .status = status,
+                           .nextra = nextra, .count = count, .total = total};
 }
 
 int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err) {
-  transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0);
+  transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0, 0);
   MPI_Send(&h, (int)sizeof h, MPI_BYTE, peer, TAG_LIST(tag), comm);
   return err;
 }
 
 /* Message 1: header, handles and list in one buffer. */
-static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
-                     uint32_t nextra, const gas_range *r, size_t n, uint64_t total) {
+static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, unsigned shift,
+                     const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
+                     uint64_t total) {
   size_t bytes = sizeof(transfer_header) + (size_t)nextra * 8 + n * sizeof(transfer_wire_range);
   if (bytes > INT_MAX) return E2BIG;
   unsigned char *buf = malloc(bytes);
   if (!buf) return ENOMEM;
-  transfer_header h = make_header(0, mode, nextra, n, total);
+  transfer_header h = make_header(0, mode, shift, nextra, n, total);
   memcpy(buf, &h, sizeof h);
   if (nextra) memcpy(buf + sizeof h, extra, (size_t)nextra * 8);
   transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h + (size_t)nextra * 8);
@@ -186,17 +204,19 @@ static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, const
   return 0;
 }
 
-int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
-                  uint32_t nextra, const gas_range *r, size_t n, int *refusal) {
+int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
+                  const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
+                  int *refusal) {
   uint64_t total = 0;
   if (refusal) *refusal = 0;
   int rc = check_send_list(r, n, nextra, &total);
   if (!rc && nextra && !extra) rc = EINVAL;
   bool copy = mode == TRANSFER_COPY && total > 0;
+  unsigned shift = copy ? piece_shift(near, total) : 0;
   window w;
-  if (!rc && copy) rc = window_alloc(&w, r, n);
+  if (!rc && copy) rc = window_alloc(&w, r, n, shift);
   if (!rc) {
-    rc = send_list(comm, peer, tag, mode, extra, nextra, r, n, total);
+    rc = send_list(comm, peer, tag, mode, shift, extra, nextra, r, n, total);
     if (rc && copy) window_free(&w);
   }
   if (rc) return transfer_send_abort(comm, peer, tag, rc);
@@ -207,7 +227,7 @@ int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, const ui
     if (refusal) *refusal = answer;
     return ECONNREFUSED;
   }
-  if (copy) run_plan(&w, comm, peer, tag, r, n, false, NULL, NULL);
+  if (copy) run_plan(&w, comm, peer, tag, r, n, shift, false, NULL, NULL);
   return 0;
 }
 
@@ -309,6 +329,8 @@ static int judge(const list_msg *m, int src, transfer_accept_fn accept, void *ct
                  const gas_bounds *gas) {
   if (m->rc) return m->rc;
   if (m->h.mode > TRANSFER_SHARED || (m->h.mode == TRANSFER_SHARED && !accept)) return EPROTO;
+  if (m->h.piece && (m->h.piece < TRANSFER_PIECE_MIN_SHIFT || m->h.piece > TRANSFER_PIECE_MAX_SHIFT))
+    return EPROTO;
   int rc = check_list(m, gas);
   if (!rc && accept) rc = accept(ctx, src, (transfer_mode)m->h.mode, m->extra, m->h.nextra);
   return rc;
@@ -364,7 +386,7 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   if (!rc && !list) rc = ENOMEM;
   bool copy = m.h.mode == TRANSFER_COPY && m.h.total > 0;
   window w;
-  if (!rc && copy) rc = window_alloc(&w, list, m.records);
+  if (!rc && copy) rc = window_alloc(&w, list, m.records, m.h.piece);
   if (rc) {
     free(list);
     send_answer(comm, src, tag, rc);
@@ -372,7 +394,7 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
     return rc;
   }
   answer_ctx a = {comm, src, tag};
-  if (copy) run_plan(&w, comm, src, tag, list, m.records, true, answer_go, &a);
+  if (copy) run_plan(&w, comm, src, tag, list, m.records, m.h.piece, true, answer_go, &a);
   else answer_go(&a);
   size_t count = m.records;
   if (count == 0) {
@@ -400,4 +422,30 @@ int transfer_refuse_pending(MPI_Comm comm, int tag, int err) {
   if (waits) send_answer(comm, st.MPI_SOURCE, tag, err);
   list_free(&m);
   return 1;
+}
+
+/* ---- the path MPI takes between two processes of one host ------------------------------ */
+
+/* Does the comma-separated list name one of the words? */
+static bool names_any(const char *list, const char *const *words) {
+  char copy[256];
+  snprintf(copy, sizeof copy, "%s", list);
+  for (char *save, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    for (const char *const *w = words; *w; w++)
+      if (!strcmp(t, *w)) return true;
+  return false;
+}
+
+/* May a component list (Open MPI's "a,b" or "^a,b" syntax) use one of the words? */
+static bool allows_any(const char *list, const char *const *words) {
+  if (!list || !*list) return true;
+  if (list[0] == '^') return !names_any(list + 1, words);
+  return names_any(list, words);
+}
+
+bool transfer_host_uses_shm(void) {
+  static const char *const btls[] = {"vader", "sm", "smcuda", NULL};
+  static const char *const ucx[] = {"all", "sm", "shm", "posix", "sysv", "cma", "knem",
+                                    "xpmem", NULL};
+  return allows_any(getenv("OMPI_MCA_btl"), btls) && allows_any(getenv("UCX_TLS"), ucx);
 }

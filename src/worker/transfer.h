@@ -8,10 +8,18 @@
  *   3. sender -> receiver, tag + 2: in copy mode, after a 0 answer, the data: every range of
  *                                   at least TRANSFER_DIRECT_MIN bytes as messages of its own
  *                                   straight from and into the GAS (so Open MPI's single-copy
- *                                   and zero-copy paths apply), runs of smaller ranges packed
- *                                   into staging messages of up to TRANSFER_STAGE_MAX bytes, at
- *                                   most TRANSFER_WINDOW messages in flight. Both sides derive
- *                                   this plan from the list alone.
+ *                                   and zero-copy paths apply), cut into pieces of the header's
+ *                                   piece size, runs of smaller ranges packed into staging
+ *                                   messages of up to TRANSFER_STAGE_MAX bytes, at most
+ *                                   TRANSFER_WINDOW messages in flight. Both sides derive this
+ *                                   plan from the list message alone.
+ * Pieces: between two processes that MPI connects through shared memory, one long message runs
+ * at 0.8-0.9 of the speed of several in flight (measured at 1 MiB on the 16-core box), so the
+ * sender cuts long ranges into pieces of about total / TRANSFER_WINDOW bytes (at least
+ * TRANSFER_PIECE_MIN); over a network (TCP) every message costs its own latency, so a range
+ * goes whole there. (Over TCP, a move of 1 MiB in 5 ranges runs at 0.65-0.78 of one MPI_Send,
+ * as plain MPI does with a message per range; one message over an hindexed datatype of the
+ * ranges was slower still, 0.55-0.61, so that is not done.)
  * In shared mode (both workers map the GAS from one memory object: share.h) no data moves: the
  * bytes are already at their addresses, and the answer orders the memory.
  *
@@ -44,7 +52,7 @@ typedef enum { TRANSFER_COPY = 0, TRANSFER_SHARED = 1 } transfer_mode;
 
 /* Wire format (public so that tests can forge malformed transfers). */
 #define TRANSFER_MAGIC 0x46584841u /* "AHXF" little-endian */
-#define TRANSFER_VERSION 2u
+#define TRANSFER_VERSION 3u
 #define TRANSFER_MAX_RANGES ((uint64_t)1 << 24) /* a 256 MiB list */
 #define TRANSFER_MAX_EXTRA ((uint32_t)1 << 24)  /* handle words */
 #define TRANSFER_BLOCK_MAX ((size_t)1 << 30)     /* bytes in one direct message */
@@ -52,11 +60,15 @@ typedef enum { TRANSFER_COPY = 0, TRANSFER_SHARED = 1 } transfer_mode;
 #define TRANSFER_STAGE_MAX ((size_t)4 << 20)     /* bytes of one staging message */
 #define TRANSFER_WINDOW 8                        /* data messages in flight */
 #define TRANSFER_TAGS 3                          /* tag, tag + 1, tag + 2 */
+#define TRANSFER_PIECE_MIN_SHIFT 18               /* pieces of at least 256 KiB */
+#define TRANSFER_PIECE_MAX_SHIFT 30               /* and at most TRANSFER_BLOCK_MAX */
 
 typedef struct transfer_header {
   uint32_t magic;    /* TRANSFER_MAGIC */
   uint16_t version;  /* TRANSFER_VERSION */
-  uint16_t mode;     /* transfer_mode */
+  uint8_t mode;      /* transfer_mode */
+  uint8_t piece;     /* 0: direct ranges whole (up to TRANSFER_BLOCK_MAX a message); else
+                      * in pieces of 2^piece bytes, TRANSFER_PIECE_MIN/MAX_SHIFT inclusive */
   int32_t status;    /* 0, or the sender's errno: it gave up, nothing follows */
   uint32_t nextra;   /* handle words after the header */
   uint64_t count;    /* ranges in the list */
@@ -68,13 +80,21 @@ typedef struct transfer_wire_range {
 } transfer_wire_range;
 
 /* Send handles extra[0..nextra) and the n ranges (in this order) to peer. Ranges must be
- * readable, len > 0, no wrap-around. Returns 0, or:
+ * readable, len > 0, no wrap-around. near: MPI reaches peer through shared memory
+ * (transfer_host_uses_shm and the same host), so long ranges go in pieces;
+ * ANTHEAP_XFER_PLAN=whole turns pieces off (for comparisons). Returns 0, or:
  *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range, too many
  *                ranges or handles, no memory): the receiver is told and returns ECANCELED;
  *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL).
  * MPI errors follow the communicator's error handler. */
-int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, const uint64_t *extra,
-                  uint32_t nextra, const gas_range *r, size_t n, int *refusal);
+int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
+                  const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
+                  int *refusal);
+
+/* Does MPI carry messages between two processes of one host through shared memory? True
+ * unless the environment restricts Open MPI to other transports (OMPI_MCA_btl without vader
+ * or sm, or UCX_TLS without a shared-memory transport), as the TCP benchmarks do. */
+bool transfer_host_uses_shm(void);
 
 /* Tell a receiver that the transfer it waits for will not come (err: why). */
 int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err);

@@ -267,6 +267,38 @@ static bool test_gas_contains_is_overflow_safe(void) {
   return true;
 }
 
+/* Long ranges go in pieces only where MPI uses shared memory between the two processes. */
+static bool test_the_shared_memory_path_is_read_from_the_environment(void) {
+  const char *btl = getenv("OMPI_MCA_btl"), *ucx = getenv("UCX_TLS");
+  char *saved_btl = btl ? strdup(btl) : NULL, *saved_ucx = ucx ? strdup(ucx) : NULL;
+  static const struct {
+    const char *btl, *ucx;
+    bool shm;
+  } cases[] = {{NULL, NULL, true},           {"tcp,self", NULL, false},
+               {"self,vader", NULL, true},   {"^tcp", NULL, true},
+               {"^vader,sm,smcuda", NULL, false}, {"sm,self", NULL, true},
+               {NULL, "tcp,self", false},    {NULL, "sm,tcp", true},
+               {NULL, "^tcp", true},         {"vader,self", "tcp", false}};
+  bool ok = true;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (cases[i].btl) setenv("OMPI_MCA_btl", cases[i].btl, 1);
+    else unsetenv("OMPI_MCA_btl");
+    if (cases[i].ucx) setenv("UCX_TLS", cases[i].ucx, 1);
+    else unsetenv("UCX_TLS");
+    if (transfer_host_uses_shm() != cases[i].shm) {
+      fprintf(stderr, "rank %d: shared-memory path case %zu wrong\n", rank, i);
+      ok = false;
+    }
+  }
+  if (saved_btl) setenv("OMPI_MCA_btl", saved_btl, 1);
+  else unsetenv("OMPI_MCA_btl");
+  if (saved_ucx) setenv("UCX_TLS", saved_ucx, 1);
+  else unsetenv("UCX_TLS");
+  free(saved_btl);
+  free(saved_ucx);
+  return ok;
+}
+
 static bool test_gas_map_over_a_mapping_is_eexist(void) {
   size_t len = (size_t)2 << 20;
   void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -298,7 +330,7 @@ static bool test_list_and_tree_arrive_at_the_same_addresses(void) {
     build_structures(sent);
     uint64_t dir = (uint64_t)(uintptr_t)the_directory();
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, &dir, 1, sent, NARENA, &refusal) == 0);
+    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, &dir, 1, sent, NARENA, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
@@ -317,7 +349,7 @@ static bool test_list_and_tree_arrive_at_the_same_addresses(void) {
 static bool test_modified_structures_come_back(void) {
   if (rank == 1) {
     modify_structures();
-    CHECK(transfer_send(WORLD, 0, TAG, TRANSFER_COPY, NULL, 0, got, ngot, NULL) == 0);
+    CHECK(transfer_send(WORLD, 0, TAG, TRANSFER_COPY, false, NULL, 0, got, ngot, NULL) == 0);
     free(got);
     got = NULL;
     return true;
@@ -334,7 +366,7 @@ static bool test_modified_structures_come_back(void) {
 }
 
 static bool test_empty_transfer_sends_the_list_message_only(void) {
-  if (rank == 0) return transfer_send(WORLD, 1, TAG, TRANSFER_COPY, NULL, 0, NULL, 0, NULL) == 0;
+  if (rank == 0) return transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, NULL, 0, NULL) == 0;
   gas_range *r = (gas_range *)1;
   size_t n = 99;
   uint64_t *x = (uint64_t *)1;
@@ -350,7 +382,7 @@ static const uint64_t handle_words[5] = {0, UINT64_MAX, 0x0123456789abcdefull, 4
 static bool test_handles_without_ranges_arrive_intact(void) {
   if (rank == 0) {
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, handle_words, 5, NULL, 0, &refusal) == 0);
+    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, handle_words, 5, NULL, 0, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
@@ -475,9 +507,11 @@ static bool test_short_and_long_ranges_arrive_byte_for_byte(void) {
   count_messages(r, n, &msgs, &staged);
   CHECK(msgs > 2 * TRANSFER_WINDOW && staged > TRANSFER_WINDOW && msgs - staged >= 14);
   uintptr_t area = gas_base + plan_off;
-  /* There and back: rank 0 -> rank 1 (seed 1), rank 1 -> rank 0 (seed 2). */
-  for (int leg = 0; leg < 2; leg++) {
-    int from = leg, to = 1 - leg;
+  /* There and back (rank 0 -> rank 1, then back), twice: long ranges whole, then in pieces
+   * (near: the plan of a move of this size cuts the range longer than 4 MiB in two). */
+  for (int leg = 0; leg < 4; leg++) {
+    int from = leg % 2, to = 1 - from;
+    bool near = leg >= 2;
     unsigned seed = (unsigned)leg + 1;
     uint64_t words[3] = {n, end, seed};
     if (rank == to) memset((void *)area, GAP_BYTE, end - area);
@@ -485,7 +519,7 @@ static bool test_short_and_long_ranges_arrive_byte_for_byte(void) {
     if (rank == from) {
       fill_ranges(r, n, seed);
       int refusal = -1;
-      CHECK(transfer_send(WORLD, to, TAG, TRANSFER_COPY, words, 3, r, n, &refusal) == 0);
+      CHECK(transfer_send(WORLD, to, TAG, TRANSFER_COPY, near, words, 3, r, n, &refusal) == 0);
       CHECK(refusal == 0);
       continue;
     }
@@ -501,6 +535,39 @@ static bool test_short_and_long_ranges_arrive_byte_for_byte(void) {
     free(x);
     CHECK(same);
     if (!check_plan_area(r, n, end, seed)) return false;
+  }
+  return true;
+}
+
+/* A small move to a peer reached through shared memory: its 300 KiB range goes in two pieces
+ * (and whole with ANTHEAP_XFER_PLAN=whole); either way the bytes of the ranges arrive and the
+ * gaps between them stay as they were. */
+static bool test_a_small_move_arrives_in_pieces_or_whole(void) {
+  uintptr_t base = gas_base + plan_off;
+  gas_range r[5] = {{base + 100, 3000},       {base + 8192, (size_t)300 << 10},
+                    {base + (1u << 20), 64},  {base + (1u << 20) + 4096, (size_t)70 << 10},
+                    {base + (2u << 20), 1}};
+  uintptr_t end = base + (3u << 20);
+  for (int leg = 0; leg < 2; leg++) {
+    unsigned seed = 7 + (unsigned)leg;
+    if (leg == 1) setenv("ANTHEAP_XFER_PLAN", "whole", 1);
+    if (rank == 1) memset((void *)base, GAP_BYTE, end - base);
+    MPI_Barrier(WORLD);
+    if (rank == 0) {
+      fill_ranges(r, 5, seed);
+      CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, true, NULL, 0, r, 5, NULL) == 0);
+    } else {
+      gas_range *got_r;
+      size_t n;
+      uint64_t *x;
+      uint32_t nx;
+      CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &got_r, &n, NULL, NULL) == 0);
+      bool same = n == 5 && memcmp(got_r, r, sizeof r) == 0;
+      free(got_r);
+      CHECK(same);
+      if (!check_plan_area(r, 5, end, seed)) return false;
+    }
+    unsetenv("ANTHEAP_XFER_PLAN");
   }
   return true;
 }
@@ -535,7 +602,7 @@ static bool recv_refused(int want, transfer_accept_fn accept, void *ctx, const g
 static bool send_refused(int why, transfer_mode mode, const uint64_t *x, uint32_t nx,
                          const gas_range *r, size_t n) {
   int refusal = -1;
-  int rc = transfer_send(WORLD, 1, TAG, mode, x, nx, r, n, &refusal);
+  int rc = transfer_send(WORLD, 1, TAG, mode, false, x, nx, r, n, &refusal);
   if (rc != ECONNREFUSED || refusal != why)
     fprintf(stderr, "rank 0: expected ECONNREFUSED/%d, got %d/%d\n", why, rc, refusal);
   CHECK(rc == ECONNREFUSED && refusal == why);
@@ -546,7 +613,7 @@ static bool send_refused(int why, transfer_mode mode, const uint64_t *x, uint32_
 static bool send_fails(int err, transfer_mode mode, const uint64_t *x, uint32_t nx,
                        const gas_range *r, size_t n) {
   int refusal = -1;
-  int rc = transfer_send(WORLD, 1, TAG, mode, x, nx, r, n, &refusal);
+  int rc = transfer_send(WORLD, 1, TAG, mode, false, x, nx, r, n, &refusal);
   if (rc != err) fprintf(stderr, "rank 0: expected %d, got %d\n", err, rc);
   CHECK(rc == err && refusal == 0);
   return true;
@@ -561,7 +628,7 @@ static bool good_transfer(void) {
   if (rank == 0) {
     fill_ranges(r, 2, seed);
     uint64_t w = seed;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, &w, 1, r, 2, NULL) == 0);
+    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, &w, 1, r, 2, NULL) == 0);
     return true;
   }
   gas_range *rr;
@@ -692,8 +759,8 @@ static bool test_unreadable_headers_are_eproto_and_get_no_answer(void) {
 
 static bool test_forged_lists_are_refused_and_answered(void) {
   fill_canary();
-  static const int want[] = {EPROTO, EPROTO, EPROTO, EPROTO, EPROTO,
-                             EPROTO, EINVAL, EINVAL, EPROTO, EPROTO};
+  static const int want[] = {EPROTO, EPROTO, EPROTO, EPROTO, EPROTO, EPROTO,
+                             EINVAL, EINVAL, EPROTO, EPROTO, EPROTO, EPROTO};
   const int ncases = (int)(sizeof want / sizeof *want);
   if (rank == 1) {
     policy p = {.shared_ok = true, .want_nextra = -1};
@@ -727,6 +794,11 @@ static bool test_forged_lists_are_refused_and_answered(void) {
   forge(many, &one, WS, HS + WS);                       /* an absurd count */
   transfer_header extra_max = header(TRANSFER_MAX_EXTRA + 1, 1, 4096);
   forge(extra_max, &one, WS, HS + WS);                  /* too many handles */
+  transfer_header tiny = header(0, 1, 4096), huge = header(0, 1, 4096);
+  tiny.piece = TRANSFER_PIECE_MIN_SHIFT - 1;
+  huge.piece = TRANSFER_PIECE_MAX_SHIFT + 1;
+  forge(tiny, &one, WS, HS + WS);                       /* pieces below the minimum */
+  forge(huge, &one, WS, HS + WS);                       /* pieces above the maximum */
   for (int i = 0; i < ncases; i++) {
     int32_t a = forged_answer();
     if (a != want[i]) fprintf(stderr, "rank 0: forged case %d answered %d, not %d\n", i, a, want[i]);
@@ -763,7 +835,7 @@ static bool test_accept_refusing_a_handle_count_is_einval(void) {
     return good_transfer();
   }
   CHECK(send_refused(EINVAL, TRANSFER_COPY, handle_words + 1, 2, r, 2));
-  int rc = transfer_send(WORLD, 1, TAG, TRANSFER_COPY, NULL, 0, r, 2, NULL); /* refusal NULL */
+  int rc = transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, r, 2, NULL); /* refusal NULL */
   CHECK(rc == ECONNREFUSED);
   return good_transfer();
 }
@@ -933,7 +1005,7 @@ static bool shared_hand_over(void) {
     build_structures(sent);
     uint64_t dir = (uint64_t)(uintptr_t)the_directory();
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, &dir, 1, sent, NARENA, &refusal) == 0);
+    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, false, &dir, 1, sent, NARENA, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
@@ -957,7 +1029,7 @@ static bool shared_hand_back(void) {
   if (rank == 1) {
     modify_structures();
     int refusal = -1;
-    int rc = transfer_send(WORLD, 0, TAG, TRANSFER_SHARED, NULL, 0, got, ngot, &refusal);
+    int rc = transfer_send(WORLD, 0, TAG, TRANSFER_SHARED, false, NULL, 0, got, ngot, &refusal);
     free(got);
     got = NULL;
     CHECK(rc == 0 && refusal == 0);
@@ -984,7 +1056,7 @@ static bool test_copy_mode_still_works_in_a_shared_gas(void) {
   gas_range r = {gas_base + ((size_t)210 << 20), (size_t)300 << 10};
   if (rank == 0) {
     fill_ranges(&r, 1, 9);
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, NULL, 0, &r, 1, NULL) == 0);
+    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, &r, 1, NULL) == 0);
     return true;
   }
   gas_range *rr;
@@ -1043,7 +1115,7 @@ static bool test_share_map_gas_shares_within_the_host(void) {
   if (rank == 0) memset(p, 0x42, 8192);
   gas_range r = {(uintptr_t)p, 8192};
   if (rank == 0) {
-    ok = transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, handle_words, 1, &r, 1, NULL) == 0 && ok;
+    ok = transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, false, handle_words, 1, &r, 1, NULL) == 0 && ok;
   } else {
     policy pol = {.shared_ok = true, .want_nextra = 1};
     gas_range *rr = NULL;
@@ -1122,6 +1194,7 @@ int main(int argc, char **argv) {
   }
   RUN(test_gas_contains_is_overflow_safe);
   RUN(test_gas_map_over_a_mapping_is_eexist);
+  RUN(test_the_shared_memory_path_is_read_from_the_environment);
   if (!map_gas()) {
     failed++;
   } else {
@@ -1131,6 +1204,7 @@ int main(int argc, char **argv) {
     RUN(test_empty_transfer_sends_the_list_message_only);
     RUN(test_handles_without_ranges_arrive_intact);
     RUN(test_short_and_long_ranges_arrive_byte_for_byte);
+    RUN(test_a_small_move_arrives_in_pieces_or_whole);
     RUN(test_range_outside_the_gas_is_einval_and_writes_nothing);
     RUN(test_overlapping_ranges_are_einval_and_write_nothing);
     RUN(test_lists_the_sender_cannot_send_are_ecanceled);
