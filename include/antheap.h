@@ -32,13 +32,42 @@
  *
  * Memory is not zeroed: a new object may hold old bytes, also from regions that other workers
  * freed (freed regions stay mapped for reuse up to --antheap-retain MiB per worker).
+ *
+ * Building against an installed antheap (README, "Using antheap in your program"):
+ *   CMake:       find_package(antheap) and target_link_libraries(app PRIVATE antheap::antheap)
+ *   pkg-config:  cc app.c $(pkg-config --cflags --libs antheap)
+ * The header is C11 and C++ (extern "C"); it includes <mpi.h>. The shared libantheap exports
+ * the sys_* functions below and nothing else.
  */
 #ifndef ANTHEAP_H
 #define ANTHEAP_H
 
+/* antheap uses MPI's C API only: from C++, keep mpi.h's deprecated C++ bindings out (Open MPI,
+ * MPICH), so that C flags and libraries suffice (pkg-config, MPI::MPI_C). A program that wants
+ * them includes <mpi.h> before this header. */
+#if defined(__cplusplus) && !defined(OMPI_SKIP_MPICXX)
+#define OMPI_SKIP_MPICXX 1
+#endif
+#if defined(__cplusplus) && !defined(MPICH_SKIP_MPICXX)
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The version of this header; sys_version() gives the library's. The build (CMakeLists.txt)
+ * reads its version from these three lines. */
+#define ANTHEAP_VERSION_MAJOR 0
+#define ANTHEAP_VERSION_MINOR 1
+#define ANTHEAP_VERSION_PATCH 0
+#define ANTHEAP_VERSION_STRING "0.1.0"
+/* One number for comparisons: ANTHEAP_VERSION >= 100 means 0.1.0 or later. */
+#define ANTHEAP_VERSION \
+  (ANTHEAP_VERSION_MAJOR * 10000 + ANTHEAP_VERSION_MINOR * 100 + ANTHEAP_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef uint32_t rid_t;
 #define SYS_ROOT_REGION ((rid_t)0)
@@ -79,5 +108,12 @@ MPI_Comm sys_comm(void);
 int sys_worker_id(void);
 int sys_workers(void);
 const char *sys_strerror(int err);
+/* The library's version, "MAJOR.MINOR.PATCH" (ANTHEAP_VERSION_STRING of the header it was
+ * built with); may be called before sys_init. */
+const char *sys_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* ANTHEAP_H */

@@ -1,11 +1,13 @@
 /* antheapd.c: the scheduler daemon of an MPMD launch:
  *   mpirun -np S antheapd [options] : -np W ./app
  * Every antheapd rank becomes a scheduler; the application's ranks are the workers (their
- * sys_init finds them). --topology prints the launch plan and starts nothing. */
+ * sys_init finds them). --topology prints the launch plan and starts nothing. --help lists
+ * every option and ANTHEAP_* variable with its default; --version names antheap and MPI. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "antheap.h"
 #include "sched/job.h"
 #include "sched/launch.h"
 
@@ -13,14 +15,36 @@ static void usage(void) {
   printf("usage: mpirun -np S antheapd [--topology] [--antheap-* options] : -np W ./app [args]\n"
          "  antheap's scheduler daemon: S scheduler ranks serve the W worker ranks of ./app.\n"
          "  --topology      print the launch plan (ranks, roles, hosts, cores, tree) and exit\n"
-         "  --help          this text\n\n%s\n%s",
+         "  --version       print antheap's and the MPI library's versions and exit\n"
+         "  --help          this text\n\n%s\n%s\n"
+         "worker environment (read by the application's sys_init):\n"
+         "  ANTHEAP_CACHE            on (default) or off: off makes every sys_* call a round\n"
+         "                           trip to the schedulers\n"
+         "  ANTHEAP_XFER_PLAN        whole: a move between workers that MPI connects through\n"
+         "                           shared memory sends each long range in one message, not\n"
+         "                           in pieces (default: pieces; for comparisons)\n",
          launch_help_text(), ah_config_help());
+}
+
+/* antheap's version, then the MPI library's (MPI_Get_library_version works before MPI_Init). */
+static void version(void) {
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  printf("antheapd (antheap) %s\n", ANTHEAP_VERSION_STRING);
+  if (MPI_Get_library_version(mpi, &len) == MPI_SUCCESS && len > 0) {
+    mpi[strcspn(mpi, "\n")] = '\0';
+    printf("MPI: %s\n", mpi);
+  }
 }
 
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage();
+      return 0;
+    }
+    if (!strcmp(argv[i], "--version")) {
+      version();
       return 0;
     }
     if (!strcmp(argv[i], "--topology")) argv[i] = (char *)"--antheap-topology";
