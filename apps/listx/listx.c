@@ -50,7 +50,9 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --antheap-fanout F       children per scheduler (default 8): S > 1 with F < S\n"
           "                           gives hierarchical scheduling\n"
           "  or MPMD: mpirun -np S antheapd : -np W %s --variants antheap\n"
-          "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name).\n",
+          "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
+          "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
+          "  time per repetition and how its list is laid out; 2 also times a second walk.\n",
           prog, LX_HEADER + 1, known, prog);
 }
 
