@@ -1,0 +1,231 @@
+/* dt.h: the Delaunay triangulation of apps/delaunay (Myrmics section 6.4), shared by the
+ * serial program on malloc (delaunay_serial.c), the parallel one on antheap regions
+ * (delaunay.c) and the tests. Nothing here calls MPI or antheap: memory comes through a
+ * refill callback, ownership through a per-cell table.
+ *
+ * Nouns:
+ *   point     an input point: coordinates and its input index (its id). Points that repeat an
+ *             earlier point are duplicates: reported and skipped.
+ *   triangle  three vertices counter-clockwise, with their coordinates copied in (so a
+ *             triangle can be read with nothing else at hand: regions move with all they need),
+ *             its three neighbours (n[i] across the edge opposite vertex i) and its cell.
+ *   ghost     a triangle with the infinite vertex (id DT_INF) standing for the outside of the
+ *             convex hull: a ghost is (u, w, inf) for each hull edge u->w seen from outside.
+ *             With ghosts there is no super-triangle and no wrong hull.
+ *   cell      a square of the leaf grid (grid x grid over the points' box). A triangle belongs
+ *             to the cell of its circumcentre (clamped to the box; a ghost: the midpoint of its
+ *             hull edge). In the parallel program each cell is a leaf region; serially one cell.
+ *   pool      the triangles of one cell: a free list, chunks carved into triangles, spare
+ *             chunks; it lives in memory the cell owns (its region), so it moves with it.
+ *   cavity    the triangles whose circumcircle holds the new point (Bowyer-Watson), found by
+ *             a walk to the point (Arens) and a search over neighbours; replaced by a fan.
+ *   owned     a cell the caller may read and write now. An insertion that would read or write a
+ *             triangle of a cell not owned changes nothing and is postponed.
+ *
+ * Ties (cocircular points) are broken by the symbolic perturbation that CGAL's
+ * Delaunay_triangulation_2 uses (Devillers-Teillaud; lexicographic order of the points), so the
+ * triangulation is unique for any input: the serial, parallel and CGAL meshes are equal. */
+#ifndef DT_H
+#define DT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DT_INF (-1)              /* the infinite vertex's id */
+#define DT_DEAD 0xffffffffu      /* mark of a triangle on a free list */
+#define DT_MAX_POINTS 0x7ffffff0 /* ids are int32 */
+
+typedef struct dt_pt {
+  double x, y;
+  int32_t id;
+  int32_t pad;
+} dt_pt;
+
+typedef struct dt_tri {
+  double p[3][2];      /* vertex coordinates, counter-clockwise (the infinite one: unused) */
+  struct dt_tri *n[3]; /* n[i]: the neighbour across the edge opposite vertex i */
+  int32_t v[3];        /* vertex ids; DT_INF for the infinite vertex */
+  uint32_t mark;       /* cavity search epoch; DT_DEAD on a free list */
+  uint16_t cell;       /* this triangle's cell */
+  uint16_t nc[3];      /* nc[i]: the cell of n[i], to test ownership before reading n[i] */
+} dt_tri;
+
+/* The triangles of one cell. A chunk starts with a dt_chunk header, then whole triangles. */
+typedef struct dt_chunk {
+  struct dt_chunk *next;
+  uint64_t bytes; /* of the whole chunk, header included */
+} dt_chunk;
+
+typedef struct dt_pool {
+  dt_tri *free;     /* dead triangles, linked through n[0] */
+  char *cur, *end;  /* the part of the newest chunk not carved yet */
+  dt_chunk *chunks; /* every chunk carved from, newest first (enumeration) */
+  dt_chunk *spare;  /* chunks allocated but not carved yet */
+  dt_tri *hint;     /* a triangle of this cell created lately (maybe dead since) */
+  int64_t live;     /* live triangles of this cell */
+} dt_pool;
+
+/* More chunks for pool (of cell): push at least one on p->spare, its bytes set; 0, or -1 when
+ * out of memory. */
+typedef int (*dt_refill_fn)(void *ctx, int cell, dt_pool *p);
+
+typedef struct dt_stats {
+  int64_t inserted, duplicates, postponed, walk_steps, cavity_tris;
+  int64_t blocked_walk, blocked_cavity, blocked_new; /* why postponed */
+} dt_stats;
+
+typedef struct dt_mesh {
+  dt_pool **pool;        /* per cell */
+  int grid, ncells;      /* ncells = grid * grid */
+  double x0, y0, sx, sy; /* cell column of x: floor((x - x0) * sx), clamped */
+  const uint8_t *own;    /* per cell: nonzero where this caller may read/write; NULL: all */
+  dt_refill_fn refill;
+  void *ctx;
+  uint32_t epoch, epoch_base, epoch_step; /* cavity marks; see next_epoch in mesh.c */
+  dt_tri *last;                           /* a live, owned triangle: where the next walk starts */
+  int last_cell;                          /* its cell (known without reading it) */
+  int32_t dup_of;                         /* after DT_DUPLICATE: the id of the equal vertex */
+  dt_stats st;
+  /* scratch of one insertion */
+  dt_tri **cav;
+  struct dt_edge *bnd;
+  size_t cap_cav, cap_bnd;
+} dt_mesh;
+
+enum { DT_INSERTED = 0, DT_DUPLICATE = 1, DT_POSTPONED = 2, DT_NOMEM = -1 };
+
+/* ---- mesh.c: the triangulation ---- */
+/* Set up an empty mesh over the box [x0, x1] x [y0, y1] cut into grid x grid cells, with pools
+ * given by the caller (pool[c] zeroed, or holding triangles of an earlier mesh part). */
+int dt_mesh_init(dt_mesh *m, dt_pool **pools, int grid, const double box[4], dt_refill_fn refill,
+                 void *ctx);
+void dt_mesh_release(dt_mesh *m); /* the scratch arrays (not the pools) */
+/* The first triangle a, b, c (not collinear; any order) and its three ghosts. */
+int dt_start(dt_mesh *m, const dt_pt *a, const dt_pt *b, const dt_pt *c);
+/* Insert one point: DT_INSERTED, DT_DUPLICATE (an equal point is a vertex: nothing changes),
+ * DT_POSTPONED (it needs a cell not owned: nothing changes) or DT_NOMEM. */
+int dt_insert(dt_mesh *m, const dt_pt *p);
+/* The cell of a point. */
+int dt_cell_of(const dt_mesh *m, double x, double y);
+/* Find a live triangle to start walks from among the owned cells (after ownership changed);
+ * 0, or -1 if no owned cell has one. */
+int dt_restart(dt_mesh *m);
+/* Live finite triangles of the pools of cells [c0, c1) where own[c] (or all when own is NULL),
+ * written as id triples into tri (NULL: only count). Returns the count. */
+size_t dt_collect(const dt_mesh *m, const uint8_t *own, int32_t *tri);
+/* Live triangles (ghosts included) of one pool, by chunk walk; calls f for each. */
+void dt_pool_each(const dt_pool *p, void (*f)(void *ctx, dt_tri *t), void *ctx);
+
+/* Find a first triangle among pts[0..n): indexes of three points that are not collinear,
+ * the first such in order (i = 0, j the first point unlike pts[0], k the first not on the line
+ * i-j). Returns 0, or -1 when every point is on one line (or fewer than 3 distinct). */
+int dt_pick_start(const dt_pt *pts, size_t n, size_t *i, size_t *j, size_t *k);
+
+/* ---- serial.c: the serial triangulation on malloc, and duplicates ---- */
+typedef struct dt_result {
+  int32_t *tri; /* 3 * ntri ids, counter-clockwise */
+  size_t ntri;
+  int32_t *dup; /* ids skipped as duplicates (of each set of equal points the lowest id is kept) */
+  size_t ndup;
+  dt_stats st;
+  double seconds;       /* the triangulation (order + insertion), not input or output */
+  double alloc_seconds; /* of which in the chunk allocator */
+} dt_result;
+/* Triangulate xy[0..2n) serially: BRIO order (seeded), then insertion. 0, or -1 (memory). */
+int dt_triangulate(const double *xy, size_t n, uint64_t seed, dt_result *r);
+void dt_result_free(dt_result *r);
+/* Make the lowest id of each set of equal points the one kept: pairs[2i] was skipped as equal
+ * to the vertex pairs[2i+1]. Renames vertices in tri and fills *dup (malloc'd). 0 or -1. */
+int dt_settle_duplicates(int32_t *tri, size_t ntri, const int32_t *pairs, size_t npairs, size_t n,
+                         int32_t **dup);
+/* Duplicates of points that are all on one line (no mesh to find them in): by sorting. */
+int dt_collinear_duplicates(const double *xy, size_t n, int32_t **dup, size_t *ndup);
+
+/* ---- hull.c: the convex hull and the band along it ---- */
+/* The strict convex hull (counter-clockwise, no collinear points) of pts[0..n) (sorted in place)
+ * into out (n + 1 slots); returns its size. */
+size_t dt_hull(dt_pt *pts, size_t n, dt_pt *out);
+typedef struct dt_band {
+  struct {
+    double nx, ny, c;
+  } * e; /* per hull edge: inward normal and offset */
+  size_t h;
+  double delta;
+  double r[4]; /* a rectangle inside the hull shrunk by delta: quickly not in the band */
+} dt_band;
+/* Points closer than delta to the boundary of the hull (a heuristic test in doubles: it only
+ * chooses when a point is inserted, never whether the mesh is right). */
+int dt_band_init(dt_band *b, const dt_pt *hull, size_t h, double delta);
+int dt_band_has(const dt_band *b, double x, double y);
+void dt_band_free(dt_band *b);
+/* The distance that puts about band_points of n points spread evenly over the hull in the band. */
+double dt_hull_delta(const dt_pt *hull, size_t h, size_t n, double band_points);
+
+/* Fault in the pages of a new chunk in one call (MADV_POPULATE_WRITE) instead of one fault per
+ * page as triangles are carved; a no-op where the kernel lacks it. Both programs do it for
+ * their chunks (DT_NO_POPULATE=1 in the environment turns it off, to measure). (mesh.c) */
+void dt_populate(void *p, size_t bytes);
+/* malloc, and its pages faulted in at once when it is large (so that neither program pays a
+ * fault per page where the other does not). */
+void *dt_alloc(size_t bytes);
+
+/* ---- points.c: input ---- */
+typedef struct dt_input {
+  double *xy; /* 2n coordinates, by id */
+  size_t n;
+} dt_input;
+/* Generators (seeded; deterministic): uniform in [0,1)^2; clustered: k Gaussian blobs of
+ * standard deviation sigma with uniform centres; grid: integer coordinates of a near-square
+ * grid, row by row (degenerate on purpose: every square's four corners are cocircular). */
+int dt_gen_uniform(dt_input *in, size_t n, uint64_t seed);
+int dt_gen_clustered(dt_input *in, size_t n, uint64_t seed, int k, double sigma);
+int dt_gen_grid(dt_input *in, size_t n);
+/* Read a file: binary (the 8 bytes "DTPOINTS", a little-endian uint64 n, then n pairs of
+ * little-endian doubles) or text ("x y" per line; blank lines and lines starting with '#'
+ * skipped). 0, or -1 with a message naming the file and line in err. */
+int dt_read_points(dt_input *in, const char *path, char *err, size_t errlen);
+int dt_write_points(const dt_input *in, const char *path, int binary);
+void dt_input_free(dt_input *in);
+/* Bounding box [xmin, xmax, ymin, ymax] of xy[0..2n). */
+void dt_box(const double *xy, size_t n, double box[4]);
+
+/* ---- order.c: insertion order ---- */
+/* Hilbert index of a point on a 2^16 x 2^16 grid over box. */
+uint32_t dt_hilbert_key(double x, double y, const double box[4]);
+/* Sort pts[0..n) along the Hilbert curve over box (stable radix sort on the keys). */
+void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]);
+/* Biased randomized insertion order (Amenta, Choi, Rote), as CGAL's spatial sort does it:
+ * shuffle (seeded), then the last 3/4 Hilbert-sorted and the first 1/4 treated the same way
+ * recursively, down to 16 points. */
+void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed);
+
+/* ---- validate.c: checks that do not trust the mesh ---- */
+typedef struct dt_check {
+  size_t distinct, hull, triangles, delaunay_edges;
+  int collinear; /* every point on one line: no triangles is right */
+} dt_check;
+/* Check a triangulation given as id triples against the points: every triangle
+ * counter-clockwise (exact), every directed edge used once (so an edge has at most two
+ * triangles, on opposite sides), every distinct point a vertex, the edges used once exactly the
+ * convex hull's (counted with collinear points, computed here on its own), the count
+ * 2n - 2 - h, and the empty-circle test (exact) across every interior edge. dup: the ids
+ * reported as duplicates (each must equal a point kept). 0, or -1 with the first failure in
+ * err. */
+int dt_validate(const double *xy, size_t n, const int32_t *tri, size_t ntri, const int32_t *dup,
+                size_t ndup, dt_check *out, char *err, size_t errlen);
+/* Compare two triangle lists as sets of vertex sets (orientation ignored; lists reordered).
+ * Returns the number of triangles in one and not the other. */
+size_t dt_compare_sets(int32_t *a, size_t na, int32_t *b, size_t nb, char *err, size_t errlen);
+/* Read a triangle file ("a b c" per line; qhull's first line with the count is skipped). */
+int dt_read_triangles(const char *path, int32_t **tri, size_t *ntri, char *err, size_t errlen);
+int dt_write_triangles(const char *path, const int32_t *tri, size_t ntri);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,169 @@
+/* par_regions.c: the regions of the parallel program: worker 0 creates the quadtree of
+ * regions and the cells' headers; chunks of triangles come from sys_alloc in the cell's region;
+ * postponed points are stored in their cell's region (so they travel with it); and the moves
+ * of regions between workers (sys_send/sys_recv), in the deadlock-free order of plan_moves. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "par.h"
+
+/* ---- chunks of a cell's pool: one sys_alloc each, growing from 64 KiB to 4 MiB (a large
+ * object costs one round trip, where a batch of cache-sized chunks cost a lease per slab) ---- */
+#define CHUNK_MIN (64u << 10)
+#define CHUNK_MAX (4u << 20)
+
+static rid_t cell_rid(int cell) { return G.rid[plan_node(G.p.K + 1, cell % G.p.G, cell / G.p.G)]; }
+
+int par_refill(void *ctx, int cell, dt_pool *pool) {
+  (void)ctx;
+  cell_hdr *h = G.hdr[cell];
+  size_t bytes = h->chunk ? h->chunk : CHUNK_MIN;
+  h->chunk = bytes * 2 > CHUNK_MAX ? CHUNK_MAX : bytes * 2;
+  double t0 = now();
+  dt_chunk *c = sys_alloc(bytes, cell_rid(cell));
+  G.scomm += now() - t0;
+  if (c && !getenv("DT_NO_POPULATE"))
+    dt_populate(c, bytes); /* computation: the serial run does the same */
+  G.nchunks++;
+  if (!c) return -1;
+  c->bytes = bytes;
+  c->next = pool->spare;
+  pool->spare = c;
+  return 0;
+}
+
+/* ---- set-up: regions (worker 0), then everyone learns their IDs and headers ---- */
+void par_make_regions(void) {
+  const dt_plan *p = &G.p;
+  G.rid = calloc((size_t)p->nnodes, sizeof *G.rid);
+  G.hdr = calloc((size_t)p->ncells, sizeof *G.hdr);
+  G.pools = calloc((size_t)p->ncells, sizeof *G.pools);
+  G.own = calloc((size_t)p->ncells, 1);
+  G.pend = calloc((size_t)p->ncells, sizeof *G.pend);
+  G.npend = calloc((size_t)p->ncells, sizeof *G.npend);
+  G.cap_pend = calloc((size_t)p->ncells, sizeof *G.cap_pend);
+  if (!G.rid || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend)
+    die("out of memory");
+  if (G.me == 0) {
+    double t0 = now();
+    for (int d = 0; d <= p->K + 1; d++)
+      for (int y = 0; y < 1 << d; y++)
+        for (int x = 0; x < 1 << d; x++) {
+          rid_t parent = d ? G.rid[plan_node(d - 1, x / 2, y / 2)] : SYS_ROOT_REGION;
+          rid_t r = sys_ralloc(parent, SYS_NO_LEVEL_HINT);
+          if (!r) die("sys_ralloc");
+          G.rid[plan_node(d, x, y)] = r;
+          if (d == p->K + 1) {
+            cell_hdr *h = sys_alloc(sizeof *h, r);
+            if (!h) die("sys_alloc of a cell header");
+            memset(h, 0, sizeof *h);
+            G.hdr[y * p->G + x] = h;
+          }
+        }
+    G.scomm += now() - t0;
+  }
+  double t0 = now();
+  MPI_Bcast(G.rid, p->nnodes, MPI_UINT32_T, 0, sys_comm());
+  MPI_Bcast(G.hdr, p->ncells * (int)sizeof *G.hdr, MPI_BYTE, 0, sys_comm());
+  G.wcomm += now() - t0;
+  for (int c = 0; c < p->ncells; c++) G.pools[c] = &G.hdr[c]->pool;
+}
+
+void par_postpone(const dt_pt *q) {
+  int c = dt_cell_of(&G.m, q->x, q->y);
+  if (G.npend[c] == G.cap_pend[c]) {
+    size_t cap = G.cap_pend[c] ? 2 * G.cap_pend[c] : 256;
+    dt_pt *p = realloc(G.pend[c], cap * sizeof *p);
+    if (!p) die("out of memory for postponed points");
+    G.pend[c] = p;
+    G.cap_pend[c] = cap;
+  }
+  G.pend[c][G.npend[c]++] = *q;
+}
+
+/* The points waiting in the headers of my cells, appended to list (the header keeps its
+ * array, an object in the cell's region, for the next time). */
+dt_pt *par_take_pending(dt_pt *list, size_t *n) {
+  for (int c = 0; c < G.p.ncells; c++) {
+    cell_hdr *h = G.hdr[c];
+    if (!G.own[c] || !h->npend) continue;
+    dt_pt *l = realloc(list, (*n + (size_t)h->npend + 1) * sizeof *l);
+    if (!l) die("out of memory");
+    list = l;
+    memcpy(list + *n, h->pend, (size_t)h->npend * sizeof *list);
+    *n += (size_t)h->npend;
+    h->npend = 0;
+  }
+  return list;
+}
+
+/* What stayed postponed goes into the headers of my cells, to travel with their regions. The
+ * array grows by doubling (a scheduler round trip only then). */
+void par_store_pending(void) {
+  for (int c = 0; c < G.p.ncells; c++) {
+    if (!G.npend[c]) continue;
+    cell_hdr *h = G.hdr[c];
+    if ((int64_t)G.npend[c] > h->cap_pend) {
+      int64_t cap = h->cap_pend ? h->cap_pend : 256;
+      while (cap < (int64_t)G.npend[c]) cap *= 2;
+      double t0 = now();
+      if (h->pend && sys_free(h->pend)) die("sys_free of a postponed-points object");
+      h->pend = sys_alloc((size_t)cap * sizeof *h->pend, cell_rid(c));
+      G.scomm += now() - t0;
+      if (!h->pend) die("sys_alloc of postponed points");
+      h->cap_pend = cap;
+    }
+    memcpy(h->pend, G.pend[c], G.npend[c] * sizeof *h->pend);
+    h->npend = (int64_t)G.npend[c];
+    G.npend[c] = 0;
+  }
+}
+
+/* Execute the moves of the depth-d regions between two ownership states. */
+void par_move(int d, int k0, int ph0, int k1, int ph1) {
+  dt_move *mv;
+  int *buf;
+  int nm = plan_moves(&G.p, d, k0, ph0, k1, ph1, &mv, &buf);
+  if (nm < 0) die("out of memory");
+  double t0 = now();
+  for (int i = 0; i < nm; i++) {
+    rid_t r[1024];
+    int cnt = mv[i].count > 1024 ? 1024 : mv[i].count;
+    for (int j = 0; j < cnt; j++) r[j] = G.rid[mv[i].nodes[j]];
+    if (mv[i].from == G.me && sys_send(mv[i].to, r, cnt, NULL, 0)) die("sys_send of regions");
+    if (mv[i].to == G.me && sys_recv(mv[i].from, r, cnt, NULL, 0)) die("sys_recv of regions");
+  }
+  G.wcomm += now() - t0;
+  free(mv);
+  free(buf);
+}
+
+int64_t par_my_pending(void) {
+  int64_t n = 0;
+  for (int c = 0; c < G.p.ncells; c++)
+    if (G.own[c]) n += G.hdr[c]->npend;
+  return n;
+}
+
+/* Every cell region to worker 0 (from the owners of phase 3 of the last level). */
+void par_gather_to_0(void) {
+  const dt_plan *p = &G.p;
+  int n = p->ncells;
+  double t0 = now();
+  rid_t *r = malloc((size_t)n * sizeof *r);
+  if (!r) die("out of memory");
+  for (int w = 1; w < G.W; w++) {
+    int k = 0;
+    for (int c = 0; c < n; c++)
+      if (plan_cell_owner(p, p->K, 3, c % p->G, c / p->G) == w)
+        r[k++] = G.rid[plan_node(p->K + 1, c % p->G, c / p->G)];
+    if (!k) continue;
+    if (G.me == w && sys_send(0, r, k, NULL, 0)) die("sys_send to worker 0");
+    if (G.me == 0 && sys_recv(w, r, k, NULL, 0)) die("sys_recv at worker 0");
+  }
+  free(r);
+  G.wcomm += now() - t0;
+  for (int c = 0; c < n; c++) G.own[c] = G.me == 0;
+}

@@ -1,0 +1,304 @@
+/* test_dt.c: the serial triangulation and its checker: random, clustered and degenerate inputs
+ * (grids, cocircular points, collinear hulls, duplicates, all points on a line), a validator
+ * that rejects broken meshes, the Hilbert order and the point reader's errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "check_main.h"
+#include "dt.h"
+
+static char ERR[512];
+
+/* Triangulate and validate; returns the result (caller frees). */
+static dt_result run(const double *xy, size_t n, uint64_t seed) {
+  dt_result r;
+  ck_assert_int_eq(dt_triangulate(xy, n, seed, &r), 0);
+  dt_check c;
+  if (dt_validate(xy, n, r.tri, r.ntri, r.dup, r.ndup, &c, ERR, sizeof ERR))
+    ck_abort_msg("invalid: %s", ERR);
+  return r;
+}
+
+START_TEST(test_uniform_points_give_a_valid_delaunay_mesh) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_uniform(&in, 5000, 3), 0);
+  dt_result r = run(in.xy, in.n, 1);
+  ck_assert_uint_gt(r.ntri, 9900);
+  dt_result_free(&r);
+  dt_input_free(&in);
+}
+END_TEST
+
+START_TEST(test_clustered_points_give_a_valid_delaunay_mesh) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_clustered(&in, 5000, 3, 8, 0.01), 0);
+  dt_result r = run(in.xy, in.n, 1);
+  dt_result_free(&r);
+  dt_input_free(&in);
+}
+END_TEST
+
+/* On a grid every square is cocircular: the perturbation must still give one answer, whatever
+ * the insertion order. */
+START_TEST(test_grid_is_valid_and_independent_of_the_order) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_grid(&in, 1600), 0);
+  dt_result a = run(in.xy, in.n, 1), b = run(in.xy, in.n, 2);
+  ck_assert_uint_eq(a.ntri, 2 * 39 * 39);
+  ck_assert_uint_eq(dt_compare_sets(a.tri, a.ntri, b.tri, b.ntri, ERR, sizeof ERR), 0);
+  dt_result_free(&a);
+  dt_result_free(&b);
+  dt_input_free(&in);
+}
+END_TEST
+
+/* All integer points on the circle x^2 + y^2 = 65^2 (many cocircular), and its centre. */
+START_TEST(test_cocircular_points_give_a_valid_mesh) {
+  double xy[2 * 200];
+  size_t n = 0;
+  for (int x = -65; x <= 65; x++)
+    for (int y = -65; y <= 65; y++)
+      if (x * x + y * y == 65 * 65) xy[2 * n] = x, xy[2 * n + 1] = y, n++;
+  ck_assert_uint_ge(n, 16);
+  xy[2 * n] = 0, xy[2 * n + 1] = 0, n++;
+  dt_result r = run(xy, n, 5);
+  ck_assert_uint_eq(r.ntri, n - 1); /* a fan around the centre */
+  dt_result_free(&r);
+  dt_result a = run(xy, n - 1, 5), b = run(xy, n - 1, 6); /* only the circle */
+  ck_assert_uint_eq(a.ntri, n - 3);
+  ck_assert_uint_eq(dt_compare_sets(a.tri, a.ntri, b.tri, b.ntri, ERR, sizeof ERR), 0);
+  dt_result_free(&a);
+  dt_result_free(&b);
+}
+END_TEST
+
+/* Points on the sides of a square (collinear on the hull) and inside it. */
+START_TEST(test_collinear_hull_points_are_vertices) {
+  double xy[2 * 600];
+  size_t n = 0;
+  for (int i = 0; i < 100; i++) {
+    double t = i / 100.0 * 64; /* exact multiples of 0.64 are not needed: stay on the lines */
+    double s[4][2] = {{t, 0}, {64, t}, {64 - t, 64}, {0, 64 - t}};
+    for (int k = 0; k < 4; k++) xy[2 * n] = s[k][0], xy[2 * n + 1] = s[k][1], n++;
+  }
+  bench_rng r = {11};
+  for (int i = 0; i < 200; i++, n++)
+    xy[2 * n] = 1 + (double)(bench_rand(&r) % 62000) / 1000,
+           xy[2 * n + 1] = 1 + (double)(bench_rand(&r) % 62000) / 1000;
+  dt_result res = run(xy, n, 1);
+  dt_check c;
+  ck_assert_int_eq(dt_validate(xy, n, res.tri, res.ntri, res.dup, res.ndup, &c, ERR, sizeof ERR),
+                   0);
+  ck_assert_uint_eq(c.hull, 400);
+  dt_result_free(&res);
+}
+END_TEST
+
+START_TEST(test_duplicates_are_reported_and_the_lowest_id_kept) {
+  double xy[] = {0, 0, 1, 0, 0, 1, 1, 1, 0.5, 0.5, 1, 0, 0.5, 0.5, 0, 0, 0.25, 0.75, 0.5, 0.5};
+  size_t n = sizeof xy / sizeof *xy / 2;
+  for (uint64_t seed = 1; seed < 20; seed++) {
+    dt_result r = run(xy, n, seed);
+    ck_assert_uint_eq(r.ndup, 4);
+    int seen[10] = {0};
+    for (size_t i = 0; i < r.ndup; i++) seen[r.dup[i]] = 1;
+    ck_assert(seen[5] && seen[6] && seen[7] && seen[9]); /* later copies of 1, 4, 0, 4 */
+    dt_result_free(&r);
+  }
+}
+END_TEST
+
+START_TEST(test_points_on_one_line_give_no_triangles) {
+  double xy[2 * 50];
+  for (int i = 0; i < 50; i++)
+    xy[2 * i] = i % 40, xy[2 * i + 1] = 3 * (i % 40) + 1; /* 10 repeats */
+  dt_result r;
+  ck_assert_int_eq(dt_triangulate(xy, 50, 1, &r), 0);
+  ck_assert_uint_eq(r.ntri, 0);
+  ck_assert_uint_eq(r.ndup, 10);
+  dt_check c;
+  ck_assert_int_eq(dt_validate(xy, 50, r.tri, r.ntri, r.dup, r.ndup, &c, ERR, sizeof ERR), 0);
+  ck_assert(c.collinear);
+  dt_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_three_points_give_one_triangle) {
+  double xy[] = {0, 0, 0, 1, 1, 0}; /* clockwise as given */
+  dt_result r = run(xy, 3, 1);
+  ck_assert_uint_eq(r.ntri, 1);
+  dt_result_free(&r);
+}
+END_TEST
+
+/* ---- the validator must catch broken meshes ---- */
+static void expect_invalid(const double *xy, size_t n, int32_t *tri, size_t ntri,
+                           const char *what) {
+  dt_check c;
+  if (!dt_validate(xy, n, tri, ntri, NULL, 0, &c, ERR, sizeof ERR))
+    ck_abort_msg("validator accepted %s", what);
+}
+
+START_TEST(test_validator_rejects_broken_meshes) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_uniform(&in, 300, 9), 0);
+  dt_result r = run(in.xy, in.n, 1);
+  size_t bytes = 3 * (r.ntri + 1) * sizeof(int32_t);
+  int32_t *t = malloc(bytes);
+
+  memcpy(t, r.tri, bytes - 3 * sizeof(int32_t)); /* clockwise triangle */
+  int32_t s = t[0];
+  t[0] = t[1], t[1] = s;
+  expect_invalid(in.xy, in.n, t, r.ntri, "a clockwise triangle");
+  ck_assert(strstr(ERR, "counter-clockwise"));
+
+  memcpy(t, r.tri, bytes - 3 * sizeof(int32_t)); /* a missing triangle */
+  expect_invalid(in.xy, in.n, t + 3, r.ntri - 1, "a missing triangle");
+
+  memcpy(t, r.tri, bytes - 3 * sizeof(int32_t)); /* a doubled triangle */
+  memcpy(t + 3 * r.ntri, t, 3 * sizeof(int32_t));
+  expect_invalid(in.xy, in.n, t, r.ntri + 1, "a doubled triangle");
+  ck_assert(strstr(ERR, "two triangles"));
+
+  /* an interior edge flipped: (a b c) + (b a d) -> (a d c) + (d b c) is a valid triangulation
+   * that is not Delaunay, found by the empty-circle test alone */
+  memcpy(t, r.tri, bytes - 3 * sizeof(int32_t));
+  int flipped = 0;
+  for (size_t i = 0; i < r.ntri && !flipped; i++)
+    for (size_t j = 0; j < r.ntri && !flipped; j++)
+      for (int k = 0; k < 3 && !flipped; k++)
+        for (int l = 0; l < 3 && !flipped; l++) {
+          int32_t a = t[3 * i + k], b = t[3 * i + (k + 1) % 3], c = t[3 * i + (k + 2) % 3];
+          int32_t d = t[3 * j + (l + 2) % 3];
+          if (t[3 * j + l] != b || t[3 * j + (l + 1) % 3] != a) continue;
+          const double *A = in.xy + 2 * a, *B = in.xy + 2 * b, *C = in.xy + 2 * c,
+                       *D = in.xy + 2 * d;
+          /* the flip is a triangulation only when the quadrilateral a d b c is convex */
+          double o1 = (D[0] - A[0]) * (C[1] - A[1]) - (D[1] - A[1]) * (C[0] - A[0]);
+          double o2 = (B[0] - D[0]) * (C[1] - D[1]) - (B[1] - D[1]) * (C[0] - D[0]);
+          if (o1 <= 1e-9 || o2 <= 1e-9) continue;
+          int32_t x[6] = {a, d, c, d, b, c};
+          memcpy(t + 3 * i, x, sizeof(int32_t) * 3);
+          memcpy(t + 3 * j, x + 3, sizeof(int32_t) * 3);
+          flipped = 1;
+        }
+  ck_assert(flipped);
+  expect_invalid(in.xy, in.n, t, r.ntri, "a flipped edge");
+  ck_assert_msg(strstr(ERR, "not Delaunay"), "%s", ERR);
+  free(t);
+  dt_result_free(&r);
+  dt_input_free(&in);
+}
+END_TEST
+
+/* ---- order ---- */
+START_TEST(test_hilbert_order_steps_between_neighbouring_cells) {
+  const double box[4] = {0, 65536, 0, 65536};
+  dt_pt *p = malloc(65536 * sizeof *p);
+  for (int i = 0; i < 65536; i++)
+    p[i] = (dt_pt){(i % 256) * 256 + 128.0, (i / 256) * 256 + 128.0, i, 0};
+  dt_hilbert_sort(p, 65536, box);
+  for (int i = 1; i < 65536; i++) {
+    double d = fabs(p[i].x - p[i - 1].x) + fabs(p[i].y - p[i - 1].y);
+    if (d != 256)
+      ck_abort_msg("step %d: from (%g, %g) to (%g, %g)", i, p[i - 1].x, p[i - 1].y, p[i].x, p[i].y);
+  }
+  free(p);
+}
+END_TEST
+
+START_TEST(test_brio_is_a_permutation) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_uniform(&in, 10000, 1), 0);
+  dt_pt *p = malloc(in.n * sizeof *p);
+  for (size_t i = 0; i < in.n; i++) p[i] = (dt_pt){in.xy[2 * i], in.xy[2 * i + 1], (int32_t)i, 0};
+  double box[4];
+  dt_box(in.xy, in.n, box);
+  dt_brio(p, in.n, box, 4);
+  char *seen = calloc(in.n, 1);
+  for (size_t i = 0; i < in.n; i++) {
+    REQUIRE(!seen[p[i].id]);
+    seen[p[i].id] = 1;
+    REQUIRE(p[i].x == in.xy[2 * p[i].id] && p[i].y == in.xy[2 * p[i].id + 1]);
+  }
+  free(seen);
+  free(p);
+  dt_input_free(&in);
+}
+END_TEST
+
+/* ---- the reader ---- */
+static int read_text(const char *text, size_t len, dt_input *in) {
+  char path[] = "/tmp/test_dt_points_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "wb");
+  fwrite(text, 1, len, f);
+  fclose(f);
+  int rc = dt_read_points(in, path, ERR, sizeof ERR);
+  remove(path);
+  return rc;
+}
+#define READ(s, in) read_text(s, sizeof(s) - 1, in)
+
+START_TEST(test_reader_accepts_text_and_binary) {
+  dt_input in;
+  ck_assert_int_eq(READ("# points\n1 2\n\n  3.5e1\t-4 \n", &in), 0);
+  ck_assert_uint_eq(in.n, 2);
+  ck_assert(in.xy[2] == 35 && in.xy[3] == -4);
+  dt_input_free(&in);
+  static const unsigned char bin[] =
+      "DTPOINTS\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\xf0\x3f\0\0\0\0\0\0\0\x40";
+  ck_assert_int_eq(read_text((const char *)bin, sizeof bin - 1, &in), 0);
+  ck_assert_uint_eq(in.n, 1);
+  ck_assert(in.xy[0] == 1 && in.xy[1] == 2);
+  dt_input_free(&in);
+}
+END_TEST
+
+START_TEST(test_reader_names_the_bad_line) {
+  dt_input in;
+  ck_assert_int_eq(READ("1 2\n3 4\nfoo bar\n", &in), -1);
+  ck_assert_msg(strstr(ERR, ":3: expected two numbers"), "%s", ERR);
+  ck_assert_int_eq(READ("1 2\n3\n", &in), -1);
+  ck_assert_msg(strstr(ERR, ":2: expected two numbers"), "%s", ERR);
+  ck_assert_int_eq(READ("1 2 3\n", &in), -1);
+  ck_assert_msg(strstr(ERR, ":1: unexpected \"3\""), "%s", ERR);
+  ck_assert_int_eq(READ("1 nan\n", &in), -1);
+  ck_assert_msg(strstr(ERR, ":1: coordinate out of range"), "%s", ERR);
+  ck_assert_int_eq(READ("1e300 0\n", &in), -1);
+  ck_assert_msg(strstr(ERR, "out of range"), "%s", ERR);
+  ck_assert_int_eq(READ("# nothing\n\n", &in), -1);
+  ck_assert_msg(strstr(ERR, "no points"), "%s", ERR);
+  ck_assert_int_eq(READ("DTPOINTS\x05\0\0\0\0\0\0\0\0\0\0\0", &in), -1);
+  ck_assert_msg(strstr(ERR, "truncated"), "%s", ERR);
+  ck_assert_int_eq(READ("1 2\n\0\0\n", &in), -1);
+  ck_assert_msg(strstr(ERR, "NUL"), "%s", ERR);
+  ck_assert_int_eq(dt_read_points(&in, "/nonexistent/points.txt", ERR, sizeof ERR), -1);
+  ck_assert_msg(strstr(ERR, "cannot open"), "%s", ERR);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("delaunay serial");
+  TCase *tc = tcase_create("dt");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_uniform_points_give_a_valid_delaunay_mesh);
+  tcase_add_test(tc, test_clustered_points_give_a_valid_delaunay_mesh);
+  tcase_add_test(tc, test_grid_is_valid_and_independent_of_the_order);
+  tcase_add_test(tc, test_cocircular_points_give_a_valid_mesh);
+  tcase_add_test(tc, test_collinear_hull_points_are_vertices);
+  tcase_add_test(tc, test_duplicates_are_reported_and_the_lowest_id_kept);
+  tcase_add_test(tc, test_points_on_one_line_give_no_triangles);
+  tcase_add_test(tc, test_three_points_give_one_triangle);
+  tcase_add_test(tc, test_validator_rejects_broken_meshes);
+  tcase_add_test(tc, test_hilbert_order_steps_between_neighbouring_cells);
+  tcase_add_test(tc, test_brio_is_a_permutation);
+  tcase_add_test(tc, test_reader_accepts_text_and_binary);
+  tcase_add_test(tc, test_reader_names_the_bad_line);
+  suite_add_tcase(s, tc);
+  return s;
+}
