@@ -8,7 +8,8 @@
 #   quick (default): 200,000 uniform points; 1 and 4 workers
 #   --full:          5,000,000 uniform points (the paper's size); 1, 4 and 16 workers
 # Overrides: DT_POINTS, DT_DIST (uniform|clustered|grid), DT_WORKERS="1 4 16", DT_SEED,
-# DT_MPIRUN_ARGS. Every run checks its mesh (not timed); the CSV gets the timed part only.
+# DT_MPIRUN_ARGS, DT_ARGS (more options of the parallel program, e.g. "--sample 128 --zone 3").
+# Every run checks its mesh (not timed); the CSV gets the timed part only.
 # delaunay-cgal is built where CGAL is installed: apps/delaunay/bench.sh --deps installs
 # libcgal-dev and libmpfr-dev (Debian; not in scripts/deps, Boost is heavy for CI), then
 # reconfigure and build.
@@ -51,6 +52,6 @@ else
 fi
 for p in $workers; do
   "${mpi[@]}" -np $((p + 1)) "$bin/delaunay" --antheap-schedulers 1 "${run[@]}" \
-    --baseline-seconds "$base"
+    --baseline-seconds "$base" ${DT_ARGS:-}
 done
 echo "delaunay sweep: $csv"

@@ -1,36 +1,41 @@
 /* delaunay.c: parallel Bowyer-Watson on antheap regions (Myrmics section 6.4, Figure 4d): the
  * phases of each level and main(). The regions are in par_regions.c, the points in par_points.c.
  *
- *   Regions: a quadtree of degree four over the points' box (plan.h): the top region is the
- *   whole space, the 4W leaves are the cells. A cell's region holds its header (the cell's pool
- *   of triangles and its postponed points) and the chunks its triangles are carved from: a
- *   triangle lives in the cell of its circumcentre. Worker 0 creates every region.
- *   Levels k = 0..K (W = 4^K): worker 0 alone starts; at level k, 4^k workers each own a block
- *   of four sub-quadrants. Per level: the zone in rotations 1, 2, 3; phase 0; rotations 1, 2, 3
- *   for what waits; the delegation. Phase 0 inserts the level's points (in stages, see run_phase);
- * a point that needs a triangle (to read, write or create) outside the worker's cells changes
- *   nothing and is postponed into its cell's header, so it travels with the region. Three
- *   rotations (phases 1..3, Figure 5) move sub-quadrant regions with sys_send so that every
- *   2 x 2 window of sub-quadrants is one worker's once; each retries the points of its cells.
- *   Then the regions go straight to the owners of the next level (the fourth rotation and the
- *   delegation in one move).
- *   The border problem. The paper assumes every point can be inserted within two adjacent
- *   sub-quadrants. Triangles that straddle a border are frozen for both sides in phase 0, so
- *   the points near borders wait for the rotations; three things keep that band thin and the
- *   assumption mostly true (par_points.c): the convex hull and a band along it are inserted at
- *   level 0 (no point is ever outside the mesh's hull later, and the long thin triangles along
- *   long hull edges are final before the space is split); at each level, a zone of points along
- *   the level's new block borders is inserted first, in the windows of the three rotations
- *   (each part of a border lies inside some window), so that the triangles straddling a border
- *   are small when phase 0 freezes them; and phase 0 retries its waiting points between
- *   stages. Where the assumption still fails (long triangles of clustered input, a tiny
- *   --sample), the point is never dropped or forced: what is still postponed after a level's
- * rotations is retried at the next level, and after the last level every cell region is sent to
- * worker 0, which inserts the rest with everything owned (the "gathered" column). Time:
- * computation, worker communication (MPI collectives, sys_send/sys_recv), scheduler communication
- * (sys_ralloc/alloc/free) and wait (barriers between stages and phases, where imbalance shows).
- * Then, untimed, every region goes to worker 0, which checks the mesh. DT_DEBUG=1 in the
- * environment prints per-phase counts and times on stderr. Main entry: main(). */
+ * Regions: a quadtree of degree four over the points' box (plan.h): the top region is the whole
+ * space, the 4W leaves are the cells. A cell's region holds its header (the cell's pool of
+ * triangles and its postponed points) and the chunks its triangles are carved from: a triangle
+ * lives in the cell of its circumcentre. Worker 0 creates the inner regions, each worker the four
+ * cells of its last-level block.
+ *
+ * Levels k = 0..K (W = 4^K): worker 0 alone starts; at level k, 4^k workers each own a block of
+ * four sub-quadrants. Per level: the zone in rotations 1, 2, 3; phase 0; rotations 1, 2, 3 for
+ * what waits; the delegation. Phase 0 inserts the level's points (in stages, see run_phase); a
+ * point that needs a triangle (to read, write or create) outside the worker's cells changes
+ * nothing and is postponed into its cell's header, so it travels with the region. The three
+ * rotations (phases 1..3, Figure 5) move sub-quadrant regions with sys_send so that every 2 x 2
+ * window of sub-quadrants is one worker's once; each retries the points of its cells. Then the
+ * regions go straight to the owners of the next level (the fourth rotation and the delegation in
+ * one move).
+ *
+ * The border problem. The paper assumes every point can be inserted within two adjacent
+ * sub-quadrants. Triangles that straddle a border are frozen for both sides in phase 0, so the
+ * points near borders wait for the rotations; three things keep that band thin and the
+ * assumption mostly true (par_points.c): the convex hull and a band along it are inserted at
+ * level 0 (no point is ever outside the mesh's hull later, and the long thin triangles along long
+ * hull edges are final before the space is split); at each level, a zone of points along the
+ * level's new block borders is inserted first, in the windows of the three rotations (each part
+ * of a border lies inside some window), so that the triangles straddling a border are small when
+ * phase 0 freezes them; and phase 0 retries its waiting points between stages. Where the
+ * assumption still fails (long triangles of clustered input, a tiny --sample), the point is
+ * never dropped or forced: what is still postponed after a level's rotations is retried at the
+ * next level, and after the last level every cell region is sent to worker 0, which inserts the
+ * rest with everything owned (the "gathered" column).
+ *
+ * Time: computation, worker communication (MPI collectives, sys_send/sys_recv), scheduler
+ * communication (sys_ralloc/alloc/free) and wait (barriers between stages and phases, where
+ * imbalance shows). Then, untimed, every region goes to worker 0, which checks the mesh.
+ * DT_DEBUG=1 in the environment prints per-phase counts and times on stderr.
+ * Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

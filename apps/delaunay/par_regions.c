@@ -34,7 +34,17 @@ int par_refill(void *ctx, int cell, dt_pool *pool) {
   return 0;
 }
 
-/* ---- set-up: regions (worker 0), then everyone learns their IDs and headers ---- */
+/* ---- set-up: worker 0 creates the inner regions of the quadtree; every worker then creates
+ * the four cells of its last-level block (with their headers) at the same time, and all learn
+ * every ID and header. A sys_barrier (a flush point) makes the headers ordinary objects before
+ * any region moves. Worker 0 clears every header when it starts (it owns every cell then; with
+ * a private GAS it does not see the other workers' bytes). ---- */
+typedef struct cell_made {
+  int32_t cell;
+  rid_t rid;
+  cell_hdr *hdr;
+} cell_made;
+
 void par_make_regions(void) {
   const dt_plan *p = &G.p;
   G.rid = calloc((size_t)p->nnodes, sizeof *G.rid);
@@ -44,31 +54,49 @@ void par_make_regions(void) {
   G.pend = calloc((size_t)p->ncells, sizeof *G.pend);
   G.npend = calloc((size_t)p->ncells, sizeof *G.npend);
   G.cap_pend = calloc((size_t)p->ncells, sizeof *G.cap_pend);
-  if (!G.rid || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend)
+  cell_made mine[4], *all = calloc((size_t)G.W * 4, sizeof *all);
+  if (!G.rid || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend || !all)
     die("out of memory");
-  if (G.me == 0) {
-    double t0 = now();
-    for (int d = 0; d <= p->K + 1; d++)
+  double t0 = now();
+  if (G.me == 0)
+    for (int d = 0; d <= p->K; d++)
       for (int y = 0; y < 1 << d; y++)
         for (int x = 0; x < 1 << d; x++) {
           rid_t parent = d ? G.rid[plan_node(d - 1, x / 2, y / 2)] : SYS_ROOT_REGION;
-          rid_t r = sys_ralloc(parent, SYS_NO_LEVEL_HINT);
-          if (!r) die("sys_ralloc");
-          G.rid[plan_node(d, x, y)] = r;
-          if (d == p->K + 1) {
-            cell_hdr *h = sys_alloc(sizeof *h, r);
-            if (!h) die("sys_alloc of a cell header");
-            memset(h, 0, sizeof *h);
-            G.hdr[y * p->G + x] = h;
-          }
+          if (!(G.rid[plan_node(d, x, y)] = sys_ralloc(parent, SYS_NO_LEVEL_HINT)))
+            die("sys_ralloc");
         }
-    G.scomm += now() - t0;
-  }
-  double t0 = now();
+  G.scomm += now() - t0;
+  t0 = now();
   MPI_Bcast(G.rid, p->nnodes, MPI_UINT32_T, 0, sys_comm());
-  MPI_Bcast(G.hdr, p->ncells * (int)sizeof *G.hdr, MPI_BYTE, 0, sys_comm());
   G.wcomm += now() - t0;
-  for (int c = 0; c < p->ncells; c++) G.pools[c] = &G.hdr[c]->pool;
+  t0 = now();
+  int n = 0;
+  for (int c = 0; c < p->ncells; c++) {
+    int x = c % p->G, y = c / p->G;
+    if (plan_cell_owner(p, p->K, 0, x, y) != G.me) continue;
+    rid_t r = sys_ralloc(G.rid[plan_node(p->K, x / 2, y / 2)], SYS_NO_LEVEL_HINT);
+    cell_hdr *h = r ? sys_alloc(sizeof *h, r) : NULL;
+    if (!h) die("creating a cell region and its header");
+    memset(h, 0, sizeof *h);
+    mine[n++] = (cell_made){c, r, h};
+  }
+  G.scomm += now() - t0;
+  if (n != 4) die("a last-level block is not four cells");
+  t0 = now();
+  MPI_Allgather(mine, 4 * (int)sizeof *mine, MPI_BYTE, all, 4 * (int)sizeof *mine, MPI_BYTE,
+                sys_comm());
+  if (sys_barrier()) die("sys_barrier");
+  G.wcomm += now() - t0;
+  for (int i = 0; i < 4 * G.W; i++) {
+    G.rid[plan_node(p->K + 1, all[i].cell % p->G, all[i].cell / p->G)] = all[i].rid;
+    G.hdr[all[i].cell] = all[i].hdr;
+  }
+  free(all);
+  for (int c = 0; c < p->ncells; c++) {
+    if (G.me == 0) memset(G.hdr[c], 0, sizeof *G.hdr[c]);
+    G.pools[c] = &G.hdr[c]->pool;
+  }
 }
 
 void par_postpone(const dt_pt *q) {
