@@ -211,27 +211,6 @@ int bh_report(const bh_opts *o, const char *mode, int workers, int schedulers,
   snprintf(v[17], 80, "%.3e", drift);
   const char *cells[NC];
   for (int c = 0; c < NC; c++) cells[c] = v[c];
-  bench_table *t = bench_table_new("barnes: seconds per worker (average over workers; total = "
-                                   "slowest worker's step loop)",
-                                   NC, cols);
-  bench_table_row(t, cells);
-  bench_table_finish(t, NULL);
-  if (!o->csv) return 0;
-  struct stat st;
-  int fresh = stat(o->csv, &st) != 0 || st.st_size == 0;
-  FILE *f = fopen(o->csv, "a");
-  if (!f) {
-    fprintf(stderr, "barnes: error: cannot append to %s: %s\n", o->csv, strerror(errno));
-    return -1;
-  }
-  if (fresh) {
-    fprintf(f, "machine");
-    for (int c = 0; c < NC; c++) fprintf(f, ",%s", cols[c]);
-    fprintf(f, "\n");
-  }
-  fprintf(f, "%s", bench_machine());
-  for (int c = 0; c < NC; c++) fprintf(f, ",%s", v[c]);
-  fprintf(f, "\n");
-  printf("(appended to %s)\n", o->csv);
-  return fclose(f) ? -1 : 0;
+  return bench_row_append("barnes", "barnes: seconds per worker (average over workers; total = "
+                          "slowest worker's step loop)", NC, cols, cells, o->csv);
 }

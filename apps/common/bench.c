@@ -120,3 +120,28 @@ int bench_table_finish(bench_table *t, const char *csv_path) {
   free(t);
   return rc;
 }
+
+int bench_row_append(const char *prog, const char *title, int ncols, const char *const *cols,
+                     const char *const *cells, const char *csv_path) {
+  bench_table *t = bench_table_new(title, ncols, cols);
+  bench_table_row(t, cells);
+  bench_table_finish(t, NULL);
+  if (!csv_path) return 0;
+  struct stat st;
+  int fresh = stat(csv_path, &st) != 0 || st.st_size == 0;
+  FILE *f = fopen(csv_path, "a");
+  if (!f) {
+    fprintf(stderr, "%s: error: cannot append to %s: %s\n", prog, csv_path, strerror(errno));
+    return -1;
+  }
+  if (fresh) {
+    fprintf(f, "machine");
+    for (int c = 0; c < ncols; c++) fprintf(f, ",%s", cols[c]);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "%s", bench_machine());
+  for (int c = 0; c < ncols; c++) fprintf(f, ",%s", cells[c]);
+  fprintf(f, "\n");
+  printf("(appended to %s)\n", csv_path);
+  return fclose(f) ? -1 : 0;
+}

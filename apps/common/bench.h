@@ -31,5 +31,10 @@ bench_table *bench_table_new(const char *title, int ncols, const char *const *co
 void bench_table_row(bench_table *t, const char *const *cells);
 /* Print to stdout and write path (creating its directory); returns 0 or -1 with a message. */
 int bench_table_finish(bench_table *t, const char *csv_path);
+/* Print a one-row table (title, ncols named columns), then, when csv_path is not NULL, append
+ * the row to it (a machine column first; the header when the file is new or empty), for
+ * sweeps that run the program once per point. 0, or -1 with a message prefixed by prog. */
+int bench_row_append(const char *prog, const char *title, int ncols, const char *const *cols,
+                     const char *const *cells, const char *csv_path);
 
 #endif

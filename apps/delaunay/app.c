@@ -268,28 +268,6 @@ int dt_report(const dt_opts *o, const char *mode, int workers, int schedulers, c
   snprintf(v[16], 80, "%lld", (long long)gathered);
   const char *cells[NC];
   for (int c = 0; c < NC; c++) cells[c] = v[c];
-  bench_table *t = bench_table_new(
-      "delaunay: seconds per worker (average over workers; total = "
-      "slowest worker)",
-      NC, cols);
-  bench_table_row(t, cells);
-  bench_table_finish(t, NULL);
-  if (!o->csv) return 0;
-  struct stat st;
-  int fresh = stat(o->csv, &st) != 0 || st.st_size == 0;
-  FILE *f = fopen(o->csv, "a");
-  if (!f) {
-    fprintf(stderr, "delaunay: error: cannot append to %s: %s\n", o->csv, strerror(errno));
-    return -1;
-  }
-  if (fresh) {
-    fprintf(f, "machine");
-    for (int c = 0; c < NC; c++) fprintf(f, ",%s", cols[c]);
-    fprintf(f, "\n");
-  }
-  fprintf(f, "%s", bench_machine());
-  for (int c = 0; c < NC; c++) fprintf(f, ",%s", v[c]);
-  fprintf(f, "\n");
-  printf("(appended to %s)\n", o->csv);
-  return fclose(f) ? -1 : 0;
+  return bench_row_append("delaunay", "delaunay: seconds per worker (average over workers; total = "
+                          "slowest worker)", NC, cols, cells, o->csv);
 }
