@@ -394,7 +394,7 @@ static void run(const options *o) {
   static const size_t objs[] = {64, 256, 4096}, mibs[] = {1, 16, 256, 1024};
   share_group g;
   const gas_bounds *gas = map_gas(o->share, &g);
-  near = share_same_host(&g, 1 - rank) && transfer_host_uses_shm();
+  near = share_near(&g, 1 - rank);
   region_layer *L = rank == 0 ? make_layer(gas) : NULL;
   const char *share = o->share ? "host" : "none";
   bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region move (pack + transfer) vs "

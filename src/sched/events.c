@@ -289,17 +289,7 @@ static int hop_rank(const sched_server *s, route r) {
 }
 
 static void push_word(pack_parts *p, words *v, uint64_t x) {
-  if (v->n == v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 64;
-    uint64_t *w = realloc(v->w, cap * sizeof *w);
-    if (!w) {
-      fail_part(p, ENOMEM);
-      return;
-    }
-    v->w = w;
-    v->cap = cap;
-  }
-  v->w[v->n++] = x;
+  if (words_push1(v, x)) fail_part(p, ENOMEM);
 }
 
 /* A region that is not here: to its hop. A lenient part only ever goes down (a remote child
@@ -327,7 +317,8 @@ static void part_object(sched_server *s, pack_parts *p, uintptr_t addr, route r)
 /* Send one hop's parts as PACKV messages for event e; each one sent is a reply to wait for. */
 static void send_hop(sched_server *s, event *e, pack_hop *h, uint32_t flags) {
   size_t nr = h->rids.n, no = h->addrs.n, r = 0, o = 0;
-  uint64_t *tail = malloc((size_t)PACKV_CHUNK * sizeof *tail);
+  size_t most = nr + no < PACKV_CHUNK ? nr + no : PACKV_CHUNK;
+  uint64_t *tail = malloc(most * sizeof *tail);
   while (tail && (r < nr || o < no)) {
     uint32_t cr = (uint32_t)(nr - r < PACKV_CHUNK ? nr - r : PACKV_CHUNK);
     uint32_t co = (uint32_t)(no - o < PACKV_CHUNK - cr ? no - o : PACKV_CHUNK - cr);

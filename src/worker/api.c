@@ -520,10 +520,9 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
     return fail_errno(rc);
   }
   transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
-  bool near = share_same_host(&W.share, peer) && transfer_host_uses_shm();
   int refusal;
-  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, near, h, (uint32_t)(2 + nreg + nobj),
-                     r, n, &refusal);
+  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h,
+                     (uint32_t)(2 + nreg + nobj), r, n, &refusal);
   free(h);
   free(r);
   return rc ? fail_errno(rc) : 0;

@@ -2,6 +2,7 @@
  * (memfd, else POSIX shm), opened by the others, mapped by everyone; who shares with whom.
  * Main entry: share_map_gas. */
 #include "worker/share.h"
+#include "worker/transfer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +118,7 @@ int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t siz
   int domain = fd >= 0 ? leader : -1;
   MPI_Allgather(&domain, 1, MPI_INT, g->domain_of, 1, MPI_INT, workers);
   MPI_Allgather(&leader, 1, MPI_INT, g->host_of, 1, MPI_INT, workers);
+  g->mpi_shm = transfer_host_uses_shm();
   MPI_Comm_free(&host);
   return rc;
 }
@@ -127,8 +129,8 @@ void share_free(share_group *g) {
   g->domain_of = g->host_of = NULL;
 }
 
-bool share_same_host(const share_group *g, int peer) {
-  if (!g->host_of || peer < 0 || peer >= g->nworkers) return false;
+bool share_near(const share_group *g, int peer) {
+  if (!g->mpi_shm || !g->host_of || peer < 0 || peer >= g->nworkers) return false;
   return g->host_of[peer] == g->host_of[g->me];
 }
 

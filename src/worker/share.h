@@ -20,6 +20,7 @@ typedef struct share_group {
   int *domain_of; /* by worker index: the world rank of its host's first worker, or -1 when
                      its GAS is private */
   int *host_of;   /* by worker index: the world rank of its host's first worker, always */
+  bool mpi_shm;   /* MPI carries this host's messages through shared memory (transfer.h) */
   int me;         /* this worker's index */
   const char *how; /* "memfd", "posix shm" or "private" */
 } share_group;
@@ -33,7 +34,9 @@ int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t siz
 void share_free(share_group *g);
 /* May this worker move regions to/from worker peer without a copy? */
 bool share_with(const share_group *g, int peer);
-/* Does worker peer run on this worker's host (whether or not they share the GAS)? */
-bool share_same_host(const share_group *g, int peer);
+/* Does MPI reach worker peer through shared memory (same host, whether or not they share the
+ * GAS, and transfer_host_uses_shm, read once when the GAS was mapped)? Moves to such a peer
+ * send long ranges in pieces. */
+bool share_near(const share_group *g, int peer);
 
 #endif /* AH_WORKER_SHARE_H */

@@ -81,7 +81,7 @@ typedef struct transfer_wire_range {
 
 /* Send handles extra[0..nextra) and the n ranges (in this order) to peer. Ranges must be
  * readable, len > 0, no wrap-around. near: MPI reaches peer through shared memory
- * (transfer_host_uses_shm and the same host), so long ranges go in pieces;
+ * (share_near: the same host, and transfer_host_uses_shm), so long ranges go in pieces;
  * ANTHEAP_XFER_PLAN=whole turns pieces off (for comparisons). Returns 0, or:
  *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range, too many
  *                ranges or handles, no memory): the receiver is told and returns ECANCELED;
