@@ -1,6 +1,7 @@
 /* antheap_device.h: the device allocator's public API (src/device).
  *
- * A device heap is one cudaMalloc'd arena (never managed memory) plus its metadata.
+ * A device heap is one arena (cudaMalloc'd, or the caller's: dm_heap_create_over; never
+ * managed memory) plus its metadata.
  * The host creates it, makes it current, reads its statistics and destroys it; kernels
  * call dm_malloc / dm_free from any thread, any number of threads, and blocks outlive
  * the kernel that allocated them (free them in a later kernel, or destroy the heap).
@@ -51,6 +52,14 @@ typedef struct dm_stats {
 /* Create a heap over `bytes` of device memory (rounded down to pages) and make it the
  * current heap of the calling host thread's device. Returns 0 or a cudaError_t code. */
 int dm_heap_create(dm_heap **out, size_t bytes);
+/* Create a heap over memory the caller owns and the device can address at `arena`
+ * (device memory, or host memory registered with cudaHostRegister and mapped at the same
+ * address): `arena` aligned to the page size (512 B), `bytes` rounded down to pages. The
+ * heap's metadata is cudaMalloc'd apart; dm_heap_destroy leaves the arena alone. Every block
+ * lies inside the arena and no metadata does, so a copy of the arena elsewhere keeps every
+ * block at the same offset. Returns 0 or a cudaError_t code (cudaErrorInvalidValue for a NULL or misaligned
+ * arena). */
+int dm_heap_create_over(dm_heap **out, void *arena, size_t bytes);
 /* Make `h` the heap that dm_malloc / dm_free use in kernels launched from now on. */
 int dm_heap_use(dm_heap *h);
 /* Free the arena and metadata. Kernels using the heap must have finished. */

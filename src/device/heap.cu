@@ -1,5 +1,5 @@
-/* heap.cu: the host side of a device heap: create (arena and metadata by cudaMalloc,
- * never managed memory), make current, read statistics, destroy. The only file of the
+/* heap.cu: the host side of a device heap: create (metadata by cudaMalloc, the arena too or
+ * the caller's), make current, read statistics, destroy. The only file of the
  * allocator that calls the CUDA runtime API. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@ struct dm_heap {
   dm_heap_dev d;        /* what kernels see */
   void *arena, *meta;
   size_t meta_bytes;
+  bool owns_arena;      /* false: the caller's memory (dm_heap_create_over) */
 };
 
 /* Round up to 256 bytes, the alignment of every metadata array. */
@@ -31,14 +32,18 @@ static __global__ void dm_init_kernel(dm_heap_dev d)
     d.bitmap[d.nwords - 1u] = ~0u << (d.npages % 32u);
 }
 
-int dm_heap_create(dm_heap **out, size_t bytes)
+/* Build a heap over `arena` (NULL: cudaMalloc one of `bytes`, owned by the heap). */
+static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
 {
   *out = NULL;
   size_t npages = bytes >> DM_PAGE_SHIFT;
   if (npages < 1 || npages > (1ull << 30) || npages * DM_PAGE_BYTES / DM_ALIGN > 0xffffffffull)
     return (int)cudaErrorInvalidValue;
+  if ((uintptr_t)arena % DM_PAGE_BYTES != 0) return (int)cudaErrorInvalidValue;
   dm_heap *h = (dm_heap *)calloc(1, sizeof *h);
   if (!h) return (int)cudaErrorMemoryAllocation;
+  h->owns_arena = arena == NULL;
+  h->arena = arena;
   unsigned nwords = (unsigned)((npages + 31u) / 32u);
   size_t o_bitmap = 0;
   size_t o_pinfo = o_bitmap + dm_round(nwords * sizeof(unsigned));
@@ -47,7 +52,8 @@ int dm_heap_create(dm_heap **out, size_t bytes)
   size_t o_fifo = o_live + dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned));
   size_t o_ctr = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
   h->meta_bytes = o_ctr + dm_round(sizeof(dm_counters));
-  cudaError_t e = cudaMalloc(&h->arena, npages * DM_PAGE_BYTES);
+  cudaError_t e = cudaSuccess;
+  if (h->owns_arena) e = cudaMalloc(&h->arena, npages * DM_PAGE_BYTES);
   if (e == cudaSuccess) e = cudaMalloc(&h->meta, h->meta_bytes);
   if (e == cudaSuccess) e = cudaMemset(h->meta, 0, h->meta_bytes);
   if (e != cudaSuccess) {
@@ -77,6 +83,20 @@ int dm_heap_create(dm_heap **out, size_t bytes)
   return 0;
 }
 
+int dm_heap_create(dm_heap **out, size_t bytes)
+{
+  return dm_heap_build(out, NULL, bytes);
+}
+
+int dm_heap_create_over(dm_heap **out, void *arena, size_t bytes)
+{
+  if (!arena) {
+    *out = NULL;
+    return (int)cudaErrorInvalidValue;
+  }
+  return dm_heap_build(out, arena, bytes);
+}
+
 int dm_heap_use(dm_heap *h)
 {
   return (int)cudaMemcpyToSymbol(dm_heap_g, &h->d, sizeof h->d);
@@ -90,7 +110,7 @@ void dm_heap_destroy(dm_heap *h)
   dm_heap_dev cur;
   if (cudaMemcpyFromSymbol(&cur, dm_heap_g, sizeof cur) == cudaSuccess && cur.base == h->d.base)
     cudaMemcpyToSymbol(dm_heap_g, &none, sizeof none);
-  if (h->arena) cudaFree(h->arena);
+  if (h->arena && h->owns_arena) cudaFree(h->arena);
   if (h->meta) cudaFree(h->meta);
   free(h);
 }
