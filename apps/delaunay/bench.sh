@@ -10,6 +10,9 @@
 # Overrides: DT_POINTS, DT_DIST (uniform|clustered|grid), DT_WORKERS="1 4 16", DT_SEED,
 # DT_MPIRUN_ARGS, DT_ARGS (more options of the parallel program, e.g. "--sample 128 --zone 3").
 # Every run checks its mesh (not timed); the CSV gets the timed part only.
+# DT_CEILING=1 (default with --full) also measures the machine's ceiling for each worker count
+# p > 1: p copies of the serial program at once, each on n/p points (no communication, no
+# borders), against one copy alone on n/p points; written to CSV's -ceiling.csv sibling.
 # delaunay-cgal is built where CGAL is installed: apps/delaunay/bench.sh --deps installs
 # libcgal-dev and libmpfr-dev (Debian; not in scripts/deps, Boost is heavy for CI), then
 # reconfigure and build.
@@ -54,4 +57,34 @@ for p in $workers; do
   "${mpi[@]}" -np $((p + 1)) "$bin/delaunay" --antheap-schedulers 1 "${run[@]}" \
     --baseline-seconds "$base" ${DT_ARGS:-}
 done
+
+# The ceiling: the best a parallel run of p workers could do on this machine with perfect
+# decomposition and no communication is p serial runs of n/p points side by side.
+# efficiency_ceiling = T_serial(n) / (p * max T_concurrent(n/p)); alone_s separates what the
+# smaller problem gains (cache) from what sharing the machine costs (memory bandwidth, SMT).
+ceiling=${DT_CEILING:-0}; [[ $full == --full ]] && ceiling=${DT_CEILING:-1}
+if [[ $ceiling == 1 ]]; then
+  ccsv=${csv%.csv}-ceiling.csv tmp=$(mktemp -d)
+  echo "machine,workers,points_each,serial_s,alone_s,concurrent_max_s,concurrent_avg_s,efficiency_ceiling" >"$ccsv"
+  machine=$(awk -F, 'NR == 2 { print $1 }' "$csv")
+  for p in $workers; do
+    [[ $p -gt 1 ]] || continue
+    each=$((points / p))
+    one=(--points "$each" --dist "$dist" --quiet --no-check)
+    "$bin/delaunay-serial" "${one[@]}" --seed "$seed" --csv "$tmp/alone.csv" >/dev/null
+    for ((i = 0; i < p; i++)); do
+      "$bin/delaunay-serial" "${one[@]}" --seed $((seed + i)) --csv "$tmp/c$p-$i.csv" >/dev/null &
+    done
+    wait
+    alone=$(awk -F, -v c="$col" 'NR == 2 { print $c }' "$tmp/alone.csv")
+    cat "$tmp"/c$p-*.csv | awk -F, -v c="$col" -v p="$p" -v e="$each" -v b="$base" -v a="$alone" \
+      -v m="$machine" '$c ~ /^[0-9.]+$/ { n++; s += $c; if ($c > mx) mx = $c }
+      END { printf "\"%s\",%d,%d,%.4f,%.4f,%.4f,%.4f,%.3f\n", m, p, e, b, a, mx, s / n, b / (p * mx) }' \
+      | sed 's/^"\(.*\)",/\1,/' >>"$ccsv"
+    rm -f "$tmp/alone.csv"
+  done
+  rm -rf "$tmp"
+  echo "delaunay sweep: the machine's ceiling (p serial runs of n/p points at once):"
+  column -s, -t "$ccsv"
+fi
 echo "delaunay sweep: $csv"
