@@ -85,6 +85,6 @@ if [[ $ceiling == 1 ]]; then
   done
   rm -rf "$tmp"
   echo "delaunay sweep: the machine's ceiling (p serial runs of n/p points at once):"
-  column -s, -t "$ccsv"
+  if command -v column >/dev/null; then column -s, -t "$ccsv"; else cat "$ccsv"; fi
 fi
 echo "delaunay sweep: $csv"
