@@ -14,6 +14,7 @@
 #include "sched/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
+#include "worker/hook.h"
 #include "worker/retain.h"
 #include "worker/share.h"
 #include "worker/transfer.h"
@@ -23,6 +24,7 @@ static struct {
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   share_group share; /* who maps the same GAS memory as this worker */
   retain kept;       /* freed regions kept mapped for reuse (retain.h) */
+  worker_free_hook free_hook; /* told of memory about to be freed (hook.h: src/gpu) */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -182,6 +184,8 @@ static void leave_job(void) {
     size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, ++W.req, W.job.rank, PROTO_NO_DEST, 0,
                              -1, NULL, NULL, 0);
     MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
+    const gas_bounds *g = gas_current();
+    if (W.free_hook && g) W.free_hook(g->base, g->size);
     gas_unmap();
   }
   share_free(&W.share);
@@ -300,6 +304,7 @@ static void release_region(rid_t region) {
   if (gather_ranges(&region, 1, NULL, 0, &r, &n)) return; /* the rfree will say why */
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += r[i].len;
+  for (size_t i = 0; W.free_hook && i < n; i++) W.free_hook(r[i].addr, r[i].len);
   bool give_back = total >= RELEASE_MIN && !retain_keep(&W.kept, total);
   for (size_t i = 0; give_back && i < n; i++) gas_release(r[i].addr, r[i].len);
   free(r);
@@ -582,6 +587,8 @@ const char *sys_strerror(int err) {
     default: return strerror(err);
   }
 }
+
+void worker_set_free_hook(worker_free_hook fn) { W.free_hook = fn; }
 
 /* ---- test hooks (src/worker/debug.h) ---- */
 #include "worker/debug.h"
