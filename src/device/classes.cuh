@@ -8,8 +8,12 @@
  * dm_class_reclaim empties a span of other classes' buffers, so that pages held only by
  * buffered blocks go home;
  * dm_class_trim does the same for one buffer, from the host's trim kernel.
- * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_put,
- * dm_class_reclaim, dm_class_trim. */
+ * A page some of whose blocks drained home while others are still out is retiring: blocks
+ * of it that are popped from a buffer go home too rather than to a user (dm_class_take),
+ * so that a page whose free blocks are split between the buffers and its count comes
+ * back whole instead of being pinned at users by the buffered ones.
+ * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_take,
+ * dm_class_put, dm_class_unref, dm_class_reclaim, dm_class_trim. */
 #ifndef DM_CLASSES_CUH
 #define DM_CLASSES_CUH
 
@@ -48,14 +52,63 @@ static __device__ __forceinline__ char *dm_block(const dm_heap_dev *h, unsigned 
   return h->base + (unsigned long long)pay * DM_ALIGN;
 }
 
+/* n blocks of a class page, all held by the caller, go back to its count with one atomic;
+ * true when they were the last ones out (the caller then gives the page back). A drain
+ * that leaves blocks out adds DM_BC_DRAINED: the page is retiring (dm_class_take).
+ * The debug check reads pinfo before the atomic: after it the caller holds nothing of
+ * the page, so a drain of the page's other blocks may take it home (pinfo FREE) at any
+ * moment. (Reading it after was the debug build's "block drained to page P with count 2,
+ * pinfo 0" under ptxas -O3: two lanes draining a 256-B page's two blocks at once, the
+ * second one winning the race; no allocator bug.) */
+static __device__ bool dm_class_unref(const dm_heap_dev *h, unsigned long long page,
+                                      unsigned n)
+{
+#if DM_CHECKS
+  unsigned pi = dm_ld(&h->pinfo[page]);
+#endif
+  int was = atomicAdd(&h->blockcount[page], DM_BC_DRAINED - (int)n);
+  unsigned out = (unsigned)was & DM_BC_OUT;
+  DM_INVARIANT(h, out >= n && DM_PI_KIND(pi) == DM_PI_CLASS,
+               "%u blocks drained to page %llu with count %d, pinfo %x\n", n, page, was, pi);
+  return out == n;
+}
+
+/* n blocks of a class page, all held by the caller, go back to it; the last ones take the
+ * page home. */
+static __device__ void dm_class_drain_n(const dm_heap_dev *h, unsigned long long page,
+                                        unsigned n)
+{
+  if (dm_class_unref(h, page, n)) dm_pages_put(h, (long)page, 1);
+}
+
 /* One block of a class page goes back to its page; the last one takes the page home. */
 static __device__ void dm_class_drain(const dm_heap_dev *h, unsigned long long page)
 {
-  int was = atomicSub(&h->blockcount[page], 1);
-  DM_INVARIANT(h, was >= 1 && DM_PI_KIND(dm_ld(&h->pinfo[page])) == DM_PI_CLASS,
-               "block drained to page %llu with count %d, pinfo %x\n", page, was,
-               dm_ld(&h->pinfo[page]));
-  if (was == 1) dm_pages_put(h, (long)page, 1);
+  dm_class_drain_n(h, page, 1u);
+}
+
+/* A block of class c from buffer q for a user, or NULL (the buffer is empty, or gave
+ * `tries` blocks of retiring pages: DM_TAKE_TRIES on the way in, where a page search is
+ * the alternative, DM_FIFO_CAP in an exhausted heap). Blocks of a retiring page (one whose count says
+ * blocks of it were drained home) are drained too instead of handed out: the drained ones
+ * can only be used again once the whole page is home, and handing out its buffered blocks
+ * would pin it at users. (That was the "recovers after frees" failure: warps freeing 16-B
+ * blocks of 32 different pages each filled the buffers and drained the rest, every page
+ * kept a few buffered blocks, and the refill popped those, one pinned page per 16 B,
+ * until the heap was full of pages whose other blocks nobody could use.) The count read
+ * is a hint: a stale one only picks the other of two correct choices. */
+static __device__ char *dm_class_take(const dm_heap_dev *h, unsigned c, unsigned q,
+                                      unsigned tries)
+{
+  unsigned pay;
+  for (unsigned k = 0; k < tries && dm_fifo_pop(dm_buffer(h, c, q), &pay); ++k) {
+    unsigned long long page = (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT;
+    DM_INVARIANT(h, page < h->npages, "buffer %u of class %u gave payload %u\n", q, c, pay);
+    if (dm_ld((const unsigned *)&h->blockcount[page]) < (unsigned)DM_BC_DRAINED)
+      return dm_block(h, pay);
+    dm_class_drain(h, page);
+  }
+  return NULL;
 }
 
 /* A fresh page, owned by this lane alone, becomes a class-c page with all its blocks out
@@ -71,7 +124,8 @@ static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long
 }
 
 /* Blocks `used` .. nb-1 of a fresh class-c page go to buffer q (or the next two buffers);
- * those that fit nowhere go straight back to the page (the users' blocks keep it held). */
+ * those that fit nowhere go straight back to the page (the users' blocks keep it held),
+ * which makes it retiring. */
 static __device__ void dm_class_spill(const dm_heap_dev *h, unsigned c, long page,
                                       unsigned used, unsigned q)
 {
@@ -84,16 +138,23 @@ static __device__ void dm_class_spill(const dm_heap_dev *h, unsigned c, long pag
     else
       ++k;
   }
-  if (i < nb) atomicSub(&h->blockcount[page], (int)(nb - i));
+  if (i < nb) atomicAdd(&h->blockcount[page], DM_BC_DRAINED - (int)(nb - i));
+}
+
+/* A free block of class c (in class page `page`) goes to a buffer; false when both
+ * buffers tried are full (the caller drains it home and counts the drain). */
+static __device__ bool dm_class_buffer(const dm_heap_dev *h, unsigned c, void *blk)
+{
+  unsigned q = dm_buffer_hash(c), pay = dm_payload(h, blk);
+  if (dm_fifo_push(dm_buffer(h, c, q), pay)) return true;
+  return dm_fifo_push(dm_buffer(h, c, (q + 1u) % DM_NFIFO), pay);
 }
 
 /* A free block of class c (in class page `page`) goes to a buffer, or drains home. */
 static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned long long page,
                                     void *blk)
 {
-  unsigned q = dm_buffer_hash(c), pay = dm_payload(h, blk);
-  if (dm_fifo_push(dm_buffer(h, c, q), pay)) return;
-  if (dm_fifo_push(dm_buffer(h, c, (q + 1u) % DM_NFIFO), pay)) return;
+  if (dm_class_buffer(h, c, blk)) return;
   atomicAdd(&h->ctr->drains, 1ull);
   dm_class_drain(h, page);
 }

@@ -1,8 +1,7 @@
 /* entry.cu: dm_malloc and dm_free, the device entry points. A lane alone in its warp
  * takes a block from its class buffer, or gives one back, right here; everything else
  * (coalescing, page sharing, the page layer, exhaustion) goes to the warp paths of
- * group.cu. This unit holds no warp-collective code, so it is compiled with full ptxas
- * optimisation while group.cu is not (see group.cu). */
+ * group.cu. This unit holds no warp-collective code. */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"
@@ -14,15 +13,15 @@ __device__ void *dm_malloc(size_t size)
   if (size == 0) size = 1;
   if (mask == (1u << dm_lane()) && size <= DM_CLASS_MAX) {
     const dm_heap_dev *h = &dm_heap_g;
-    unsigned c = dm_class_of(size), pay;
-    if (dm_fifo_pop(dm_buffer(h, c, dm_buffer_hash(c)), &pay)) {
-      char *p = dm_block(h, pay);
+    unsigned c = dm_class_of(size);
+    char *p = dm_class_take(h, c, dm_buffer_hash(c), DM_TAKE_TRIES);
+    if (p) {
 #if DM_CHECKS
       if (dm_live_flip(h, p, true)) atomicAdd(&h->ctr->bad_frees, 1ull);
 #endif
       return p;
     }
-  }
+  }                                       /* (dm_malloc_group does not take from it again) */
   return dm_malloc_group(size, mask);
 }
 

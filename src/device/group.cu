@@ -4,10 +4,11 @@
  * (classes.cuh) or page runs (page.cuh). entry.cu calls in here for every request that a
  * lane alone cannot serve from its buffer.
  *
- * This unit is compiled with ptxas -O0 (src/device/CMakeLists.txt, DM_PTXAS_OPT): at -O1
- * and above, ptxas 13.0 for sm_90 produced code whose shuffles returned other lanes'
- * values (pages handed out twice, pointers with mixed halves, a lane's own local
- * clobbered) when many lanes of a warp made their own requests in an exhausted heap. */
+ * Built at full ptxas optimisation (DM_PTXAS_OPT, default 3). It was once built at -O0
+ * for garbage shuffles under exhaustion at -O1 and above; those came from *_sync calls
+ * with smaller masks inside divergent code (fixed in the source: see dm_alloc_group and
+ * dm_free_group), and the last -O3-only failure, the debug build's "block drained to page
+ * P with count 2, pinfo 0", was a racy debug check (see dm_class_drain_n), not ptxas. */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"
@@ -48,9 +49,12 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
   if (!cl && run && page >= 0) {
     dm_run_mark(h, page, run);
     __threadfence();
-    if (run > 1u) atomicAdd(&h->ctr->runs, 1ull);
     p = dm_page_addr(h, page);
   }
+  /* one counter update per warp (it was one same-address atomic per 1-KiB allocation) */
+  unsigned runs = __ballot_sync(mask, !cl && run > 1u && page >= 0);
+  if (runs && me == (unsigned)__ffs(mask) - 1u)
+    atomicAdd(&h->ctr->runs, (unsigned long long)__popc(runs));
   return p;
 }
 
@@ -60,17 +64,15 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
  * *_sync with a smaller mask inside divergent code can pair with the group's pending ones
  * on sm_70+ (seen on the H100 as garbage shuffles under exhaustion). */
 static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size_t size,
-                                       unsigned *rng)
+                                       unsigned *rng, bool pop)
 {
   const bool cls = size > 0 && size <= DM_CLASS_MAX;
   const unsigned c = cls ? dm_class_of(size) : DM_NCLASS, q = cls ? dm_buffer_hash(c) : 0u;
-  unsigned run = 0, pay;
+  unsigned run = 0;
   char *p = NULL;
-  if (cls) {
-    if (dm_fifo_pop(dm_buffer(h, c, q), &pay)) p = dm_block(h, pay);
-    DM_INVARIANT(h, !p || (unsigned long long)pay * DM_ALIGN < h->bytes,
-                 "buffer %u of class %u gave payload %u\n", q, c, pay);
-  } else if (size > 0) {                 /* larger than the heap: NULL, no search */
+  if (cls && pop) {
+    p = dm_class_take(h, c, q, DM_TAKE_TRIES);
+  } else if (size > 0 && !cls) {                 /* larger than the heap: NULL, no search */
     unsigned long long np = (size + DM_PAGE_BYTES - 1u) >> DM_PAGE_SHIFT;
     run = np <= h->npages ? (unsigned)np : 0u;
   }
@@ -82,10 +84,11 @@ static __device__ char *dm_alloc_group(const dm_heap_dev *h, unsigned mask, size
     bool miss = want && !p;
     dm_converge(mask);
     if (__ballot_sync(mask, miss) != 0u) {
-      /* exhausted: any buffered block of c will do; else empty the other classes'
-       * buffers into their pages and search once more, the whole group together */
-      for (unsigned i = 1; miss && cls && i < DM_NFIFO && !p; ++i)
-        if (dm_fifo_pop(dm_buffer(h, c, (q + i) % DM_NFIFO), &pay)) p = dm_block(h, pay);
+      /* exhausted: any buffered block of c will do (blocks of retiring pages met on the
+       * way go home, dm_class_take); else empty the other classes' buffers into their
+       * pages and search once more, the whole group together */
+      for (unsigned i = pop ? 1u : 0u; miss && cls && i < DM_NFIFO && !p; ++i)
+        p = dm_class_take(h, c, (q + i) % DM_NFIFO, DM_FIFO_CAP);
       bool again = miss && !p;
       if (again) dm_class_reclaim(h, c, rng);
       got = dm_page_round(h, mask, again && cls ? c : DM_NCLASS, again ? run : 0u, q, rng);
@@ -103,9 +106,21 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
   const dm_heap_dev *h = &dm_heap_g;
   const unsigned me = dm_lane();
   unsigned rng = 0;                       /* seeded by the first page search */
-  if (mask == (1u << me)) {               /* alone: nothing to coalesce or share */
-    char *p = dm_alloc_group(h, mask, size, &rng);
+  if (mask == (1u << me)) {               /* alone: nothing to coalesce or share; a class
+                                             request found its buffer empty in entry.cu */
+    char *p = dm_alloc_group(h, mask, size, &rng, size > DM_CLASS_MAX);
     dm_count_nulls(h, mask, p == NULL);
+    return p;
+  }
+  if (mask == ~0u && __ballot_sync(mask, size <= 16u) == ~0u) {
+    /* A whole warp asking 16 B or less: one fresh 16-B class page holds exactly its 32
+     * blocks (no area header, no buffer pops, nothing to spill: one bitmap atomic), and
+     * when the warp frees them together dm_free_group takes the page home with one
+     * atomic. As an area this was a 512-B block for 31 lanes plus a 16-B page for the
+     * 32nd, whose 31 spare blocks were pushed to buffers one by one. */
+    char *p = dm_alloc_group(h, mask, size, &rng, false);
+    dm_count_nulls(h, mask, p == NULL);
+    __syncwarp(mask);
     return p;
   }
   /* plan the warp's coalescing, then make all its requests in one group call */
@@ -117,7 +132,7 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
   unsigned leader = (unsigned)__ffs(grp) - 1u;
   bool shared = __popc(grp) > 1;
   size_t ask = !shared ? size : (me == leader ? (size_t)DM_AREA_HDR + pl.total : 0u);
-  char *area = dm_alloc_group(h, mask, ask, &rng);
+  char *area = dm_alloc_group(h, mask, ask, &rng, true);
   if (shared && me == leader && area) dm_area_init((dm_area *)area, (unsigned)__popc(grp));
   dm_converge(mask);
   area = (char *)__shfl_sync(mask, (unsigned long long)area, (int)leader);
@@ -142,15 +157,57 @@ __device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
   char *p = (char *)ptr, *blk = NULL;
   unsigned long long page = 0;
   unsigned info = 0;
+  const unsigned me = dm_lane();
   bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
   /* lanes freeing compartments of one area settle its count with one atomic */
   dm_converge(mask);
   unsigned grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
-  dm_free_settle(h, p, blk, page, info, ok, comp, grp);
-  /* The lanes that came in together leave together. Without this, lanes leaving one by
-   * one after their buffer pushes broke the caller's next dm_malloc on the H100: a
-   * kernel that frees and then allocates hung or got pointers with their upper half
-   * zeroed, while a __syncwarp() between the two calls, or the free in its own kernel,
-   * cured it (tests/gpu: test_calls_from_divergent_code). */
+  /* what this lane gives back: a whole block or run (a compartment only when its area's
+   * last compartments are freed here) */
+  bool whole = ok && p && (!comp || dm_area_close_group((dm_area *)blk, grp));
+  if (!ok) atomicAdd(&h->ctr->bad_frees, 1ull);
+  if (whole && comp) ((dm_area *)blk)->magic = 0;
+  bool cls = whole && DM_PI_KIND(info) == DM_PI_CLASS;
+#if DM_CHECKS
+  if (cls && !dm_live_flip(h, blk, false)) {     /* double free */
+    atomicAdd(&h->ctr->bad_frees, 1ull);
+    cls = whole = false;
+  }
+#endif
+  /* Class blocks. Lanes freeing every block of one page at once (a warp's 16-B page,
+   * the two blocks of a 256-B page, a 512-B block) take the page home without a buffer:
+   * they hold all its blocks, so its count can only be theirs, and nobody else touches it
+   * until the page is claimed again and the count rewritten; release builds skip the
+   * atomic, debug builds check it. Other blocks go to buffers one by one, draining home
+   * where the buffers are full, as before. */
+  dm_converge(mask);
+  unsigned same = __match_any_sync(mask, cls ? page : ~0ull);
+  unsigned n = (unsigned)__popc(same);
+  bool drained = false;
+  unsigned put = whole && !cls ? DM_PI_VAL(info) : 0u;    /* pages this lane gives back */
+  if (cls) {
+    unsigned c = DM_PI_VAL(info);
+    if (n == dm_class_blocks(c)) {
+      if (me == (unsigned)__ffs(same) - 1u && (!DM_CHECKS || dm_class_unref(h, page, n)))
+        put = 1u;
+    } else if (!dm_class_buffer(h, c, blk)) {
+      if (dm_class_unref(h, page, 1u)) put = 1u;
+      drained = true;
+    }
+  }
+  /* runs and whole class pages go home together: one fence, one atomic per bitmap word */
+  dm_converge(mask);
+  dm_pages_put_group(h, mask, (long)page, put);
+  /* The lanes that came in together leave together (the ballot waits for all of them).
+   * Without this, lanes leaving one by one after their buffer pushes broke the caller's
+   * next dm_malloc on the H100: a kernel that frees and then allocates hung or got
+   * pointers with their upper half zeroed, while a __syncwarp() between the two calls,
+   * or the free in its own kernel, cured it (tests/gpu: test_calls_from_divergent_code).
+   * Drains of full buffers are counted here, one atomic per warp (whole pages taken home
+   * above are not drains: dm_stats.drains counts blocks the buffers refused). */
+  dm_converge(mask);
+  unsigned d = __ballot_sync(mask, drained);
+  if (d && me == (unsigned)__ffs(mask) - 1u)
+    atomicAdd(&h->ctr->drains, (unsigned long long)__popc(d));
   __syncwarp(mask);
 }

@@ -66,6 +66,25 @@ static __device__ void dm_corw(const dm_heap_dev *h, unsigned mask, unsigned nee
     dm_converge(mask);
     unsigned has = __ballot_sync(mask, freeb != 0);
     while (need && has) {
+      if ((need & (need - 1u)) == 0u) {
+        /* one lane needs a page (a class page shared by a whole warp, an area): the first
+         * provider claims one bit for it, without the scan and the search below, whose
+         * shuffle loops were the hottest instructions of a 16-B allocation kernel */
+        unsigned p = (unsigned)__ffs(has) - 1u, won = 0;
+        if (me == p) {
+          unsigned bit = freeb & (0u - freeb);
+          unsigned old = atomicOr(&h->bitmap[w], bit);
+          won = bit & ~old;
+          freeb &= ~(bit | old);
+        }
+        dm_converge(mask);
+        unsigned pwon = __shfl_sync(mask, won, (int)p), pw = __shfl_sync(mask, w, (int)p);
+        bool needy = (need >> me) & 1u;
+        if (needy && pwon) *page = (long)pw * 32 + (__ffs(pwon) - 1);
+        need = __ballot_sync(mask, needy && *page < 0);
+        has = __ballot_sync(mask, freeb != 0);
+        continue;
+      }
       /* providers in lane order serve the needy lanes in lane order */
       unsigned total, before = dm_warp_exscan(mask, __popc(freeb), &total);
       unsigned nneed = __popc(need);
@@ -217,20 +236,73 @@ static __device__ __forceinline__ void dm_run_mark(const dm_heap_dev *h, long pa
   h->pinfo[page] = DM_PI_HEAD | n;
 }
 
-/* Give n pages from `page` back: forget what they held, then clear their bits. */
-static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
+/* Clear the bitmap bits of pages page .. page+n-1 (their pinfo already cleared and
+ * fenced), one atomic per word. */
+static __device__ void dm_pages_clear(const dm_heap_dev *h, unsigned long p, unsigned long end)
 {
-  for (unsigned i = 0; i < n; ++i) h->pinfo[page + i] = DM_PI_FREE;
-  __threadfence();
-  unsigned long p = (unsigned long)page, end = p + n;
   while (p < end) {
     unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
     unsigned cnt = (unsigned)min((unsigned long)(32u - b), end - p);
+#if DM_CHECKS
     unsigned old = atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
     DM_INVARIANT(h, (old & dm_bits(b, cnt)) == dm_bits(b, cnt),
                  "pages %lu..%lu freed while not all used\n", p, p + cnt - 1u);
-    (void)old;
+#else
+    atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
+#endif
     p += cnt;
+  }
+}
+
+/* Give n pages from `page` back: forget what they held, then clear their bits. Release
+ * builds clear only the head's pinfo: a stale BODY entry of a free page is never read (a
+ * pointer into it leads to a FREE head, which dm_locate rejects; whoever claims the page
+ * writes its pinfo anew), and 4 KiB frees spent their time on the 8 stores. Debug builds
+ * clear them all, since their claim checks want every free page's pinfo FREE. The fence
+ * orders the pinfo store before the bits clear (a claimer's new pinfo must not be
+ * overwritten by our late FREE); a release fence is enough. */
+static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
+{
+  for (unsigned i = 0; i < (DM_CHECKS ? n : 1u); ++i) h->pinfo[page + i] = DM_PI_FREE;
+  dm_fence_release();
+  dm_pages_clear(h, (unsigned long)page, (unsigned long)page + n);
+}
+
+/* dm_pages_put for a warp: every lane of `mask` calls it together, and the lanes with
+ * n > 0 give back n pages from `page`. Their pinfo stores, then a warp barrier (it orders
+ * every lane's stores before every lane's fence), one fence for all, then each bitmap
+ * word the lanes' pages share is cleared with one atomic, by the first of them (a warp
+ * freeing 32 4-KiB runs touches 8 words: 8 atomics, not 32). A run that crosses a word
+ * (longer than 32 pages: word-aligned) is cleared by its own lane. */
+static __device__ void dm_pages_put_group(const dm_heap_dev *h, unsigned mask, long page,
+                                          unsigned n)
+{
+  const unsigned me = dm_lane();
+  for (unsigned i = 0; i < (n == 0u ? 0u : DM_CHECKS ? n : 1u); ++i)
+    h->pinfo[page + i] = DM_PI_FREE;
+  __syncwarp(mask);
+  if (__ballot_sync(mask, n != 0u) == 0u) return;
+  dm_fence_release();
+  unsigned long p = (unsigned long)page;
+  unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
+  bool one = n != 0u && b + n <= 32u;
+  if (n != 0u && !one) dm_pages_clear(h, p, p + n);
+  unsigned bits = one ? dm_bits(b, n) : 0u;
+  for (unsigned todo = __ballot_sync(mask, one); todo;) {
+    unsigned lead = (unsigned)__ffs(todo) - 1u;
+    unsigned lw = __shfl_sync(mask, w, (int)lead);
+    bool mine = one && w == lw;
+    unsigned all = dm_warp_or(mask, mine ? bits : 0u);
+    if (me == lead) {
+#if DM_CHECKS
+      unsigned old = atomicAnd(&h->bitmap[lw], ~all);
+      DM_INVARIANT(h, (old & all) == all, "pages of word %u (bits %x) freed while not all "
+                   "used (bits %x)\n", lw, all, old);
+#else
+      atomicAnd(&h->bitmap[lw], ~all);
+#endif
+    }
+    todo &= ~__ballot_sync(mask, mine);
   }
 }
 

@@ -40,7 +40,15 @@
 #define DM_REQUEST_COST 32u               /* bytes a coalescing plan charges per request */
 #define DM_WALK_ROUNDS 16u                /* random-walk rounds before the bounded sweep */
 #define DM_RECLAIM_SPAN 256u              /* buffers one exhausted request empties */
+#define DM_TAKE_TRIES 4u                  /* retiring blocks a pop drains before a search */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
+
+/* blockcount of a class page: blocks out of it (at users or in buffers) in the low bits,
+ * and above them one DM_BC_DRAINED per drain that left blocks out (a page with any is
+ * retiring: the blocks that went home are lost to users until the whole page follows,
+ * so its buffered blocks are sent home too rather than handed out; classes.cuh) */
+#define DM_BC_OUT 0xffffu
+#define DM_BC_DRAINED 0x10000
 
 /* pinfo encoding: kind in the top two bits, a value below */
 #define DM_PI_FREE 0u
@@ -96,7 +104,8 @@ typedef struct dm_heap_dev {
   unsigned *bitmap;                 /* [nwords] page used bits; bits past npages set */
   unsigned *pinfo;                  /* [npages] */
   int *blockcount;                  /* [npages] blocks of a class page out of it (at users
-                                       or in buffers); the page goes back at 0 */
+                                       or in buffers; & DM_BC_OUT), the page goes back at
+                                       0; plus the drains (DM_BC_DRAINED each) */
   unsigned *live;                   /* [npages * DM_BLOCK_WORDS] DM_CHECKS: 1 = at a user */
   dm_fifo *fifo;                    /* [DM_NCLASS * DM_NFIFO] */
   dm_counters *ctr;

@@ -91,13 +91,37 @@ static __device__ __forceinline__ unsigned dm_rand(unsigned *s)
   return x;
 }
 
-/* Which of a class's DM_NFIFO buffers this warp uses (XMalloc: hash of thread, block and
- * clock); lanes of one warp agree when they share `salt`. */
+/* Which of a class's DM_NFIFO buffers this lane uses (XMalloc: a hash of thread, block
+ * and multiprocessor). The lanes of a warp take consecutive buffers: when all 32 push or
+ * pop at once they no longer fight over one FIFO's head or tail (free of 256-B blocks:
+ * the CAS retry loops of dm_fifo_push were 60% of the kernel's stall samples). Nothing
+ * needs the lanes of a warp to agree. */
 static __device__ __forceinline__ unsigned dm_buffer_hash(unsigned salt)
 {
   unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
   unsigned w = (threadIdx.x + blockDim.x * threadIdx.y) >> 5;
-  return dm_mix(b * 131u + w * 7u + dm_smid() * 977u + salt) % DM_NFIFO;
+  return (dm_mix(b * 131u + w * 7u + dm_smid() * 977u + salt) + dm_lane()) % DM_NFIFO;
+}
+
+/* Release fence at GPU scope: this lane's earlier writes (and those a warp barrier
+ * ordered before it) become visible before its later ones. The release half of
+ * __threadfence() (fence.sc.gpu), which is all a page given back needs (its pinfo store
+ * before the bitmap bit that lets a claimer rewrite it). */
+static __device__ __forceinline__ void dm_fence_release(void)
+{
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+/* OR of v over the lanes of `mask`; all of them call it together. */
+static __device__ __forceinline__ unsigned dm_warp_or(unsigned mask, unsigned v)
+{
+#if __CUDA_ARCH__ >= 800
+  return __reduce_or_sync(mask, v);
+#else
+  unsigned r = 0;
+  for (unsigned m = mask; m; m &= m - 1u) r |= __shfl_sync(mask, v, __ffs(m) - 1);
+  return r;
+#endif
 }
 
 /* The lanes of `mask` wait for each other before a warp-collective step that follows

@@ -483,6 +483,115 @@ static void test_calls_from_divergent_code(void)
   cudaFree(dbad);
 }
 
+/* Sizes of the warp-path patterns: 0 whole warps of 1..16 B (one class page per warp);
+ * 1 sizes mixed inside each warp (16 lanes of 16 B, 15 of 256 B, one of 4 KiB). */
+static __device__ size_t warp_pattern_size(int pattern, unsigned i)
+{
+  unsigned l = i % 32u;
+  if (pattern == 0) return 1u + i % 16u;
+  return l < 16u ? 16u : l < 31u ? 256u : 4096u;
+}
+
+__global__ void k_alloc_pattern(char **ptrs, size_t *sizes, unsigned n, int pattern)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  size_t s = warp_pattern_size(pattern, i);
+  char *p = (char *)dm_malloc(s);
+  ptrs[i] = p;
+  sizes[i] = s;
+  if (p)
+    for (size_t b = 0; b < s; ++b) p[b] = (char)(i * 31u + b);
+}
+
+/* Thread i frees ptrs[(i * stride) % n] (n a power of two, stride odd: each once), only
+ * where lane % 32 lies in [lo, hi). */
+__global__ void k_free_stride(char **ptrs, unsigned n, unsigned stride, unsigned lo, unsigned hi)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n || i % 32u < lo || i % 32u >= hi) return;
+  unsigned j = (unsigned)(((unsigned long long)i * stride) % n);
+  dm_free(ptrs[j]);
+  ptrs[j] = NULL;
+}
+
+/* Allocate pattern `pattern` over n threads, check contents and layout. */
+static void pattern_alloc(dm_heap *h, char **dp, size_t *ds, unsigned *dbad, unsigned n,
+                          int pattern)
+{
+  GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+  k_alloc_pattern<<<n / 256u, 256>>>(dp, ds, n, pattern);
+  GT_SYNC();
+  k_verify<<<n / 256u, 256>>>(dp, ds, n, dbad);
+  GT_SYNC();
+  unsigned bad;
+  std::vector<char *> p(n);
+  std::vector<size_t> s(n);
+  GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+  GT_CUDA(cudaMemcpy(p.data(), dp, n * sizeof(char *), cudaMemcpyDeviceToHost));
+  GT_CUDA(cudaMemcpy(s.data(), ds, n * sizeof(size_t), cudaMemcpyDeviceToHost));
+  size_t nulls;
+  GT_CHECK(bad == 0);
+  GT_CHECK(check_layout(h, p, s, 32, &nulls));
+  GT_CHECK(nulls == 0);
+}
+
+/* The warp paths: a whole warp's 16-B requests share one class page, and the warp that
+ * frees all of a page's blocks together takes it home at once (no trim needed); frees of
+ * part of a page, or from other warps, go through the buffers; sizes mixed in a warp. */
+static void test_warp_pages_and_frees_grouped_per_page(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 64u << 20) == 0);
+  unsigned n = g_small ? 4096 : 65536;
+  char **dp;
+  size_t *ds;
+  unsigned *dbad;
+  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&ds, n * sizeof(size_t)));
+  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  dm_stats st;
+  /* 1. whole warps of <= 16 B, freed by the same warps: pages go home without a trim */
+  pattern_alloc(h, dp, ds, dbad, n, 0);
+  if (gt_failed_now) return;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  size_t held = st.pages_used;
+  printf("  %u x 16 B in whole warps: %zu pages\n", n, held);
+  GT_CHECK(held >= n / 32u && held <= n / 32u + n / 64u);
+  k_free_stride<<<n / 256u, 256>>>(dp, n, 1, 0, 32);
+  GT_SYNC();
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  printf("  freed by the same warps: %zu pages still used before trim\n", st.pages_used);
+  GT_CHECK(st.pages_used * 2u < held);      /* most went home at once (warps converged) */
+  GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
+  check_no_leak(h);
+  /* 2. the same, freed in two parts (20 lanes, then 12): through the buffers */
+  pattern_alloc(h, dp, ds, dbad, n, 0);
+  if (gt_failed_now) return;
+  k_free_stride<<<n / 256u, 256>>>(dp, n, 1, 0, 20);
+  GT_SYNC();
+  k_free_stride<<<n / 256u, 256>>>(dp, n, 1, 20, 32);
+  GT_SYNC();
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
+  check_no_leak(h);
+  /* 3. sizes mixed in each warp, freed from other warps (thread i frees 33 i mod n), then
+   * mixed again, freed by the same warps */
+  for (unsigned stride = 33; stride > 0 && !gt_failed_now; stride = stride == 33 ? 1 : 0) {
+    pattern_alloc(h, dp, ds, dbad, n, 1);
+    if (gt_failed_now) return;
+    k_free_stride<<<n / 256u, 256>>>(dp, n, stride, 0, 32);
+    GT_SYNC();
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
+    check_no_leak(h);
+  }
+  cudaFree(dp);
+  cudaFree(ds);
+  cudaFree(dbad);
+  dm_heap_destroy(h);
+}
+
 __global__ void k_malloc_free_one(size_t s, char **out)
 {
   *out = (char *)dm_malloc(s);
@@ -545,6 +654,7 @@ int main(void)
   GT_RUN(test_freed_memory_is_reused);
   GT_RUN(test_exhaustion_returns_null_then_recovers_after_frees);
   GT_RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
+  GT_RUN(test_warp_pages_and_frees_grouped_per_page);
   GT_RUN(test_calls_from_divergent_code);
   GT_RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
   GT_RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
