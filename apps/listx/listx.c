@@ -38,6 +38,9 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --node-size S     bytes per node, the link included, a multiple of 8, at least\n"
           "                    %zu + one bit per worker (default 256)\n"
           "  --reps R          repetitions per variant (default 3)\n"
+          "  --partners K      exchange with K partners only (the first K round-robin stages)\n"
+          "                    instead of all W-1: the exchange then costs each worker the\n"
+          "                    same whatever W, for runs past 512 workers (default: all)\n"
           "  --variants LIST   comma-separated, from: %s (default: all of them)\n"
           "  --csv FILE        append one row per variant to FILE (header when new)\n"
           "  --net LABEL       interconnect label for the CSV (default shm)\n"
@@ -107,6 +110,10 @@ int lx_parse(int argc, char **argv, lx_opts *o, const char *prog, const char *kn
       NEED_VALUE;
       if (parse_long(val, 1, 1000, &v)) BAD_VALUE("a count in 1..1000");
       o->reps = (int)v;
+    } else if (!strcmp(a, "--partners")) {
+      NEED_VALUE;
+      if (parse_long(val, 1, LX_MAX_WORKERS, &v)) BAD_VALUE("a count in 1..65536");
+      o->partners = (int)v;
     } else if (!strcmp(a, "--variants")) {
       NEED_VALUE;
       snprintf(o->variants, sizeof o->variants, "%s", val);
@@ -180,6 +187,11 @@ int lx_partner(int me, int n, int s) {
   return p >= n ? -1 : p;
 }
 
+int lx_run_stages(const lx_opts *o, int n) {
+  int all = lx_stages(n);
+  return o->partners && o->partners < all ? o->partners : all;
+}
+
 /* ---- nodes ------------------------------------------------------------------------- */
 
 /* The checksum term of visitor v on node (owner, index): splitmix64. */
@@ -212,11 +224,28 @@ void lx_modify(lx_ctx *c, lx_node *x, int peer, uint32_t index) {
   x->sum += lx_mix(x->owner, x->index, (uint32_t)c->me);
 }
 
-/* Verify this worker's own list; the number of faults (the first few are printed). */
+/* Verify this worker's own list; the number of faults (the first few are printed). The
+ * expected visitors are this worker's partners in the stages run: every other worker, or the
+ * first --partners K. */
 static long lx_verify(lx_ctx *c, const lx_variant *v) {
   long faults = 0, count = 0;
   const long n = c->o->nodes;
   size_t bitmap = c->o->node_size - LX_HEADER;
+  uint8_t *want = calloc(bitmap, 1);
+  int *who = malloc(sizeof(int) * (size_t)(c->n > 0 ? c->n : 1));
+  int nwho = 0;
+  if (!want || !who) {
+    fprintf(stderr, "listx: worker %d: no memory to verify\n", c->me);
+    free(want);
+    free(who);
+    return 1;
+  }
+  for (int s = 0; s < lx_run_stages(c->o, c->n); s++) {
+    int p = lx_partner(c->me, c->n, s);
+    if (p < 0 || (want[p / 8] >> (p % 8)) & 1) continue;
+    want[p / 8] |= (uint8_t)(1u << (p % 8));
+    who[nwho++] = p;
+  }
 #define FAULT(...)                                                                        \
   do {                                                                                    \
     if (faults++ < 3) {                                                                   \
@@ -235,21 +264,17 @@ static long lx_verify(lx_ctx *c, const lx_variant *v) {
             x->index);
       continue;
     }
-    uint64_t want = 0;
-    int marks_ok = 1;
-    for (int w = 0; w < c->n; w++) {
-      int bit = (x->marks[w / 8] >> (w % 8)) & 1;
-      if (bit != (w != c->me)) marks_ok = 0;
-      if (w != c->me) want += lx_mix(x->owner, x->index, (uint32_t)w);
-    }
-    for (size_t b = (size_t)c->n; b < bitmap * 8; b++)
-      if ((x->marks[b / 8] >> (b % 8)) & 1) marks_ok = 0;
-    if (x->visits != (uint32_t)(c->n - 1) || !marks_ok || x->sum != want)
+    uint64_t sum = 0;
+    for (int i = 0; i < nwho; i++) sum += lx_mix(x->owner, x->index, (uint32_t)who[i]);
+    int marks_ok = memcmp(x->marks, want, bitmap) == 0;
+    if (x->visits != (uint32_t)nwho || !marks_ok || x->sum != sum)
       FAULT("node %ld: %u visits of %d expected, marks %s, checksum %s", count, x->visits,
-            c->n - 1, marks_ok ? "complete" : "WRONG", x->sum == want ? "right" : "WRONG");
+            nwho, marks_ok ? "complete" : "WRONG", x->sum == sum ? "right" : "WRONG");
   }
   if (count < n) FAULT("%ld nodes of %ld (nodes lost)", count, n);
 #undef FAULT
+  free(want);
+  free(who);
   return faults;
 }
 
@@ -266,7 +291,7 @@ static void csv_row(const lx_opts *o, const lx_rt *rt, const char *variant, doub
   }
   if (fresh)
     fprintf(f, "machine,net,variant,workers,schedulers,fanout,ranks,nodes,node_size,reps,"
-               "median_s,min_s,build_median_s,exchange_median_s,verified\n");
+               "median_s,min_s,build_median_s,exchange_median_s,verified,partners\n");
   const char *label = getenv("LISTX_MACHINE");
   char machine[512];
   snprintf(machine, sizeof machine, "%s%s%s", label ? label : "", label ? ": " : "",
@@ -274,9 +299,10 @@ static void csv_row(const lx_opts *o, const lx_rt *rt, const char *variant, doub
   for (char *p = machine; *p; p++)
     if (*p == ',') *p = ';';
   int fanout = rt->schedulers ? (o->fanout ? o->fanout : 8) : 0;
-  fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%ld,%zu,%d,%.6f,%.6f,%.6f,%.6f,%s\n", machine, o->net,
+  fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%ld,%zu,%d,%.6f,%.6f,%.6f,%.6f,%s,%d\n", machine, o->net,
           variant, rt->n, rt->schedulers, fanout, rt->n + rt->schedulers, o->nodes,
-          o->node_size, o->reps, med, min, build, exch, ok ? "yes" : "NO");
+          o->node_size, o->reps, med, min, build, exch, ok ? "yes" : "NO",
+          lx_run_stages(o, rt->n));
   fclose(f);
 }
 
@@ -300,7 +326,7 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     }
     rt->barrier();
     double t1 = bench_now_ns();
-    for (int s = 0; s < lx_stages(rt->n); s++) {
+    for (int s = 0; s < lx_run_stages(o, rt->n); s++) {
       c.stage = s;
       int peer = lx_partner(rt->me, rt->n, s);
       if (peer >= 0 && v->exchange(&c, peer)) {
@@ -329,6 +355,7 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     if (!o->quiet) {
       printf("listx: %-8s %3d workers", v->name, rt->n);
       if (rt->schedulers) printf(" + %d sched", rt->schedulers);
+      if (o->partners) printf(", %d partners", lx_run_stages(o, rt->n));
       printf(", %ld nodes x %zu B, %d reps: median %.4f s (build %.4f, exchange %.4f), "
              "min %.4f s, %s\n",
              o->nodes, o->node_size, o->reps, med, bmed, emed, min,

@@ -46,6 +46,7 @@ typedef struct lx_opts {
   const char *csv;        /* append a row per variant here, or NULL */
   const char *net;        /* interconnect label for the CSV ("shm", "tcp") */
   int fanout;             /* --antheap-fanout as given (for the CSV; 0: default) */
+  int partners;           /* --partners K: only the first K stages (0: all, W-1 partners) */
   int corrupt;            /* test only: worker 1 skips one modification */
   int quiet;
 } lx_opts;
@@ -98,6 +99,9 @@ int lx_run(const lx_opts *o, const lx_rt *rt, const lx_variant *const *vs, int n
 /* Partner of worker me in stage s of n workers (round robin), or -1 (a bye). */
 int lx_partner(int me, int n, int s);
 int lx_stages(int n);
+/* Stages a run does: all of them, or the first --partners K (each worker meets at most K
+ * partners, so the exchange grows linearly with the workers, not quadratically). */
+int lx_run_stages(const lx_opts *o, int n);
 
 /* Fill a new node (owner c->me, the given index; next left to the caller). */
 void lx_init_node(const lx_ctx *c, lx_node *x, uint32_t index);

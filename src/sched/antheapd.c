@@ -22,7 +22,14 @@ static void usage(void) {
          "                           trip to the schedulers\n"
          "  ANTHEAP_XFER_PLAN        whole: a move between workers that MPI connects through\n"
          "                           shared memory sends each long range in one message, not\n"
-         "                           in pieces (default: pieces; for comparisons)\n",
+         "                           in pieces (default: pieces; for comparisons)\n"
+         "every rank:\n"
+         "  ANTHEAP_IDLE_MAX_US      the longest sleep of a waiting rank that shares its core\n"
+         "                           (default 10000; 20..1000000): waits back off from 20 us to\n"
+         "                           this, an eighth of the time waited so far\n"
+         "  ANTHEAP_STATS            a file where the root scheduler writes every scheduler's\n"
+         "                           statistics at shutdown (CSV: messages and bytes in and\n"
+         "                           out, peak RSS, ...; default: none)\n",
          launch_help_text(), ah_config_help());
 }
 

@@ -1,13 +1,15 @@
 /* daemon.c: the MPI transport of the event server and its loop. Messages are received with
  * Iprobe/Recv on the protocol communicator and sent with Isend from copies, so two
  * schedulers sending each other large messages never block each other; an idle loop backs
- * off (sleeps) so that oversubscribed jobs leave the cores to the workers. */
+ * off (common/idle.h: sleeps growing with the wait) so that oversubscribed jobs leave the
+ * cores to the workers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/idle.h"
+#include "common/procstat.h"
 #include "sched/job.h"
 #include "sched/server.h"
 
@@ -55,14 +57,6 @@ static void progress_sends(mpi_tx *t, bool wait) {
   }
 }
 
-/* Waiting for work: a rank with a core of its own spins (lowest latency); ranks sharing
- * cores sleep after a while, so that oversubscribed jobs leave the cores to the workers. */
-static void idle_pause(const ah_job *j, unsigned idle) {
-  if (j->own_core || idle < 64) return;
-  struct timespec ts = {0, idle < 4096 ? 20000 : 200000}; /* 20 us, then 200 us */
-  nanosleep(&ts, NULL);
-}
-
 int job_run_scheduler(ah_job *j) {
   mpi_tx tx = {.comm = j->proto};
   sched_config cfg = sched_config_default();
@@ -75,6 +69,9 @@ int job_run_scheduler(ah_job *j) {
   cfg.ceiling_pages = j->cfg.ceiling_pages;
   cfg.high_watermark = j->cfg.high_watermark;
   cfg.low_watermark = j->cfg.low_watermark;
+  const char *stats = getenv("ANTHEAP_STATS"); /* the root writes every scheduler's row there */
+  cfg.stats_csv = stats && *stats ? stats : NULL;
+  cfg.peak_rss_kib = procstat_peak_rss_kib;
   sched_server *s;
   if (sched_server_create(&s, &j->tree, j->rank, &cfg, (sched_transport){mpi_send, &tx})) {
     fprintf(stderr, "antheapd[%d]: cannot create the scheduler (out of memory)\n", j->rank);
@@ -83,17 +80,19 @@ int job_run_scheduler(ah_job *j) {
   sched_server_boot(s);
   size_t cap = 1 << 16;
   unsigned char *buf = malloc(cap);
-  unsigned idle = 0;
+  idle_wait idle;
+  idle_start(&idle, j->own_core);
   while (!sched_server_done(s)) {
     int flag = 0;
     MPI_Status st;
     MPI_Iprobe(MPI_ANY_SOURCE, AH_TAG_PROTO, j->proto, &flag, &st);
     if (!flag) {
       progress_sends(&tx, false);
-      idle_pause(j, ++idle);
+      if (tx.npending) idle.since_ns = 0; /* sends to progress: the shortest sleeps only */
+      idle_pause(&idle);
       continue;
     }
-    idle = 0;
+    idle_start(&idle, j->own_core);
     int count;
     MPI_Get_count(&st, MPI_BYTE, &count);
     if ((size_t)count > cap) {

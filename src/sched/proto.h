@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0xA17Eu
-#define PROTO_VERSION 3u
+#define PROTO_VERSION 4u /* 4: statistics rows of 19 words (traffic, peak RSS) */
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
@@ -84,8 +84,9 @@ typedef struct { uint64_t pages; uint32_t ids; uint32_t pad; } proto_refill;
 typedef struct { uint64_t page_addr, npages; uint32_t id_first, id_count; } proto_grant;
 typedef struct { uint64_t regions; } proto_load;
 /* tail: nranges x {addr, len}, nids x {first, count}, nrows x PROTO_STAT_WORDS (statistics
- * of every scheduler in the sender's subtree: rank, then sched_stats fields in order) */
-#define PROTO_STAT_WORDS 14
+ * of every scheduler in the sender's subtree: rank, the first 13 sched_stats counters in the
+ * order trade.c's my_stat_row writes them, the traffic counters, then its peak RSS in KiB) */
+#define PROTO_STAT_WORDS 19
 typedef struct {
   uint32_t nranges, nids, nrows, pad;
 } proto_return;

@@ -157,6 +157,8 @@ int srv_child_slot(const sched_server *s, int rank) {
 /* ---- sending ---- */
 void srv_send(sched_server *s, int to, const void *msg, size_t len) {
   AH_ASSERT(to != s->me && to >= 0 && to < s->tree->nranks);
+  s->st.msgs_out++;
+  s->st.bytes_out += len;
   s->tx.send(s->tx.ctx, s->me, to, msg, len);
 }
 
@@ -380,6 +382,10 @@ static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
 }
 
 int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) {
+  if (!s->replaying) {
+    s->st.msgs_in++;
+    s->st.bytes_in += len;
+  }
   proto_msg m;
   int rc = proto_decode(msg, len, &m);
   bool readable = rc != EPROTO && sender_ok(s, from, &m);

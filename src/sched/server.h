@@ -42,6 +42,8 @@ typedef struct sched_config {
   unsigned load_threshold; /* report subtree load upstream when it moved this much */
   FILE *log;              /* errors and the shutdown report (stderr if NULL) */
   bool quiet;             /* no shutdown report */
+  const char *stats_csv;  /* root: write every scheduler's statistics row here at shutdown */
+  uint64_t (*peak_rss_kib)(void); /* this rank's peak resident memory, for its row (or NULL) */
 } sched_config;
 
 typedef struct sched_stats {
@@ -50,6 +52,8 @@ typedef struct sched_stats {
   uint64_t regions_created, events;
   uint64_t placed_by_load; /* regions sent to the least-loaded child (requester not below) */
   uint64_t leased_slabs, returned_leases; /* slabs leased to workers' caches, and handed back */
+  /* Traffic: messages and bytes received (a parked request replayed counts once) and sent. */
+  uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
 } sched_stats;
 
 sched_config sched_config_default(void);

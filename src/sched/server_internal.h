@@ -63,6 +63,7 @@ struct sched_server {
   int workers_done, children_returned, workers_direct;
   trie *finalized;  /* workers that sent FINALIZE (a second one is malformed) */
   int replay_tries; /* while replaying a parked request: how often it was parked before */
+  bool replaying;   /* a parked message is handled again: not counted as received twice */
   bool done;
   int conservation; /* root: 0 ok, -1 missing, 1 not checked */
   uint64_t returned_pages_total, returned_ids_total;

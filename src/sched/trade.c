@@ -178,7 +178,9 @@ static void replay(sched_server *s, parked *list, bool progress) {
     parked *p = list;
     list = p->next;
     s->replay_tries = progress ? 0 : p->tries;
+    s->replaying = true;
     sched_server_handle(s, p->from, p->msg, p->len);
+    s->replaying = false;
     s->replay_tries = 0;
     free(p);
   }
@@ -274,10 +276,12 @@ static int push_ids(void *ctx, rid_t first, rid_t count) { return words_push2(ct
 
 static void my_stat_row(const sched_server *s, uint64_t *row) {
   const sched_stats *t = &s->st;
+  uint64_t rss = s->cfg.peak_rss_kib ? s->cfg.peak_rss_kib() : 0;
   uint64_t v[PROTO_STAT_WORDS] = {(uint64_t)s->me, t->served, t->forwarded, t->replies_routed,
                                   t->malformed, t->parked, t->pages_granted, t->pages_received,
                                   t->pages_given_back, t->ids_granted, t->regions_created,
-                                  t->events, t->leased_slabs, t->returned_leases};
+                                  t->events, t->leased_slabs, t->returned_leases, t->msgs_in,
+                                  t->msgs_out, t->bytes_in, t->bytes_out, rss};
   memcpy(row, v, sizeof v);
 }
 
@@ -294,23 +298,58 @@ static void add_rows(sched_server *s, const uint64_t *rows, size_t n) {
   s->nstat_rows += n;
 }
 
+/* Where a row's scheduler sits: 0 root, 1 inner, 2 leaf (by the rank in row[0]). */
+static int row_class(const sched_server *s, const uint64_t *row) {
+  int r = (int)row[0];
+  if (r < 0 || r >= s->tree->nranks) return 1;
+  return r == s->tree->root ? 0 : sched_tree_is_leaf(s->tree, r) ? 2 : 1;
+}
+
+/* The rows as CSV (stats_csv), written to a temporary name and renamed, so that a reader
+ * waiting for the file never sees half of it. */
+static void write_stats_csv(sched_server *s) {
+  static const char *const kind[] = {"root", "inner", "leaf"};
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", s->cfg.stats_csv) >= (int)sizeof tmp) return;
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    srv_log(s, "cannot write the statistics to %s", tmp);
+    return;
+  }
+  fprintf(f, "rank,level,kind,msgs_in,msgs_out,bytes_in,bytes_out,served,forwarded,routed,"
+             "malformed,parked,pages_out,pages_in,pages_back,ids_out,regions,events,leased,"
+             "unleased,rss_kib\n");
+  for (size_t i = 0; i < s->nstat_rows; i++) {
+    const uint64_t *r = s->stat_rows + i * PROTO_STAT_WORDS;
+    int rank = (int)r[0];
+    fprintf(f, "%lu,%d,%s", (unsigned long)r[0],
+            rank >= 0 && rank < s->tree->nranks ? s->tree->level[rank] : -1,
+            kind[row_class(s, r)]);
+    for (int k = 14; k < 18; k++) fprintf(f, ",%lu", (unsigned long)r[k]);
+    for (int k = 1; k < 14; k++) fprintf(f, ",%lu", (unsigned long)r[k]);
+    fprintf(f, ",%lu\n", (unsigned long)r[18]);
+  }
+  if (fclose(f) || rename(tmp, s->cfg.stats_csv))
+    srv_log(s, "cannot write the statistics to %s", s->cfg.stats_csv);
+}
+
 static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
   FILE *f = s->cfg.log ? s->cfg.log : stderr;
   uint64_t want_slabs = s->cfg.gas_size >> AH_SLAB_SHIFT;
   fprintf(f, "antheapd: shutdown: %s: %lu of %lu slabs and %lu of %lu region IDs back at the root\n",
           s->conservation == 0 ? "nothing lost" : "MISSING", (unsigned long)slabs,
           (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
+  if (s->cfg.stats_csv) write_stats_csv(s);
   if (s->cfg.quiet) return;
-  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s %8s %8s\n", "rank", "served",
-          "forwarded", "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back", "ids_out",
-          "regions", "events", "leased", "unleased");
+  fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s %8s %8s %9s %9s %7s\n", "rank",
+          "served", "forwarded", "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back",
+          "ids_out", "regions", "events", "leased", "unleased", "msgs_in", "msgs_out", "rss_MiB");
   for (size_t i = 0; i < s->nstat_rows; i++) {
     const uint64_t *r = s->stat_rows + i * PROTO_STAT_WORDS;
-    fprintf(f, "%6lu %9lu %9lu %8lu %9lu %7lu %8lu %8lu %8lu %9lu %8lu %7lu %8lu %8lu\n",
-            (unsigned long)r[0], (unsigned long)r[1], (unsigned long)r[2], (unsigned long)r[3],
-            (unsigned long)r[4], (unsigned long)r[5], (unsigned long)r[6], (unsigned long)r[7],
-            (unsigned long)r[8], (unsigned long)r[9], (unsigned long)r[10], (unsigned long)r[11],
-            (unsigned long)r[12], (unsigned long)r[13]);
+    fprintf(f, "%6lu", (unsigned long)r[0]);
+    static const int width[] = {9, 9, 8, 9, 7, 8, 8, 8, 9, 8, 7, 8, 8, 9, 9};
+    for (int k = 1; k < 16; k++) fprintf(f, " %*lu", width[k - 1], (unsigned long)r[k]);
+    fprintf(f, " %7.1f\n", (double)r[18] / 1024.0);
   }
 }
 

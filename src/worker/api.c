@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/idle.h"
 #include "sched/job.h"
 #include "sched/proto.h"
 #include "worker/cache.h"
@@ -37,9 +37,10 @@ static int fail_errno(int err) {
   return -1;
 }
 
-/* Wait for the next protocol message from the leaf, backing off while idle. */
+/* Wait for the next protocol message from the leaf, backing off while idle (idle.h). */
 static int receive_reply(proto_msg *m) {
-  unsigned idle = 0;
+  idle_wait idle;
+  idle_start(&idle, W.job.own_core);
   for (;;) {
     int flag = 0;
     MPI_Status st;
@@ -56,10 +57,19 @@ static int receive_reply(proto_msg *m) {
       MPI_Recv(W.buf, count, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto, MPI_STATUS_IGNORE);
       return proto_decode(W.buf, (size_t)count, m);
     }
-    if (++idle > 256 && !W.job.own_core) { /* sharing cores: sleep a little (see daemon.c) */
-      struct timespec ts = {0, idle < 8192 ? 10000 : 100000};
-      nanosleep(&ts, NULL);
-    }
+    idle_pause(&idle);
+  }
+}
+
+/* Complete a nonblocking collective of the workers, backing off while it is not done (MPI's
+ * own blocking calls spin, which on shared cores takes them from the ranks that work). */
+static void wait_collective(MPI_Request *rq) {
+  idle_wait idle;
+  idle_start(&idle, W.job.own_core);
+  for (int done = 0;;) {
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    idle_pause(&idle);
   }
 }
 
@@ -246,11 +256,13 @@ int sys_init(int *argc, char ***argv) {
 static void leaving_barrier(void) {
   MPI_Request rq;
   MPI_Ibarrier(W.job.workers, &rq);
+  idle_wait idle;
+  idle_start(&idle, W.job.own_core);
   for (int done = 0;;) {
     MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
     if (done) break;
-    if (!transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN))
-      nanosleep(&(struct timespec){0, W.job.own_core ? 1000 : 50000}, NULL);
+    if (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) idle_start(&idle, W.job.own_core);
+    else idle_pause(&idle);
   }
   while (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) {
   }
@@ -272,7 +284,9 @@ int sys_workers(void) { return W.up ? W.nworkers : 0; }
 int sys_barrier(void) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* after the barrier every worker's objects are known everywhere */
-  if (MPI_Barrier(W.job.workers) != MPI_SUCCESS) return fail_errno(EPROTO);
+  MPI_Request rq;
+  if (MPI_Ibarrier(W.job.workers, &rq) != MPI_SUCCESS) return fail_errno(EPROTO);
+  wait_collective(&rq);
   return rc ? fail_errno(rc) : 0;
 }
 
@@ -554,6 +568,14 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   move_expect e = {nreg, nobj};
+  /* Wait for the sender's list with back-off (idle.h) rather than in transfer_recv's blocking
+   * probe, which spins; the list travels on the transfer's tag itself (transfer.c). */
+  idle_wait idle;
+  idle_start(&idle, W.job.own_core);
+  for (int flag = 0; !flag;) {
+    MPI_Iprobe(peer, AH_TAG_XFER, W.job.xfer, &flag, MPI_STATUS_IGNORE);
+    if (!flag) idle_pause(&idle);
+  }
   uint64_t *h;
   uint32_t nh;
   gas_range *r;

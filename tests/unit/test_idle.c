@@ -1,0 +1,67 @@
+/* test_idle.c: the back-off of ranks that wait on shared cores (src/common/idle.c). */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check_main.h"
+#include "common/idle.h"
+
+START_TEST(test_the_first_polls_do_not_sleep) {
+  for (unsigned p = 0; p < IDLE_SPIN; p++) REQUIRE_EQ(idle_sleep_ns(p, 0, 10000000), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, 10000000), IDLE_MIN_NS);
+}
+END_TEST
+
+START_TEST(test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds) {
+  uint64_t cap = 10000000;
+  REQUIRE_EQ(idle_sleep_ns(1000, 80000, cap), IDLE_MIN_NS); /* 10 us: below the minimum */
+  REQUIRE_EQ(idle_sleep_ns(1000, 8000000, cap), 1000000);   /* 8 ms waited: 1 ms */
+  REQUIRE_EQ(idle_sleep_ns(1000, 8000000000ull, cap), cap); /* capped */
+}
+END_TEST
+
+START_TEST(test_the_stretch_of_a_wait_is_bounded) {
+  /* sleeping in the policy's steps, the wait ends at most 1/8 + one minimum sleep late */
+  uint64_t cap = 10000000;
+  for (uint64_t end = 1000; end < 2000000000ull; end = end * 3 + 7) {
+    uint64_t t = 0;
+    unsigned polls = IDLE_SPIN;
+    while (t < end) t += idle_sleep_ns(polls++, t, cap);
+    REQUIRE(t - end <= end / 8 + IDLE_MIN_NS || t - end <= cap);
+  }
+}
+END_TEST
+
+START_TEST(test_a_cap_below_the_minimum_is_the_minimum) {
+  REQUIRE_EQ(idle_sleep_ns(1000, 1000000000ull, 1), IDLE_MIN_NS);
+}
+END_TEST
+
+START_TEST(test_own_core_ranks_never_sleep) {
+  idle_wait w;
+  idle_start(&w, true);
+  for (int i = 0; i < 100000; i++) idle_pause(&w); /* would take seconds if it slept */
+  REQUIRE_EQ(w.polls, 0);
+}
+END_TEST
+
+START_TEST(test_the_cap_comes_from_the_environment) {
+  setenv("ANTHEAP_IDLE_MAX_US", "500", 1);
+  REQUIRE_EQ(idle_max_ns(), 500000); /* read once: later changes do not count */
+  setenv("ANTHEAP_IDLE_MAX_US", "900", 1);
+  REQUIRE_EQ(idle_max_ns(), 500000);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("idle");
+  TCase *tc = tcase_create("idle");
+  tcase_add_test(tc, test_the_first_polls_do_not_sleep);
+  tcase_add_test(tc, test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds);
+  tcase_add_test(tc, test_the_stretch_of_a_wait_is_bounded);
+  tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
+  tcase_add_test(tc, test_own_core_ranks_never_sleep);
+  tcase_add_test(tc, test_the_cap_comes_from_the_environment);
+  suite_add_tcase(s, tc);
+  return s;
+}
