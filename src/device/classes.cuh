@@ -120,7 +120,7 @@ static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long
                "class page %ld claimed while its pinfo says %x\n", page, dm_ld(&h->pinfo[page]));
   h->blockcount[page] = (int)dm_class_blocks(c);
   h->pinfo[page] = DM_PI_CLASS | c;
-  __threadfence();
+  dm_fence_acq_rel();   /* acquire for the claim, release for the above (warp.cuh) */
 }
 
 /* Blocks `used` .. nb-1 of a fresh class-c page go to buffer q (or the next two buffers);

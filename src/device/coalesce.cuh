@@ -141,7 +141,7 @@ static __device__ void dm_area_init(dm_area *a, unsigned n)
   a->live = n >= 32u ? ~0u : ((1u << n) - 1u);
   a->n = n;
   a->magic = DM_AREA_MAGIC;
-  __threadfence();
+  dm_fence_acq_rel();   /* was __threadfence(): see dm_fence_acq_rel */
 }
 
 /* Every lane of `mask` calls this together. Lanes of a shared group `grp` get their

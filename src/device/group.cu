@@ -48,7 +48,7 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
     dm_class_spill(h, c, page, min(nb, (unsigned)__popc(peers) - lead), q);
   if (!cl && run && page >= 0) {
     dm_run_mark(h, page, run);
-    __threadfence();
+    dm_fence_acq_rel();   /* acquire for the claim, release for the pinfo (warp.cuh) */
     p = dm_page_addr(h, page);
   }
   /* one counter update per warp (it was one same-address atomic per 1-KiB allocation) */
@@ -151,17 +151,25 @@ __global__ void dm_trim_kernel(void)
   if (f < DM_NCLASS * DM_NFIFO) dm_class_trim(&dm_heap_g, f);
 }
 
-__device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
+/* dm_free_group's body, for the lanes of `mask_in` (FULL: the whole warp, whose mask the
+ * compiler then knows: each *_sync with a constant full mask skips the checks of a
+ * run-time mask, a match and a reduction each, which were a third of a 4-KiB free's warp
+ * collectives). */
+template <bool FULL>
+static __device__ __forceinline__ void dm_free_lanes(void *ptr, unsigned mask_in)
 {
+  const unsigned mask = FULL ? ~0u : mask_in;
   const dm_heap_dev *h = &dm_heap_g;
   char *p = (char *)ptr, *blk = NULL;
   unsigned long long page = 0;
   unsigned info = 0;
   const unsigned me = dm_lane();
   bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
-  /* lanes freeing compartments of one area settle its count with one atomic */
-  dm_converge(mask);
-  unsigned grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
+  /* lanes freeing compartments of one area settle its count with one atomic (the match
+   * only where some lane frees a compartment: the ballot is uniform over `mask`) */
+  unsigned grp = 0;
+  if (__ballot_sync(mask, comp) != 0u)
+    grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
   /* what this lane gives back: a whole block or run (a compartment only when its area's
    * last compartments are freed here) */
   bool whole = ok && p && (!comp || dm_area_close_group((dm_area *)blk, grp));
@@ -179,25 +187,28 @@ __device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
    * they hold all its blocks, so its count can only be theirs, and nobody else touches it
    * until the page is claimed again and the count rewritten; release builds skip the
    * atomic, debug builds check it. Other blocks go to buffers one by one, draining home
-   * where the buffers are full, as before. */
-  dm_converge(mask);
-  unsigned same = __match_any_sync(mask, cls ? page : ~0ull);
-  unsigned n = (unsigned)__popc(same);
-  bool drained = false;
+   * where the buffers are full, as before. The page number is a 32-bit key (npages is
+   * 32-bit): one MATCH, where the 64-bit one was the slowest step of a 256-B free. */
   unsigned put = whole && !cls ? DM_PI_VAL(info) : 0u;    /* pages this lane gives back */
-  if (cls) {
-    unsigned c = DM_PI_VAL(info);
-    if (n == dm_class_blocks(c)) {
-      if (me == (unsigned)__ffs(same) - 1u && (!DM_CHECKS || dm_class_unref(h, page, n)))
-        put = 1u;
-    } else if (!dm_class_buffer(h, c, blk)) {
-      if (dm_class_unref(h, page, 1u)) put = 1u;
-      drained = true;
+  bool drained = false;
+  const unsigned clsm = __ballot_sync(mask, cls);
+  if (clsm != 0u) {
+    unsigned same = __match_any_sync(mask, cls ? (unsigned)page : ~0u);
+    if (cls) {
+      unsigned c = DM_PI_VAL(info);
+      if ((unsigned)__popc(same) == dm_class_blocks(c)) {
+        if (me == (unsigned)__ffs(same) - 1u &&
+            (!DM_CHECKS || dm_class_unref(h, page, (unsigned)__popc(same))))
+          put = 1u;
+      } else if (!dm_class_buffer(h, c, blk)) {
+        if (dm_class_unref(h, page, 1u)) put = 1u;
+        drained = true;
+      }
     }
   }
-  /* runs and whole class pages go home together: one fence, one atomic per bitmap word */
-  dm_converge(mask);
-  dm_pages_put_group(h, mask, (long)page, put);
+  /* runs and whole class pages go home together: one fence, one atomic per bitmap word
+   * (the ballot in there waits for the buffer pushes above) */
+  dm_pages_put_group(h, mask, (long)page, put, cls ? (long)page : -1l);
   /* The lanes that came in together leave together (the ballot waits for all of them).
    * Without this, lanes leaving one by one after their buffer pushes broke the caller's
    * next dm_malloc on the H100: a kernel that frees and then allocates hung or got
@@ -205,9 +216,18 @@ __device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
    * or the free in its own kernel, cured it (tests/gpu: test_calls_from_divergent_code).
    * Drains of full buffers are counted here, one atomic per warp (whole pages taken home
    * above are not drains: dm_stats.drains counts blocks the buffers refused). */
-  dm_converge(mask);
-  unsigned d = __ballot_sync(mask, drained);
-  if (d && me == (unsigned)__ffs(mask) - 1u)
-    atomicAdd(&h->ctr->drains, (unsigned long long)__popc(d));
+  if (clsm != 0u) {
+    unsigned d = __ballot_sync(mask, drained);
+    if (d && me == (unsigned)__ffs(mask) - 1u)
+      atomicAdd(&h->ctr->drains, (unsigned long long)__popc(d));
+  }
   __syncwarp(mask);
+}
+
+__device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
+{
+  if (mask == ~0u)
+    dm_free_lanes<true>(ptr, mask);
+  else
+    dm_free_lanes<false>(ptr, mask);
 }

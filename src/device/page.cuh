@@ -254,55 +254,78 @@ static __device__ void dm_pages_clear(const dm_heap_dev *h, unsigned long p, uns
   }
 }
 
-/* Give n pages from `page` back: forget what they held, then clear their bits. Release
- * builds clear only the head's pinfo: a stale BODY entry of a free page is never read (a
- * pointer into it leads to a FREE head, which dm_locate rejects; whoever claims the page
- * writes its pinfo anew), and 4 KiB frees spent their time on the 8 stores. Debug builds
- * clear them all, since their claim checks want every free page's pinfo FREE. The fence
- * orders the pinfo store before the bits clear (a claimer's new pinfo must not be
- * overwritten by our late FREE); a release fence is enough. */
+/* Give n pages from `page` back: clear their bits, after a release fence (the user's last
+ * writes to them, and this lane's earlier metadata stores, come before a claimer's).
+ * The bitmap alone says which pages are free: a free page's pinfo is never read (a claimer
+ * writes the pinfo of every page it claims, run head and body or class page, and fences
+ * before any of its blocks reach a user; the only other reader is dm_locate, and a pointer
+ * that dm_malloc handed out leads it to a live page), so release builds leave a free
+ * page's pinfo as it was: no store, and nothing for a late store of ours to overwrite in a
+ * page claimed meanwhile. The price: release builds no longer tell a second free of a run
+ * or class page from a first (a double free, which only debug builds promise to catch; a
+ * pointer to a page never handed out still reads FREE and is counted). Debug builds clear
+ * every page's pinfo before the fence, since their claim checks want a free page FREE. */
 static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
 {
-  for (unsigned i = 0; i < (DM_CHECKS ? n : 1u); ++i) h->pinfo[page + i] = DM_PI_FREE;
+#if DM_CHECKS
+  for (unsigned i = 0; i < n; ++i) h->pinfo[page + i] = DM_PI_FREE;
+#endif
   dm_fence_release();
   dm_pages_clear(h, (unsigned long)page, (unsigned long)page + n);
 }
 
 /* dm_pages_put for a warp: every lane of `mask` calls it together, and the lanes with
- * n > 0 give back n pages from `page`. Their pinfo stores, then a warp barrier (it orders
- * every lane's stores before every lane's fence), one fence for all, then each bitmap
- * word the lanes' pages share is cleared with one atomic, by the first of them (a warp
- * freeing 32 4-KiB runs touches 8 words: 8 atomics, not 32). A run that crosses a word
- * (longer than 32 pages: word-aligned) is cleared by its own lane. */
+ * n > 0 give back n pages from `page`. A warp barrier (it orders every lane's earlier
+ * writes, the users' and the debug build's pinfo stores, before every lane's fence), one
+ * release fence for all, then each bitmap word the lanes' pages share is cleared with one
+ * atomic: the lanes' words are combined by a segmented OR over runs of consecutive lanes
+ * with the same word (a warp freeing 32 4-KiB runs touches 8 words: 8 atomics, not 32, in
+ * two shuffle rounds; a loop over the distinct words cost four warp collectives per word).
+ * A word met in two runs of lanes gets two atomics, which is correct, only slower. Lanes
+ * giving nothing back but freeing in a known page (`home`: a class block's page, -1 for
+ * none) join its word's run with no bits, so that the lanes of one class page do not split
+ * their neighbours' runs. A run that crosses a word (longer than 32 pages: word-aligned)
+ * is cleared by its own lane. */
 static __device__ void dm_pages_put_group(const dm_heap_dev *h, unsigned mask, long page,
-                                          unsigned n)
+                                          unsigned n, long home)
 {
   const unsigned me = dm_lane();
-  for (unsigned i = 0; i < (n == 0u ? 0u : DM_CHECKS ? n : 1u); ++i)
-    h->pinfo[page + i] = DM_PI_FREE;
-  __syncwarp(mask);
+#if DM_CHECKS
+  for (unsigned i = 0; i < n; ++i) h->pinfo[page + i] = DM_PI_FREE;
+#endif
   if (__ballot_sync(mask, n != 0u) == 0u) return;
+  __syncwarp(mask);
   dm_fence_release();
   unsigned long p = (unsigned long)page;
   unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
   bool one = n != 0u && b + n <= 32u;
   if (n != 0u && !one) dm_pages_clear(h, p, p + n);
   unsigned bits = one ? dm_bits(b, n) : 0u;
-  for (unsigned todo = __ballot_sync(mask, one); todo;) {
-    unsigned lead = (unsigned)__ffs(todo) - 1u;
-    unsigned lw = __shfl_sync(mask, w, (int)lead);
-    bool mine = one && w == lw;
-    unsigned all = dm_warp_or(mask, mine ? bits : 0u);
-    if (me == lead) {
-#if DM_CHECKS
-      unsigned old = atomicAnd(&h->bitmap[lw], ~all);
-      DM_INVARIANT(h, (old & all) == all, "pages of word %u (bits %x) freed while not all "
-                   "used (bits %x)\n", lw, all, old);
-#else
-      atomicAnd(&h->bitmap[lw], ~all);
-#endif
+  /* the word this lane's run of lanes is keyed by: its own, its class page's, or none */
+  unsigned key = one ? w : home >= 0 ? (unsigned)((unsigned long)home / 32u) : ~0u;
+  unsigned prev = __shfl_up_sync(mask, key, 1);
+  bool head = me == 0u || !((mask >> (me - 1u)) & 1u) || prev != key;
+  unsigned heads = __ballot_sync(mask, head);
+  unsigned upto = dm_lanes_below() | (1u << me);
+  unsigned s = 31u - (unsigned)__clz(heads & upto);       /* first lane of my run */
+  bool tail = me == 31u || ((heads | ~mask) >> (me + 1u)) & 1u;
+  if (__popc(heads) == 1) {
+    bits = dm_warp_or(mask, bits);                         /* one run: the whole group */
+  } else {
+    unsigned longest = dm_warp_max(mask, me - s + 1u);
+    for (unsigned d = 1; d < longest; d <<= 1) {           /* Hillis-Steele, segmented */
+      unsigned o = __shfl_up_sync(mask, bits, d);
+      if (me >= s + d) bits |= o;
     }
-    todo &= ~__ballot_sync(mask, mine);
+  }
+  if (tail && key != ~0u && bits != 0u) {
+#if DM_CHECKS
+    unsigned old = atomicAnd(&h->bitmap[key], ~bits);
+    DM_INVARIANT(h, (old & bits) == bits, "pages of word %u (bits %x) freed while not all "
+                 "used (bits %x)\n", key, bits, old);
+#else
+    atomicAnd(&h->bitmap[key], ~bits);
+#endif
   }
 }
 

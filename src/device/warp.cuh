@@ -103,11 +103,28 @@ static __device__ __forceinline__ unsigned dm_buffer_hash(unsigned salt)
   return (dm_mix(b * 131u + w * 7u + dm_smid() * 977u + salt) + dm_lane()) % DM_NFIFO;
 }
 
-/* Release fence at GPU scope: this lane's earlier writes (and those a warp barrier
- * ordered before it) become visible before its later ones. The release half of
- * __threadfence() (fence.sc.gpu), which is all a page given back needs (its pinfo store
- * before the bitmap bit that lets a claimer rewrite it). */
+/* Release fence at GPU scope: this lane's earlier reads and writes (and those a warp
+ * barrier ordered before it) are ordered before its later writes, which is all a page
+ * given back needs (the user's last writes to it, and in debug builds its pinfo store,
+ * before the bitmap bit that lets a claimer reuse it). fence.release.gpu where PTX has it
+ * (ISA 8.6, sm_90): no L1 invalidation, which only an acquire needs; fence.acq_rel.gpu
+ * elsewhere. Neither is __threadfence() (fence.sc.gpu, MEMBAR.SC on the H100). */
 static __device__ __forceinline__ void dm_fence_release(void)
+{
+#if __CUDA_ARCH__ >= 900 && (__CUDACC_VER_MAJOR__ > 12 || \
+                             (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+  asm volatile("fence.release.gpu;" ::: "memory");
+#else
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
+}
+
+/* Acquire-release fence at GPU scope, after a claim (the bitmap atomicOr that took pages)
+ * and the claimer's metadata stores: acquire for the claim (the previous owner's writes,
+ * released by its free, come before ours and the users') and release for the metadata
+ * (pinfo and counts before the blocks reach anyone). Was __threadfence(): fence.sc.gpu
+ * orders more than this needs (MEMBAR.SC.GPU, not MEMBAR.ALL.GPU, on the H100). */
+static __device__ __forceinline__ void dm_fence_acq_rel(void)
 {
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
@@ -120,6 +137,18 @@ static __device__ __forceinline__ unsigned dm_warp_or(unsigned mask, unsigned v)
 #else
   unsigned r = 0;
   for (unsigned m = mask; m; m &= m - 1u) r |= __shfl_sync(mask, v, __ffs(m) - 1);
+  return r;
+#endif
+}
+
+/* Maximum of v over the lanes of `mask`; all of them call it together. */
+static __device__ __forceinline__ unsigned dm_warp_max(unsigned mask, unsigned v)
+{
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(mask, v);
+#else
+  unsigned r = 0;
+  for (unsigned m = mask; m; m &= m - 1u) r = max(r, __shfl_sync(mask, v, __ffs(m) - 1));
   return r;
 #endif
 }
