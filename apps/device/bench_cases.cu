@@ -42,6 +42,9 @@
 #ifndef DM_BENCH_PTXAS_OPT
 #define DM_BENCH_PTXAS_OPT -1           /* set by apps/device/CMakeLists.txt */
 #endif
+#ifndef DM_BENCH_MAXRREG
+#define DM_BENCH_MAXRREG -1             /* likewise: the allocator's register cap, 0 none */
+#endif
 
 #define BLOCK 256u
 #define DM_BENCH_ALIGN_SLACK 512u       /* dm_heap_create_over wants a page-aligned arena */
@@ -489,8 +492,9 @@ int main(int argc, char **argv)
     return 77;
   }
   std::string dev = device_name(), host = host_name();
-  char variant[32];
-  snprintf(variant, sizeof variant, "group.cu ptxas -O%d", DM_BENCH_PTXAS_OPT);
+  char variant[64];
+  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d", DM_BENCH_PTXAS_OPT,
+           DM_BENCH_MAXRREG);
 
   /* The arena: 8 GiB unless the GPU has less free memory (metadata ~2.4% of the arena,
    * the pointer array and some room for the CUDA context are kept free). */
