@@ -55,18 +55,51 @@ static __device__ __forceinline__ char *dm_block(const dm_heap_dev *h, unsigned 
 /* n blocks of a class page, all held by the caller, go back to its count with one atomic;
  * true when they were the last ones out (the caller then gives the page back). A drain
  * that leaves blocks out adds DM_BC_DRAINED: the page is retiring (dm_class_take).
- * The debug check reads pinfo before the atomic: after it the caller holds nothing of
- * the page, so a drain of the page's other blocks may take it home (pinfo FREE) at any
- * moment. (Reading it after was the debug build's "block drained to page P with count 2,
- * pinfo 0" under ptxas -O3: two lanes draining a 256-B page's two blocks at once, the
- * second one winning the race; no allocator bug.) */
+ *
+ * The debug check reads pinfo while the caller still holds its blocks, so it must see the
+ * page's class: the page cannot go home before this atomic. But "before" needs ordering,
+ * not only program order. The load's value is used only after the atomic (nothing depends
+ * on it), and a relaxed load followed by a relaxed atomic to another address is not
+ * ordered by PTX (load buffering): the hardware may perform the load late, after the
+ * atomic has gone out and come back to another lane. The interleaving ("1 blocks drained
+ * to page P with count 0x1E0002, pinfo 0": a 16-B page with 30 blocks drained home and
+ * the last 2 out, both drained at once by two lanes of other warps: k_free_all's
+ * scattered frees finding the buffers full, the refill's dm_class_take of a retiring
+ * page's blocks, or the trim kernel):
+ *   lane A: ld pinfo (issued, not yet performed) ... atom count -> 0x1E0002 (2 out)
+ *   lane B:                                atom count -> 0x1F0001 (1 out: the last),
+ *                                          st pinfo = FREE, fence, clear the bitmap bit
+ *   lane A's load performed now: it reads B's FREE.
+ * The second-to-last drainer is the one a single round trip behind the FREE store, hence
+ * the count's 2 out every time; the register cap's busier SMs (DM_MAXRREG=64: 4 blocks of
+ * 256 per SM where the uncapped code fits 2) are the likely reason its load lost that race
+ * in a fifth of the runs, where the uncapped build's did not in 10. (Before, the load came
+ * after the atomic: "count 2, pinfo 0", two lanes draining a 256-B page at once.) The
+ * count itself was right (2 out, and the last drain took the page home): a racy check,
+ * not an accounting bug; no block was lost or handed out twice.
+ * The fix, debug builds only: the count atomic is acq_rel. Release orders A's pinfo load
+ * before A's atomic; B's atomic reads A's (a read-modify-write, so it synchronizes with
+ * it) and its acquire orders B's FREE store after it: A's load happens before B's store
+ * and cannot read it. Release builds keep the relaxed atomic: they read no pinfo here, and
+ * a page goes home only through the bitmap after a release fence (dm_pages_put). */
+#if DM_CHECKS
+static __device__ __forceinline__ int dm_count_add_acq_rel(int *p, int v)
+{
+  int old;
+  asm volatile("atom.acq_rel.gpu.add.s32 %0, [%1], %2;"
+               : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+#endif
 static __device__ bool dm_class_unref(const dm_heap_dev *h, unsigned long long page,
                                       unsigned n)
 {
 #if DM_CHECKS
   unsigned pi = dm_ld(&h->pinfo[page]);
-#endif
+  int was = dm_count_add_acq_rel(&h->blockcount[page], DM_BC_DRAINED - (int)n);
+#else
   int was = atomicAdd(&h->blockcount[page], DM_BC_DRAINED - (int)n);
+#endif
   unsigned out = (unsigned)was & DM_BC_OUT;
   DM_INVARIANT(h, out >= n && DM_PI_KIND(pi) == DM_PI_CLASS,
                "%u blocks drained to page %llu with count %d, pinfo %x\n", n, page, was, pi);

@@ -8,7 +8,8 @@
  * for garbage shuffles under exhaustion at -O1 and above; those came from *_sync calls
  * with smaller masks inside divergent code (fixed in the source: see dm_alloc_group and
  * dm_free_group), and the last -O3-only failure, the debug build's "block drained to page
- * P with count 2, pinfo 0", was a racy debug check (see dm_class_drain_n), not ptxas. */
+ * P with count 2, pinfo 0", was a racy debug check (see dm_class_unref), not ptxas; so
+ * was its return under a register cap (DM_MAXRREG), with count 0x1E0002. */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"

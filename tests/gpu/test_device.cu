@@ -2,9 +2,11 @@
  * non-overlapping, inside the heap, aligned and writable; frees are reused; exhaustion
  * returns NULL and recovers; mixed and large sizes; many kernels in a row; frees racing
  * allocations in an exhausted heap; NULL free; nothing leaks (trim leaves no page used).
- * GT_SMALL=1 in the environment shrinks the sizes (for compute-sanitizer runs). */
+ * GT_SMALL=1 in the environment shrinks the sizes (for compute-sanitizer runs); GT_ONLY=WORD
+ * runs only the tests whose names contain WORD. */
 #include <algorithm>
 #include <stdint.h>
+#include <string.h>
 #include <vector>
 
 #include "antheap_device.h"
@@ -292,6 +294,48 @@ static void test_exhaustion_returns_null_then_recovers_after_frees(void)
   dm_stats st;
   GT_CHECK(dm_heap_stats(h, &st) == 0);
   GT_CHECK(st.bad_frees == 0);
+  dm_heap_destroy(h);
+}
+
+/* Issue 17's debug failure, made likelier: the 16-B stage of the test above, over and over.
+ * Full warps fill the heap with whole 16-B pages; k_free_all frees ptrs[t * cap + k], so
+ * each warp frees blocks of 32 different pages and each page's 32 blocks are freed at
+ * once by 32 different warps: the buffers fill, most blocks drain home one by one and the
+ * last two of a page often drain at the same moment (in k_free_all, in the refill's
+ * dm_class_take of a retiring page's blocks, or in the trim kernel every other cycle).
+ * The debug build's check of such a drain once read the page's pinfo after the other
+ * lane's last drain had taken it home ("1 blocks drained to page P with count 0x1E0002,
+ * pinfo 0", classes.cuh, dm_class_unref). More threads than the test above (more warps
+ * draining at once), 8 cycles; every cycle must get back what the first one got, lose
+ * nothing, and break no invariant. */
+static void test_scattered_16b_frees_and_refills_repeatedly(void)
+{
+  dm_heap *h;
+  size_t heap = 4u << 20;
+  GT_CHECK(dm_heap_create(&h, heap) == 0);
+  unsigned threads = g_small ? 4096 : 16384, cycles = g_small ? 2 : 8;
+  unsigned cap = (unsigned)(heap / 16u / threads * 2 + 4);
+  size_t first = 0;
+  for (unsigned r = 0; r < cycles && !gt_failed_now; ++r) {
+    size_t got = 0;
+    char **keep = NULL;
+    fill(h, 16, threads, cap, &got, &keep);
+    if (gt_failed_now) return;
+    if (r == 0) first = got;
+    k_free_all<<<256, 256>>>(keep, (size_t)threads * cap);
+    GT_SYNC();
+    cudaFree(keep);
+    if (r % 2u) GT_CHECK(dm_heap_trim(h) == 0);
+    dm_stats st;
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    if (got < first * 9 / 10 || st.broken)
+      fprintf(stderr, "  cycle %u: %zu blocks (first %zu), %u invariants broken\n", r, got,
+              first, st.broken);
+    GT_CHECK(got >= first * 9 / 10);
+    GT_CHECK(st.broken == 0 && st.bad_frees == 0);
+  }
+  printf("  %u cycles of %u threads: %zu blocks in the first\n", cycles, threads, first);
+  check_no_leak(h);
   dm_heap_destroy(h);
 }
 
@@ -643,20 +687,30 @@ static void test_a_run_can_take_the_whole_heap_and_give_it_back(void)
   dm_heap_destroy(h);
 }
 
+/* GT_ONLY=WORD in the environment runs only the tests whose names contain WORD (to repeat
+ * one test many times on the device). */
+static const char *g_only;
+#define RUN(fn)                                              \
+  do {                                                       \
+    if (!g_only || strstr(#fn, g_only)) GT_RUN(fn);          \
+  } while (0)
+
 int main(void)
 {
   gt_require_gpu();
   g_small = getenv("GT_SMALL") != NULL;
-  GT_RUN(test_free_of_null_is_a_noop);
-  GT_RUN(test_without_a_heap_malloc_returns_null);
-  GT_RUN(test_small_blocks_are_distinct_writable_and_inside_the_heap);
-  GT_RUN(test_mixed_sizes_do_not_overlap);
-  GT_RUN(test_freed_memory_is_reused);
-  GT_RUN(test_exhaustion_returns_null_then_recovers_after_frees);
-  GT_RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
-  GT_RUN(test_warp_pages_and_frees_grouped_per_page);
-  GT_RUN(test_calls_from_divergent_code);
-  GT_RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
-  GT_RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
+  g_only = getenv("GT_ONLY");
+  RUN(test_free_of_null_is_a_noop);
+  RUN(test_without_a_heap_malloc_returns_null);
+  RUN(test_small_blocks_are_distinct_writable_and_inside_the_heap);
+  RUN(test_mixed_sizes_do_not_overlap);
+  RUN(test_freed_memory_is_reused);
+  RUN(test_exhaustion_returns_null_then_recovers_after_frees);
+  RUN(test_scattered_16b_frees_and_refills_repeatedly);
+  RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
+  RUN(test_warp_pages_and_frees_grouped_per_page);
+  RUN(test_calls_from_divergent_code);
+  RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
+  RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
   return gt_finish();
 }
