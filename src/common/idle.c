@@ -20,30 +20,41 @@ uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns) {
   return t;
 }
 
-uint64_t idle_max_ns(void) {
-  static uint64_t cached;
-  if (cached) return cached;
-  uint64_t us = IDLE_DEFAULT_MAX_US;
+/* ANTHEAP_IDLE_MAX_US in ns; 0 when it is not set (or not valid). Read when a job sets up,
+ * not in the waits. */
+static uint64_t env_cap_ns(void) {
+  uint64_t cached = 0;
   const char *v = getenv("ANTHEAP_IDLE_MAX_US");
   if (v && *v) {
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
     if (errno || *end || x < 20 || x > 1000000)
-      fprintf(stderr, "antheap: ANTHEAP_IDLE_MAX_US=%s: expected 20 to 1000000; using %llu\n", v,
-              (unsigned long long)us);
+      fprintf(stderr, "antheap: ANTHEAP_IDLE_MAX_US=%s: expected 20 to 1000000; ignored\n", v);
     else
-      us = x;
+      cached = x * 1000;
   }
-  cached = us * 1000;
   return cached;
 }
 
-void idle_start(idle_wait *w, bool own_core) {
-  w->own_core = own_core;
+uint64_t idle_max_ns(void) {
+  uint64_t env = env_cap_ns();
+  return env ? env : IDLE_DEFAULT_MAX_US * 1000;
+}
+
+uint64_t idle_cap_ns(int local_ranks, int host_cores) {
+  uint64_t env = env_cap_ns(), most = IDLE_DEFAULT_MAX_US * 1000;
+  if (env) return env;
+  if (local_ranks <= 0 || host_cores <= 0) return most;
+  uint64_t cap = IDLE_MIN_NS * (uint64_t)local_ranks / (uint64_t)host_cores;
+  return cap < IDLE_MIN_NS ? IDLE_MIN_NS : cap > most ? most : cap;
+}
+
+void idle_start(idle_wait *w, uint64_t cap_ns) {
+  w->own_core = cap_ns == 0;
   w->polls = 0;
   w->since_ns = 0;
-  w->max_ns = own_core ? 0 : idle_max_ns();
+  w->max_ns = cap_ns;
 }
 
 void idle_pause(idle_wait *w) {

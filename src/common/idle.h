@@ -2,11 +2,17 @@
  *
  * A scheduler between requests, a worker waiting for a reply, a move or a barrier: each polls
  * MPI and, between empty polls, calls idle_pause. A rank bound to a core of its own spins
- * (lowest latency). A rank that shares cores (an oversubscribed job: 16 cores hosting 1,000
- * ranks) spins a few polls, then sleeps, each sleep an eighth of the time it has waited so
- * far, from 20 us up to a cap (ANTHEAP_IDLE_MAX_US, default 10,000): a wait is stretched by
- * at most about 1/8 (plus one minimum sleep), while a rank that waits long wakes up rarely,
- * so that a thousand idle ranks cost the busy ones little. */
+ * (lowest latency). A rank that shares cores spins a few polls, then sleeps, each sleep an
+ * eighth of the time it has waited so far, from 20 us up to a cap: a wait is stretched by at
+ * most about 1/8 (plus one minimum sleep), while a rank that waits long wakes up rarely.
+ *
+ * The cap follows the host's load (idle_cap_ns): 20 us times the ranks per core, up to 10 ms.
+ * A wake-up and its empty poll cost a few us of CPU, so ranks that all sleep at the cap burn
+ * about the same small share of the host (some 15%) whatever their number: a thousand idle
+ * ranks on 16 cores (73 per core: 1.5 ms) cost the busy ones little, and 17 ranks on 16
+ * cores (one scheduler beside 16 workers: 21 us) answer a burst of requests at once instead
+ * of a millisecond late. (Measured on the 16-core box, listx at 16 workers: a 10 ms cap for
+ * every load cost 10-15% against a 20 us one.) ANTHEAP_IDLE_MAX_US, when set, is the cap. */
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
@@ -24,14 +30,20 @@ typedef struct idle_wait {
   uint64_t max_ns;   /* the cap */
 } idle_wait;
 
-/* Start a wait (and again after each message handled). */
-void idle_start(idle_wait *w, bool own_core);
+/* Start a wait (and again after each message handled) with the longest sleep cap_ns: 0 for a
+ * rank on a core of its own (spin), else idle_cap_ns(...). */
+void idle_start(idle_wait *w, uint64_t cap_ns);
 /* After an empty poll: nothing, or a sleep as above. */
 void idle_pause(idle_wait *w);
 /* The policy alone: the sleep after `polls` empty polls, `waited_ns` into the sleeping phase,
  * with the cap max_ns; 0 means poll again at once. */
 uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns);
-/* The cap from ANTHEAP_IDLE_MAX_US (read once; a bad value is the default, with a message). */
+/* The cap from ANTHEAP_IDLE_MAX_US when it is set (a bad value is ignored, with a message),
+ * or IDLE_DEFAULT_MAX_US. */
 uint64_t idle_max_ns(void);
+/* The cap for a rank sharing a host of host_cores cores with local_ranks ranks (either <= 0:
+ * unknown, the default cap): ANTHEAP_IDLE_MAX_US when set, else IDLE_MIN_NS per rank per
+ * core, within [IDLE_MIN_NS, IDLE_DEFAULT_MAX_US]. */
+uint64_t idle_cap_ns(int local_ranks, int host_cores);
 
 #endif

@@ -81,7 +81,7 @@ int job_run_scheduler(ah_job *j) {
   size_t cap = 1 << 16;
   unsigned char *buf = malloc(cap);
   idle_wait idle;
-  idle_start(&idle, j->own_core);
+  idle_start(&idle, j->idle_cap_ns);
   while (!sched_server_done(s)) {
     int flag = 0;
     MPI_Status st;
@@ -92,7 +92,7 @@ int job_run_scheduler(ah_job *j) {
       idle_pause(&idle);
       continue;
     }
-    idle_start(&idle, j->own_core);
+    idle_start(&idle, j->idle_cap_ns);
     int count;
     MPI_Get_count(&st, MPI_BYTE, &count);
     if ((size_t)count > cap) {

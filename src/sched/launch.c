@@ -433,6 +433,8 @@ int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out,
   if (rc == 0) {
     out->self = me;
     out->retain_mib = o.retain_mib;
+    out->local_ranks = mine.local_ranks;
+    out->host_cores = mine.host_cores;
   }
   return rc;
 }

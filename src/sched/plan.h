@@ -83,6 +83,8 @@ typedef struct launch_plan {
   bool topology_only;      /* --antheap-topology: print the plan, do not start */
   bool share_host;         /* workers of one host share one GAS (--antheap-share, default) */
   long retain_mib;         /* this rank's --antheap-retain (MiB), -1 when not given */
+  int local_ranks;         /* ranks on this rank's host, and that host's cores (0: unknown; */
+  int host_cores;          /* set by launch_plan_build, for the idle back-off: idle.h) */
   plan_rank *ranks;        /* nranks entries, indexed by rank */
   int *sched_ranks;        /* nschedulers: rank of each scheduler index */
   int *worker_ranks;       /* nworkers: rank of each worker index */

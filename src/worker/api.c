@@ -40,7 +40,7 @@ static int fail_errno(int err) {
 /* Wait for the next protocol message from the leaf, backing off while idle (idle.h). */
 static int receive_reply(proto_msg *m) {
   idle_wait idle;
-  idle_start(&idle, W.job.own_core);
+  idle_start(&idle, W.job.idle_cap_ns);
   for (;;) {
     int flag = 0;
     MPI_Status st;
@@ -65,7 +65,7 @@ static int receive_reply(proto_msg *m) {
  * own blocking calls spin, which on shared cores takes them from the ranks that work). */
 static void wait_collective(MPI_Request *rq) {
   idle_wait idle;
-  idle_start(&idle, W.job.own_core);
+  idle_start(&idle, W.job.idle_cap_ns);
   for (int done = 0;;) {
     MPI_Test(rq, &done, MPI_STATUS_IGNORE);
     if (done) return;
@@ -236,6 +236,7 @@ int sys_init(int *argc, char ***argv) {
   MPI_Comm_rank(W.job.workers, &W.id);
   MPI_Comm_size(W.job.workers, &W.nworkers);
   W.leaf = W.job.plan.ranks[W.job.rank].leaf;
+  transfer_set_idle_cap(W.job.idle_cap_ns); /* moves wait like every other wait of ours */
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
@@ -257,11 +258,11 @@ static void leaving_barrier(void) {
   MPI_Request rq;
   MPI_Ibarrier(W.job.workers, &rq);
   idle_wait idle;
-  idle_start(&idle, W.job.own_core);
+  idle_start(&idle, W.job.idle_cap_ns);
   for (int done = 0;;) {
     MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
     if (done) break;
-    if (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) idle_start(&idle, W.job.own_core);
+    if (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) idle_start(&idle, W.job.idle_cap_ns);
     else idle_pause(&idle);
   }
   while (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) {
@@ -568,14 +569,6 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   move_expect e = {nreg, nobj};
-  /* Wait for the sender's list with back-off (idle.h) rather than in transfer_recv's blocking
-   * probe, which spins; the list travels on the transfer's tag itself (transfer.c). */
-  idle_wait idle;
-  idle_start(&idle, W.job.own_core);
-  for (int flag = 0; !flag;) {
-    MPI_Iprobe(peer, AH_TAG_XFER, W.job.xfer, &flag, MPI_STATUS_IGNORE);
-    if (!flag) idle_pause(&idle);
-  }
   uint64_t *h;
   uint32_t nh;
   gas_range *r;

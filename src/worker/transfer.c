@@ -14,6 +14,8 @@ _Static_assert(sizeof(transfer_header) == 32, "transfer_header is a fixed 32-byt
 _Static_assert(sizeof(transfer_wire_range) == 16, "a wire range is two 64-bit words");
 _Static_assert(sizeof(uintptr_t) == 8 && sizeof(size_t) == 8, "antheap needs a 64-bit target");
 
+#include "common/idle.h"
+
 #define TAG_LIST(t) (t)
 #define TAG_ANSWER(t) ((t) + 1)
 #define TAG_DATA(t) ((t) + 2)
@@ -23,6 +25,40 @@ static MPI_Count message_bytes(const MPI_Status *st) {
   MPI_Count c = 0;
   MPI_Get_elements_x(st, MPI_BYTE, &c);
   return c;
+}
+
+/* ---- waiting (transfer_set_idle_cap) ------------------------------------------------------- */
+
+static uint64_t idle_cap; /* 0: MPI's blocking calls */
+
+void transfer_set_idle_cap(uint64_t cap_ns) { idle_cap = cap_ns; }
+
+static void wait_request(MPI_Request *rq) {
+  if (!idle_cap) {
+    MPI_Wait(rq, MPI_STATUS_IGNORE);
+    return;
+  }
+  idle_wait w;
+  idle_start(&w, idle_cap);
+  for (int done = 0;;) {
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    idle_pause(&w);
+  }
+}
+
+static void probe_message(int peer, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st) {
+  if (!idle_cap) {
+    MPI_Mprobe(peer, tag, comm, msg, st);
+    return;
+  }
+  idle_wait w;
+  idle_start(&w, idle_cap);
+  for (int flag = 0;;) {
+    MPI_Improbe(peer, tag, comm, &flag, msg, st);
+    if (flag) return;
+    idle_pause(&w);
+  }
 }
 
 /* ---- the data plan (both sides) ------------------------------------------------------------ */
@@ -46,10 +82,18 @@ static size_t piece_bytes(unsigned shift) {
 }
 
 /* The sender's piece size (header.piece) for a move of total bytes. */
+/* ANTHEAP_XFER_PLAN=whole (read at the first move): direct ranges always go whole. */
+static bool plan_whole(void) {
+  static int whole = -1;
+  if (whole < 0) {
+    const char *plan = getenv("ANTHEAP_XFER_PLAN");
+    whole = plan && !strcmp(plan, "whole");
+  }
+  return whole;
+}
+
 static unsigned piece_shift(bool near, uint64_t total) {
-  const char *plan = getenv("ANTHEAP_XFER_PLAN");
-  if (plan && !strcmp(plan, "whole")) return 0;
-  if (!near) return 0;
+  if (!near || plan_whole()) return 0;
   unsigned s = TRANSFER_PIECE_MIN_SHIFT;
   while (s < TRANSFER_PIECE_MAX_SHIFT && ((uint64_t)1 << s) * TRANSFER_WINDOW < total) s++;
   return s;
@@ -118,7 +162,7 @@ static int window_alloc(window *w, const gas_range *r, size_t n, unsigned shift)
 /* Wait for slot k; on the receiving side, unpack what it staged. */
 static void slot_finish(window *w, int k, const gas_range *r, bool receiving) {
   if (!w->busy[k]) return;
-  MPI_Wait(&w->req[k], MPI_STATUS_IGNORE);
+  wait_request(&w->req[k]);
   if (receiving && w->msg[k].staged) stage_unpack(r, &w->msg[k], w->buf[k]);
   w->busy[k] = false;
 }
@@ -221,7 +265,9 @@ int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool nea
   }
   if (rc) return transfer_send_abort(comm, peer, tag, rc);
   int32_t answer;
-  MPI_Recv(&answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, MPI_STATUS_IGNORE);
+  MPI_Request rq;
+  MPI_Irecv(&answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, &rq);
+  wait_request(&rq);
   if (answer) {
     if (copy) window_free(&w);
     if (refusal) *refusal = answer;
@@ -368,7 +414,7 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   if (!gas) return EINVAL;
   MPI_Message msg;
   MPI_Status st;
-  MPI_Mprobe(peer, TAG_LIST(tag), comm, &msg, &st);
+  probe_message(peer, TAG_LIST(tag), comm, &msg, &st);
   int src = st.MPI_SOURCE;
   if (src_out) *src_out = src;
   list_msg m;

@@ -39,7 +39,7 @@ END_TEST
 
 START_TEST(test_own_core_ranks_never_sleep) {
   idle_wait w;
-  idle_start(&w, true);
+  idle_start(&w, 0);
   for (int i = 0; i < 100000; i++) idle_pause(&w); /* would take seconds if it slept */
   REQUIRE_EQ(w.polls, 0);
 }
@@ -47,9 +47,36 @@ END_TEST
 
 START_TEST(test_the_cap_comes_from_the_environment) {
   setenv("ANTHEAP_IDLE_MAX_US", "500", 1);
-  REQUIRE_EQ(idle_max_ns(), 500000); /* read once: later changes do not count */
-  setenv("ANTHEAP_IDLE_MAX_US", "900", 1);
   REQUIRE_EQ(idle_max_ns(), 500000);
+  unsetenv("ANTHEAP_IDLE_MAX_US");
+  REQUIRE_EQ(idle_max_ns(), IDLE_DEFAULT_MAX_US * 1000);
+}
+END_TEST
+
+START_TEST(test_the_cap_grows_with_the_ranks_per_core) {
+  unsetenv("ANTHEAP_IDLE_MAX_US");
+  REQUIRE_EQ(idle_cap_ns(8, 16), IDLE_MIN_NS);              /* fewer ranks than cores */
+  REQUIRE_EQ(idle_cap_ns(17, 16), IDLE_MIN_NS * 17 / 16);   /* one scheduler beside 16 workers */
+  REQUIRE_EQ(idle_cap_ns(1171, 16), IDLE_MIN_NS * 1171 / 16); /* 73 per core: 1.46 ms */
+  REQUIRE_EQ(idle_cap_ns(100000, 16), IDLE_DEFAULT_MAX_US * 1000);
+  REQUIRE_EQ(idle_cap_ns(0, 16), IDLE_DEFAULT_MAX_US * 1000); /* unknown: the default */
+  REQUIRE_EQ(idle_cap_ns(17, 0), IDLE_DEFAULT_MAX_US * 1000);
+}
+END_TEST
+
+START_TEST(test_the_environment_overrides_the_load) {
+  setenv("ANTHEAP_IDLE_MAX_US", "700", 1);
+  REQUIRE_EQ(idle_cap_ns(17, 16), 700000);
+  REQUIRE_EQ(idle_cap_ns(1171, 16), 700000);
+  unsetenv("ANTHEAP_IDLE_MAX_US");
+}
+END_TEST
+
+START_TEST(test_a_bad_environment_value_is_ignored) {
+  setenv("ANTHEAP_IDLE_MAX_US", "5", 1);
+  REQUIRE_EQ(idle_cap_ns(17, 16), IDLE_MIN_NS * 17 / 16);
+  REQUIRE_EQ(idle_max_ns(), IDLE_DEFAULT_MAX_US * 1000);
+  unsetenv("ANTHEAP_IDLE_MAX_US");
 }
 END_TEST
 
@@ -62,6 +89,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
   tcase_add_test(tc, test_own_core_ranks_never_sleep);
   tcase_add_test(tc, test_the_cap_comes_from_the_environment);
+  tcase_add_test(tc, test_the_cap_grows_with_the_ranks_per_core);
+  tcase_add_test(tc, test_the_environment_overrides_the_load);
+  tcase_add_test(tc, test_a_bad_environment_value_is_ignored);
   suite_add_tcase(s, tc);
   return s;
 }
