@@ -96,10 +96,12 @@ int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool nea
  * or sm, or UCX_TLS without a shared-memory transport), as the TCP benchmarks do. */
 bool transfer_host_uses_shm(void);
 
-/* How this process's transfers wait for the peer (its list, its answer, the data): cap_ns 0
- * (the default) in MPI's blocking calls, which spin; else polling with the idle back-off of
- * idle.h, whose longest sleep is cap_ns (a worker passes its job's cap: ranks that share
- * cores leave them to the ranks that work). */
+/* How this process's transfers wait for the peer to arrive (the receiver for the list, the
+ * sender for the answer): cap_ns 0 (the default) in MPI's blocking calls, which spin; else
+ * polling with the idle back-off of idle.h, whose longest sleep is cap_ns (a worker passes
+ * its job's cap: ranks that share cores leave them to the ranks that work). The data phase
+ * always waits in MPI_Wait: both sides are then in the transfer, and MPI moves the bytes only
+ * inside its calls. */
 void transfer_set_idle_cap(uint64_t cap_ns);
 
 /* Tell a receiver that the transfer it waits for will not come (err: why). */
