@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(transfer_header) == 32, "transfer_header is a fixed 32-byte wire record");
+_Static_assert(sizeof(transfer_header) == 40, "transfer_header is a fixed 40-byte wire record");
 _Static_assert(sizeof(transfer_wire_range) == 16, "a wire range is two 64-bit words");
 _Static_assert(sizeof(uintptr_t) == 8 && sizeof(size_t) == 8, "antheap needs a 64-bit target");
 
@@ -139,8 +139,10 @@ static void window_free(window *w) {
 }
 
 /* Staging buffers for the plan of r[0..n): as many slots as can hold a staged message, each
- * of the longest staged message's size. 0 or ENOMEM (nothing held). */
-static int window_alloc(window *w, const gas_range *r, size_t n, unsigned shift) {
+ * of the longest staged message's size; *nmsgs gets the plan's message count. 0 or ENOMEM
+ * (nothing held). */
+static int window_alloc(window *w, const gas_range *r, size_t n, unsigned shift,
+                        uint64_t *nmsgs_out) {
   memset(w, 0, sizeof *w);
   planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
@@ -150,6 +152,7 @@ static int window_alloc(window *w, const gas_range *r, size_t n, unsigned shift)
     nmsgs++;
     if (m.staged) staged = true, longest = m.len > longest ? m.len : longest;
   }
+  *nmsgs_out = nmsgs;
   size_t slots = nmsgs < TRANSFER_WINDOW ? nmsgs : TRANSFER_WINDOW;
   for (size_t k = 0; staged && k < slots; k++)
     if (!(w->buf[k] = malloc(longest))) {
@@ -183,23 +186,24 @@ static void slot_start(window *w, int k, const data_msg *m, const gas_range *r, 
   w->busy[k] = true;
 }
 
-/* Run the plan of r[0..n) through a prepared window (freed here). The receiving side calls
- * before() once the first window of receives is posted, so that its answer lets data come
- * only where it can land. */
+/* Run the plan of r[0..n) through a prepared window (freed here), calling first_window()
+ * once the first window of messages is started: the receiver answers there (its receives are
+ * posted, so data lands only where it may), the sender waits there for that answer (its first
+ * messages are on their way meanwhile). */
 static void run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
                      unsigned shift,
-                     bool receiving, void (*before)(void *), void *ctx) {
+                     bool receiving, void (*first_window)(void *), void *ctx) {
   planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
   size_t i = 0;
-  bool told = !before;
+  bool told = !first_window;
   while (plan_next(&p, &m)) {
     int k = (int)(i++ % TRANSFER_WINDOW);
-    if (!told && k == 0 && i > 1) before(ctx), told = true;
+    if (!told && k == 0 && i > 1) first_window(ctx), told = true;
     slot_finish(w, k, r, receiving);
     slot_start(w, k, &m, r, receiving, comm, peer, tag);
   }
-  if (!told) before(ctx);
+  if (!told) first_window(ctx);
   for (int k = 0; k < TRANSFER_WINDOW; k++) slot_finish(w, k, r, receiving);
   window_free(w);
 }
@@ -219,15 +223,25 @@ static int check_send_list(const gas_range *r, size_t n, uint32_t nextra, uint64
   return 0;
 }
 
+/* The data leaves before the receiver has judged the list, so the sender reads only what it
+ * may: with a GAS mapped, every range inside it. 0 or EINVAL. */
+static int check_readable(const gas_range *r, size_t n) {
+  const gas_bounds *g = gas_current();
+  for (size_t i = 0; g && i < n; i++)
+    if (!gas_bounds_contains(g, r[i].addr, r[i].len)) return EINVAL;
+  return 0;
+}
+
 static transfer_header make_header(int status, transfer_mode mode, unsigned shift,
-                                   uint32_t nextra, uint64_t count, uint64_t total) {
+                                   uint32_t nextra, uint64_t count, uint64_t total,
+                                   uint64_t nmsgs) {
   return (transfer_header){.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION,
                            .mode = (uint8_t)mode, .piece = (uint8_t)shift, .status = status,
-                           .nextra = nextra, .count = count, .total = total};
+                           .nextra = nextra, .count = count, .total = total, .nmsgs = nmsgs};
 }
 
 int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err) {
-  transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0, 0);
+  transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0, 0, 0);
   MPI_Send(&h, (int)sizeof h, MPI_BYTE, peer, TAG_LIST(tag), comm);
   return err;
 }
@@ -235,12 +249,12 @@ int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err) {
 /* Message 1: header, handles and list in one buffer. */
 static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, unsigned shift,
                      const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
-                     uint64_t total) {
+                     uint64_t total, uint64_t nmsgs) {
   size_t bytes = sizeof(transfer_header) + (size_t)nextra * 8 + n * sizeof(transfer_wire_range);
   if (bytes > INT_MAX) return E2BIG;
   unsigned char *buf = malloc(bytes);
   if (!buf) return ENOMEM;
-  transfer_header h = make_header(0, mode, shift, nextra, n, total);
+  transfer_header h = make_header(0, mode, shift, nextra, n, total, nmsgs);
   memcpy(buf, &h, sizeof h);
   if (nextra) memcpy(buf + sizeof h, extra, (size_t)nextra * 8);
   transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h + (size_t)nextra * 8);
@@ -250,32 +264,41 @@ static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, unsig
   return 0;
 }
 
+/* The sender's wait for the answer (run_plan's first_window, or alone). */
+typedef struct {
+  MPI_Request rq;
+  int32_t answer;
+} answer_wait;
+
+static void await_answer(void *ctx) { wait_request(&((answer_wait *)ctx)->rq); }
+
 int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
                   const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
                   int *refusal) {
-  uint64_t total = 0;
+  uint64_t total = 0, nmsgs = 0;
   if (refusal) *refusal = 0;
   int rc = check_send_list(r, n, nextra, &total);
   if (!rc && nextra && !extra) rc = EINVAL;
   bool copy = mode == TRANSFER_COPY && total > 0;
+  if (!rc && copy) rc = check_readable(r, n);
   unsigned shift = copy ? piece_shift(near, total) : 0;
   window w;
-  if (!rc && copy) rc = window_alloc(&w, r, n, shift);
+  if (!rc && copy) rc = window_alloc(&w, r, n, shift, &nmsgs);
   if (!rc) {
-    rc = send_list(comm, peer, tag, mode, shift, extra, nextra, r, n, total);
+    rc = send_list(comm, peer, tag, mode, shift, extra, nextra, r, n, total, nmsgs);
     if (rc && copy) window_free(&w);
   }
   if (rc) return transfer_send_abort(comm, peer, tag, rc);
-  int32_t answer;
-  MPI_Request rq;
-  MPI_Irecv(&answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, &rq);
-  wait_request(&rq);
-  if (answer) {
-    if (copy) window_free(&w);
-    if (refusal) *refusal = answer;
+  /* The data follows the list at once; a receiver that refuses takes it truncated to nothing
+   * (transfer.h), so it is sent whatever the answer. */
+  answer_wait a = {.answer = -1};
+  MPI_Irecv(&a.answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, &a.rq);
+  if (copy) run_plan(&w, comm, peer, tag, r, n, shift, false, await_answer, &a);
+  else await_answer(&a);
+  if (a.answer) {
+    if (refusal) *refusal = a.answer;
     return ECONNREFUSED;
   }
-  if (copy) run_plan(&w, comm, peer, tag, r, n, shift, false, NULL, NULL);
   return 0;
 }
 
@@ -404,6 +427,24 @@ static void answer_go(void *ctx) {
   send_answer(a->comm, a->src, a->tag, 0);
 }
 
+/* Take the n data messages a refused transfer's sender sends anyway, truncated to nothing:
+ * no byte of them is written (transfer.h). */
+static void discard_data(MPI_Comm comm, int src, int tag, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    MPI_Message msg;
+    MPI_Status st;
+    unsigned char none;
+    probe_message(src, TAG_DATA(tag), comm, &msg, &st);
+    recv_truncated(comm, &msg, &none, 0);
+  }
+}
+
+/* Refuse a readable list: the answer, then its data. */
+static void refuse(MPI_Comm comm, int src, int tag, const transfer_header *h, int32_t why) {
+  send_answer(comm, src, tag, why);
+  discard_data(comm, src, tag, h->nmsgs);
+}
+
 int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
                   uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
                   const gas_bounds *gas, int *src_out) {
@@ -434,10 +475,15 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   if (!rc && !list) rc = ENOMEM;
   bool copy = m.h.mode == TRANSFER_COPY && m.h.total > 0;
   window w;
-  if (!rc && copy) rc = window_alloc(&w, list, m.records, m.h.piece);
+  uint64_t nmsgs = 0;
+  if (!rc && copy) rc = window_alloc(&w, list, m.records, m.h.piece, &nmsgs);
+  if (!rc && nmsgs != m.h.nmsgs) { /* the sender's plan is not the one its list makes */
+    if (copy) window_free(&w);
+    rc = EPROTO;
+  }
   if (rc) {
     free(list);
-    send_answer(comm, src, tag, rc);
+    refuse(comm, src, tag, &m.h, rc);
     list_free(&m);
     return rc;
   }
@@ -467,7 +513,7 @@ int transfer_refuse_pending(MPI_Comm comm, int tag, int err) {
   list_msg m;
   recv_list(comm, &msg, message_bytes(&st), &m);
   bool waits = m.h.magic == TRANSFER_MAGIC && m.h.version == TRANSFER_VERSION && m.h.status == 0;
-  if (waits) send_answer(comm, st.MPI_SOURCE, tag, err);
+  if (waits) refuse(comm, st.MPI_SOURCE, tag, &m.h, err);
   list_free(&m);
   return 1;
 }

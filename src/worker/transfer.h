@@ -1,18 +1,28 @@
 /* transfer.h: moving a list of GAS ranges (and a few handle words) from one worker to another.
  *
- * A transfer is a rendezvous on one communicator, using three tags from `tag`:
+ * A transfer uses three tags from `tag` on one communicator:
  *   1. sender -> receiver, tag:     the list message: a transfer_header, `nextra` 64-bit handle
  *                                   words (sys_send's region IDs and object pointers), then
  *                                   `count` transfer_wire_range records;
- *   2. receiver -> sender, tag + 1: the answer, one int32: 0 (go ahead) or why it refuses;
- *   3. sender -> receiver, tag + 2: in copy mode, after a 0 answer, the data: every range of
- *                                   at least TRANSFER_DIRECT_MIN bytes as messages of its own
- *                                   straight from and into the GAS (so Open MPI's single-copy
- *                                   and zero-copy paths apply), cut into pieces of the header's
+ *   2. receiver -> sender, tag + 1: the answer, one int32: 0 (taken) or why it refuses;
+ *   3. sender -> receiver, tag + 2: in copy mode, the data, right behind the list (it does not
+ *                                   wait for the answer): every range of at least
+ *                                   TRANSFER_DIRECT_MIN bytes as messages of its own straight
+ *                                   from and into the GAS (so Open MPI's single-copy and
+ *                                   zero-copy paths apply), cut into pieces of the header's
  *                                   piece size, runs of smaller ranges packed into staging
  *                                   messages of up to TRANSFER_STAGE_MAX bytes, at most
  *                                   TRANSFER_WINDOW messages in flight. Both sides derive this
- *                                   plan from the list message alone.
+ *                                   plan from the list message alone; the header says how many
+ *                                   data messages follow (nmsgs).
+ * The data does not wait for the answer: a long message's rendezvous request is already at the
+ * receiver when it posts its receives, so the bytes start to move one round trip earlier than
+ * they would after an answer (on TCP that round trip was a tenth of a 1 MiB move). Nothing
+ * lands before the receiver has checked the list and posted its receives into the ranges; a
+ * receiver that refuses (or leaves: transfer_refuse_pending) answers, then takes the nmsgs data
+ * messages truncated to nothing, so no byte of them is written anywhere. MPI matches by sender
+ * and tag, so a sender whose header lies about nmsgs only confuses its own later transfers to
+ * this receiver.
  * Pieces: between two processes that MPI connects through shared memory, one long message runs
  * at 0.8-0.9 of the speed of several in flight (measured at 1 MiB on the 16-core box), so the
  * sender cuts long ranges into pieces of about total / TRANSFER_WINDOW bytes (at least
@@ -26,10 +36,11 @@
  *
  * The receiver validates everything before it answers: header, handle count (it must be the
  * one the receiver expects), list length, every range inside its GAS, lengths > 0, no two
- * ranges overlapping, the byte total, and the mode (shared only with a peer that shares its
- * GAS). A refused transfer writes nothing, and the sender learns why (ECONNREFUSED, with the
- * receiver's reason). A sender that gives up before its list (bad list, no memory, a failed
- * pack) sends a header with its error, and the receiver returns ECANCELED.
+ * ranges overlapping, the byte total, the number of data messages, and the mode (shared only
+ * with a peer that shares its GAS). A refused transfer writes nothing, and the sender learns
+ * why (ECONNREFUSED, with the receiver's reason). A sender that gives up before its list (bad
+ * list, no memory, a failed pack) sends a header with its error, and the receiver returns
+ * ECANCELED.
  *
  * Both sides block until the transfer is complete. Byte order and layout are the host's: all
  * ranks run the same build. Not thread-safe for concurrent transfers between one pair. */
@@ -53,7 +64,7 @@ typedef enum { TRANSFER_COPY = 0, TRANSFER_SHARED = 1 } transfer_mode;
 
 /* Wire format (public so that tests can forge malformed transfers). */
 #define TRANSFER_MAGIC 0x46584841u /* "AHXF" little-endian */
-#define TRANSFER_VERSION 3u
+#define TRANSFER_VERSION 4u
 #define TRANSFER_MAX_RANGES ((uint64_t)1 << 24) /* a 256 MiB list */
 #define TRANSFER_MAX_EXTRA ((uint32_t)1 << 24)  /* handle words */
 #define TRANSFER_BLOCK_MAX ((size_t)1 << 30)     /* bytes in one direct message */
@@ -74,6 +85,7 @@ typedef struct transfer_header {
   uint32_t nextra;   /* handle words after the header */
   uint64_t count;    /* ranges in the list */
   uint64_t total;    /* bytes of data: the sum of the lengths */
+  uint64_t nmsgs;    /* data messages that follow the list (copy mode; else 0) */
 } transfer_header;
 
 typedef struct transfer_wire_range {
@@ -81,11 +93,13 @@ typedef struct transfer_wire_range {
 } transfer_wire_range;
 
 /* Send handles extra[0..nextra) and the n ranges (in this order) to peer. Ranges must be
- * readable, len > 0, no wrap-around. near: MPI reaches peer through shared memory
+ * readable, len > 0, no wrap-around; in copy mode, with a GAS mapped (gas_current), inside
+ * it (the data leaves before the receiver has checked the list). near: MPI reaches peer through shared memory
  * (share_near: the same host, and transfer_host_uses_shm), so long ranges go in pieces;
  * ANTHEAP_XFER_PLAN=whole turns pieces off (for comparisons). Returns 0, or:
- *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range, too many
- *                ranges or handles, no memory): the receiver is told and returns ECANCELED;
+ *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range or one
+ *                outside its GAS, too many ranges or handles, no memory): the receiver is
+ *                told and returns ECANCELED;
  *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL).
  * MPI errors follow the communicator's error handler. */
 int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,

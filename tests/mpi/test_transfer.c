@@ -649,14 +649,44 @@ static bool good_transfer(void) {
   return true;
 }
 
+/* Rank 0 sends a hand-made list message of list_bytes (header, then the words at body). */
+static void forge(transfer_header h, const void *body, size_t body_len, size_t list_bytes) {
+  unsigned char buf[512] = {0};
+  memcpy(buf, &h, sizeof h);
+  if (body_len) memcpy(buf + sizeof h, body, body_len);
+  MPI_Send(buf, (int)list_bytes, MPI_BYTE, 1, TAG, WORLD);
+}
+
+/* The answer a forged list gets (the forger follows the protocol from there on). */
+static int32_t forged_answer(void) {
+  int32_t a = -1;
+  MPI_Recv(&a, 1, MPI_INT32_T, 1, TAG + 1, WORLD, MPI_STATUS_IGNORE);
+  return a;
+}
+
+static transfer_header header(uint32_t nextra, uint64_t count, uint64_t total) {
+  return (transfer_header){.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION,
+                           .mode = TRANSFER_COPY, .nextra = nextra, .count = count, .total = total};
+}
+
+#define HS sizeof(transfer_header)
+#define WS sizeof(transfer_wire_range)
+
 static bool test_range_outside_the_gas_is_einval_and_writes_nothing(void) {
   fill_canary();
   policy p = {.want_nextra = -1};
+  transfer_wire_range past_end = {gas_base + gas_size - 4096, 8192};
+  transfer_wire_range before = {gas_base - 4096, 8192};
+  transfer_wire_range big_outside = {0x1000, (uint64_t)8 << 20}; /* long: a direct message */
   if (rank == 1) {
+    /* the sender's own check: its data would leave before the answer (transfer.h) */
     for (int i = 0; i < 4; i++)
+      if (!recv_refused(ECANCELED, accept_policy, &p, NULL)) return false;
+    /* the receiver's: lists forged past the sender's check */
+    for (int i = 0; i < 3; i++)
       if (!recv_refused(EINVAL, accept_policy, &p, NULL)) return false;
     CHECK(p.calls == 0); /* the list checks come before accept */
-    /* inside the GAS, outside the bounds the receiver passes */
+    /* inside the GAS, outside the bounds the receiver passes: refused, its data discarded */
     gas_bounds part = {canary(), CANARY_LEN / 2};
     if (!recv_refused(EINVAL, NULL, NULL, &part)) return false;
     return good_transfer();
@@ -664,15 +694,20 @@ static bool test_range_outside_the_gas_is_einval_and_writes_nothing(void) {
   char *heap = malloc(4096);
   memset(heap, 1, 4096);
   gas_range heap_r[2] = {{canary(), 4096}, {(uintptr_t)heap, 4096}};
-  gas_range past_end = {gas_base + gas_size - 4096, 8192};
-  gas_range before = {gas_base - 4096, 8192};
-  gas_range big_outside = {0x1000, (size_t)8 << 20}; /* long: would be a direct message */
-  bool ok = send_refused(EINVAL, TRANSFER_COPY, NULL, 0, heap_r, 2) &&
-            send_refused(EINVAL, TRANSFER_COPY, NULL, 0, &past_end, 1) &&
-            send_refused(EINVAL, TRANSFER_COPY, NULL, 0, &before, 1) &&
-            send_refused(EINVAL, TRANSFER_COPY, NULL, 0, &big_outside, 1);
+  gas_range sent_past_end = {(uintptr_t)past_end.addr, (size_t)past_end.len};
+  gas_range sent_before = {(uintptr_t)before.addr, (size_t)before.len};
+  gas_range sent_big = {(uintptr_t)big_outside.addr, (size_t)big_outside.len};
+  bool ok = send_fails(EINVAL, TRANSFER_COPY, NULL, 0, heap_r, 2) &&
+            send_fails(EINVAL, TRANSFER_COPY, NULL, 0, &sent_past_end, 1) &&
+            send_fails(EINVAL, TRANSFER_COPY, NULL, 0, &sent_before, 1) &&
+            send_fails(EINVAL, TRANSFER_COPY, NULL, 0, &sent_big, 1);
   free(heap);
   CHECK(ok);
+  transfer_header h1 = header(0, 1, 8192), h8 = header(0, 1, (uint64_t)8 << 20);
+  forge(h1, &past_end, WS, HS + WS);
+  forge(h1, &before, WS, HS + WS);
+  forge(h8, &big_outside, WS, HS + WS);
+  for (int i = 0; i < 3; i++) CHECK(forged_answer() == EINVAL);
   gas_range beyond_half = {canary() + CANARY_LEN / 2 - 100, 200};
   if (!send_refused(EINVAL, TRANSFER_COPY, NULL, 0, &beyond_half, 1)) return false;
   return good_transfer();
@@ -711,28 +746,6 @@ static bool test_lists_the_sender_cannot_send_are_ecanceled(void) {
   return good_transfer();
 }
 
-/* Rank 0 sends a hand-made list message of list_bytes (header, then the words at body). */
-static void forge(transfer_header h, const void *body, size_t body_len, size_t list_bytes) {
-  unsigned char buf[512] = {0};
-  memcpy(buf, &h, sizeof h);
-  if (body_len) memcpy(buf + sizeof h, body, body_len);
-  MPI_Send(buf, (int)list_bytes, MPI_BYTE, 1, TAG, WORLD);
-}
-
-/* The answer a forged list gets (the forger follows the protocol from there on). */
-static int32_t forged_answer(void) {
-  int32_t a = -1;
-  MPI_Recv(&a, 1, MPI_INT32_T, 1, TAG + 1, WORLD, MPI_STATUS_IGNORE);
-  return a;
-}
-
-static transfer_header header(uint32_t nextra, uint64_t count, uint64_t total) {
-  return (transfer_header){.magic = TRANSFER_MAGIC, .version = TRANSFER_VERSION,
-                           .mode = TRANSFER_COPY, .nextra = nextra, .count = count, .total = total};
-}
-
-#define HS sizeof(transfer_header)
-#define WS sizeof(transfer_wire_range)
 
 static bool test_unreadable_headers_are_eproto_and_get_no_answer(void) {
   fill_canary();
@@ -1000,6 +1013,39 @@ static bool no_data_message_waits(bool ok) {
   return ok;
 }
 
+/* A refused copy move's data is sent anyway (it leaves before the answer) and taken by the
+ * receiver truncated to nothing: nothing lands, and nothing waits on tag + 2 afterwards. The
+ * same for a list whose header announces more data messages than its plan makes. */
+static bool refused_data_taken(void) {
+  gas_range r[3] = {{canary() + 64, 100}, /* staged */
+                    {canary() + 8192, (size_t)300 << 10},
+                    {canary() + (1u << 20), (size_t)2 << 20}};
+  if (rank == 1) {
+    policy p = {.want_nextra = 3};
+    if (!recv_refused(EINVAL, accept_policy, &p, NULL)) return false;
+    CHECK(p.calls == 1);
+    if (!recv_refused(EPROTO, NULL, NULL, NULL)) return false;
+    return good_transfer();
+  }
+  fill_ranges(r, 3, 77); /* what would show if a byte landed */
+  CHECK(send_refused(EINVAL, TRANSFER_COPY, handle_words, 2, r, 3));
+  transfer_wire_range one = {canary(), 4096};
+  transfer_header lying = header(0, 1, 4096); /* one staged message, but it says two */
+  lying.nmsgs = 2;
+  forge(lying, &one, WS, HS + WS);
+  unsigned char junk[4096];
+  memset(junk, 0x11, sizeof junk);
+  MPI_Send(junk, (int)sizeof junk, MPI_BYTE, 1, TAG + 2, WORLD);
+  MPI_Send(junk, (int)sizeof junk, MPI_BYTE, 1, TAG + 2, WORLD);
+  CHECK(forged_answer() == EPROTO);
+  return good_transfer();
+}
+
+static bool test_refused_data_is_taken_and_writes_nothing(void) {
+  fill_canary();
+  return no_data_message_waits(refused_data_taken());
+}
+
 static bool shared_hand_over(void) {
   if (rank == 0) {
     build_structures(sent);
@@ -1214,6 +1260,7 @@ int main(int argc, char **argv) {
     RUN(test_accept_refusing_a_handle_count_is_einval);
     RUN(test_abort_is_ecanceled);
     RUN(test_refuse_pending_refuses_with_eshutdown);
+    RUN(test_refused_data_is_taken_and_writes_nothing);
     RUN(test_release_on_a_private_gas_zeroes_only_here);
     RUN(test_populate_maps_once_until_released);
     free(got);
