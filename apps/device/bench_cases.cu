@@ -45,6 +45,9 @@
 #ifndef DM_BENCH_MAXRREG
 #define DM_BENCH_MAXRREG -1             /* likewise: the allocator's register cap, 0 none */
 #endif
+#ifndef DM_BENCH_FREE_MAXRREG
+#define DM_BENCH_FREE_MAXRREG -1        /* likewise: the free paths' cap (free.cu), 0 none */
+#endif
 
 #define BLOCK 256u
 #define DM_BENCH_ALIGN_SLACK 512u       /* dm_heap_create_over wants a page-aligned arena */
@@ -493,8 +496,8 @@ int main(int argc, char **argv)
   }
   std::string dev = device_name(), host = host_name();
   char variant[64];
-  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d", DM_BENCH_PTXAS_OPT,
-           DM_BENCH_MAXRREG);
+  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d",
+           DM_BENCH_PTXAS_OPT, DM_BENCH_MAXRREG, DM_BENCH_FREE_MAXRREG);
 
   /* The arena: 8 GiB unless the GPU has less free memory (metadata ~2.4% of the arena,
    * the pointer array and some room for the CUDA context are kept free). */

@@ -1,20 +1,20 @@
-/* group.cu: the warp paths of dm_malloc and dm_free (every warp-collective step of the
- * allocator), dm_heap_g (the current heap) and the trim kernel. They tie the layers
- * together: warp coalescing (coalesce.cuh) on top, then size classes with buffers
- * (classes.cuh) or page runs (page.cuh). entry.cu calls in here for every request that a
- * lane alone cannot serve from its buffer.
+/* group.cu: the warp paths of dm_malloc (every warp-collective step of an allocation),
+ * dm_heap_g (the current heap) and the trim kernel. They tie the layers together: warp
+ * coalescing (coalesce.cuh) on top, then size classes with buffers (classes.cuh) or page
+ * runs (page.cuh). entry.cu calls in here for every request that a lane alone cannot
+ * serve from its buffer. The free paths live in free.cu.
  *
  * Built at full ptxas optimisation (DM_PTXAS_OPT, default 3). It was once built at -O0
  * for garbage shuffles under exhaustion at -O1 and above; those came from *_sync calls
  * with smaller masks inside divergent code (fixed in the source: see dm_alloc_group and
- * dm_free_group), and the last -O3-only failure, the debug build's "block drained to page
- * P with count 2, pinfo 0", was a racy debug check (see dm_class_unref), not ptxas; so
- * was its return under a register cap (DM_MAXRREG), with count 0x1E0002. */
+ * free.cu's dm_free_lanes), and the last -O3-only failure, the debug build's "block
+ * drained to page P with count 2, pinfo 0", was a racy debug check (see dm_class_unref),
+ * not ptxas; so was its return under a register cap (DM_MAXRREG), with count 0x1E0002. */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"
 
-__device__ dm_heap_dev dm_heap_g;
+DM_HEAP_SPACE dm_heap_dev dm_heap_g;
 
 /* Address of page `page`. */
 static __device__ __forceinline__ char *dm_page_addr(const dm_heap_dev *h, long page)
@@ -116,7 +116,7 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
   if (mask == ~0u && __ballot_sync(mask, size <= 16u) == ~0u) {
     /* A whole warp asking 16 B or less: one fresh 16-B class page holds exactly its 32
      * blocks (no area header, no buffer pops, nothing to spill: one bitmap atomic), and
-     * when the warp frees them together dm_free_group takes the page home with one
+     * when the warp frees them together its free (free.cu) takes the page home with one
      * atomic. As an area this was a 512-B block for 31 lanes plus a 16-B page for the
      * 32nd, whose 31 spare blocks were pushed to buffers one by one. */
     char *p = dm_alloc_group(h, mask, size, &rng, false);
@@ -150,85 +150,4 @@ __global__ void dm_trim_kernel(void)
 {
   unsigned f = blockIdx.x * blockDim.x + threadIdx.x;
   if (f < DM_NCLASS * DM_NFIFO) dm_class_trim(&dm_heap_g, f);
-}
-
-/* dm_free_group's body, for the lanes of `mask_in` (FULL: the whole warp, whose mask the
- * compiler then knows: each *_sync with a constant full mask skips the checks of a
- * run-time mask, a match and a reduction each, which were a third of a 4-KiB free's warp
- * collectives). */
-template <bool FULL>
-static __device__ __forceinline__ void dm_free_lanes(void *ptr, unsigned mask_in)
-{
-  const unsigned mask = FULL ? ~0u : mask_in;
-  const dm_heap_dev *h = &dm_heap_g;
-  char *p = (char *)ptr, *blk = NULL;
-  unsigned long long page = 0;
-  unsigned info = 0;
-  const unsigned me = dm_lane();
-  bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
-  /* lanes freeing compartments of one area settle its count with one atomic (the match
-   * only where some lane frees a compartment: the ballot is uniform over `mask`) */
-  unsigned grp = 0;
-  if (__ballot_sync(mask, comp) != 0u)
-    grp = __match_any_sync(mask, comp ? (unsigned long long)blk : 0ull);
-  /* what this lane gives back: a whole block or run (a compartment only when its area's
-   * last compartments are freed here) */
-  bool whole = ok && p && (!comp || dm_area_close_group((dm_area *)blk, grp));
-  if (!ok) atomicAdd(&h->ctr->bad_frees, 1ull);
-  if (whole && comp) ((dm_area *)blk)->magic = 0;
-  bool cls = whole && DM_PI_KIND(info) == DM_PI_CLASS;
-#if DM_CHECKS
-  if (cls && !dm_live_flip(h, blk, false)) {     /* double free */
-    atomicAdd(&h->ctr->bad_frees, 1ull);
-    cls = whole = false;
-  }
-#endif
-  /* Class blocks. Lanes freeing every block of one page at once (a warp's 16-B page,
-   * the two blocks of a 256-B page, a 512-B block) take the page home without a buffer:
-   * they hold all its blocks, so its count can only be theirs, and nobody else touches it
-   * until the page is claimed again and the count rewritten; release builds skip the
-   * atomic, debug builds check it. Other blocks go to buffers one by one, draining home
-   * where the buffers are full, as before. The page number is a 32-bit key (npages is
-   * 32-bit): one MATCH, where the 64-bit one was the slowest step of a 256-B free. */
-  unsigned put = whole && !cls ? DM_PI_VAL(info) : 0u;    /* pages this lane gives back */
-  bool drained = false;
-  const unsigned clsm = __ballot_sync(mask, cls);
-  if (clsm != 0u) {
-    unsigned same = __match_any_sync(mask, cls ? (unsigned)page : ~0u);
-    if (cls) {
-      unsigned c = DM_PI_VAL(info);
-      if ((unsigned)__popc(same) == dm_class_blocks(c)) {
-        if (me == (unsigned)__ffs(same) - 1u &&
-            (!DM_CHECKS || dm_class_unref(h, page, (unsigned)__popc(same))))
-          put = 1u;
-      } else if (!dm_class_buffer(h, c, blk)) {
-        if (dm_class_unref(h, page, 1u)) put = 1u;
-        drained = true;
-      }
-    }
-  }
-  /* runs and whole class pages go home together: one fence, one atomic per bitmap word
-   * (the ballot in there waits for the buffer pushes above) */
-  dm_pages_put_group(h, mask, (long)page, put, cls ? (long)page : -1l);
-  /* The lanes that came in together leave together (the ballot waits for all of them).
-   * Without this, lanes leaving one by one after their buffer pushes broke the caller's
-   * next dm_malloc on the H100: a kernel that frees and then allocates hung or got
-   * pointers with their upper half zeroed, while a __syncwarp() between the two calls,
-   * or the free in its own kernel, cured it (tests/gpu: test_calls_from_divergent_code).
-   * Drains of full buffers are counted here, one atomic per warp (whole pages taken home
-   * above are not drains: dm_stats.drains counts blocks the buffers refused). */
-  if (clsm != 0u) {
-    unsigned d = __ballot_sync(mask, drained);
-    if (d && me == (unsigned)__ffs(mask) - 1u)
-      atomicAdd(&h->ctr->drains, (unsigned long long)__popc(d));
-  }
-  __syncwarp(mask);
-}
-
-__device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
-{
-  if (mask == ~0u)
-    dm_free_lanes<true>(ptr, mask);
-  else
-    dm_free_lanes<false>(ptr, mask);
 }

@@ -1,6 +1,6 @@
-/* group.cuh: what entry.cu calls in group.cu: the warp paths of dm_malloc and dm_free.
- * Every lane of `mask` (the lanes that entered dm_malloc or dm_free together) calls them
- * together; dm_free_group only gets two lanes or more (entry.cu frees a lone lane's block). */
+/* group.cuh: what entry.cu and free.cu use of group.cu: the warp path of dm_malloc, which
+ * every lane of `mask` (the lanes that entered dm_malloc together) calls together, and
+ * dm_heap_g, the current heap. */
 #ifndef DM_GROUP_CUH
 #define DM_GROUP_CUH
 
@@ -8,8 +8,7 @@
 
 #include "types.cuh"
 
-extern __device__ dm_heap_dev dm_heap_g;
+extern DM_HEAP_SPACE dm_heap_dev dm_heap_g;
 __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask);
-__device__ __noinline__ void dm_free_group(void *ptr, unsigned mask);
 
 #endif /* DM_GROUP_CUH */

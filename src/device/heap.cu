@@ -9,7 +9,7 @@
 #include "fifo.cuh"
 #include "types.cuh"
 
-extern __device__ dm_heap_dev dm_heap_g;
+extern DM_HEAP_SPACE dm_heap_dev dm_heap_g;
 __global__ void dm_trim_kernel(void);   /* group.cu */
 
 struct dm_heap {

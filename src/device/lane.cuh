@@ -1,4 +1,4 @@
-/* lane.cuh: the per-lane steps that both compilation units of the allocator use: the
+/* lane.cuh: the per-lane steps that the allocator's compilation units share: the
  * debug live bits of class blocks, finding the block a freed pointer belongs to, giving a
  * whole block or run back, and counting NULLs. No warp-collective code lives here except
  * the one ballot of dm_count_nulls. */

@@ -248,7 +248,7 @@ static __device__ void dm_pages_clear(const dm_heap_dev *h, unsigned long p, uns
     DM_INVARIANT(h, (old & dm_bits(b, cnt)) == dm_bits(b, cnt),
                  "pages %lu..%lu freed while not all used\n", p, p + cnt - 1u);
 #else
-    atomicAnd(&h->bitmap[w], ~dm_bits(b, cnt));
+    dm_red_and(&h->bitmap[w], ~dm_bits(b, cnt));   /* no return wanted: a RED (warp.cuh) */
 #endif
     p += cnt;
   }
@@ -274,6 +274,28 @@ static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
   dm_pages_clear(h, (unsigned long)page, (unsigned long)page + n);
 }
 
+/* Segmented OR over rows of lanes: every lane of `mask` calls it together; a row starts at
+ * each lane with `head` set (and at each lane whose lower neighbour is not in `mask`) and
+ * runs up to the next. The last lane of each row gets the OR of its row's `bits` (*last
+ * set); other lanes get partial ORs. One reduction when the whole group is one row, else a
+ * maximum and log2(longest row) shuffle rounds (Hillis-Steele, segmented). */
+static __device__ __forceinline__ unsigned dm_row_or(unsigned mask, bool head, unsigned bits,
+                                                     bool *last)
+{
+  const unsigned me = dm_lane();
+  head = head || me == 0u || !((mask >> (me - 1u)) & 1u);
+  const unsigned heads = __ballot_sync(mask, head);
+  *last = me == 31u || ((heads | ~mask) >> (me + 1u)) & 1u;
+  if (__popc(heads) == 1) return dm_warp_or(mask, bits);          /* one row: the group */
+  const unsigned s = 31u - (unsigned)__clz(heads & (dm_lanes_below() | (1u << me)));
+  const unsigned longest = dm_warp_max(mask, me - s + 1u);
+  for (unsigned d = 1; d < longest; d <<= 1) {
+    unsigned o = __shfl_up_sync(mask, bits, d);
+    if (me >= s + d) bits |= o;
+  }
+  return bits;
+}
+
 /* dm_pages_put for a warp: every lane of `mask` calls it together, and the lanes with
  * n > 0 give back n pages from `page`. A warp barrier (it orders every lane's earlier
  * writes, the users' and the debug build's pinfo stores, before every lane's fence), one
@@ -289,7 +311,6 @@ static __device__ void dm_pages_put(const dm_heap_dev *h, long page, unsigned n)
 static __device__ void dm_pages_put_group(const dm_heap_dev *h, unsigned mask, long page,
                                           unsigned n, long home)
 {
-  const unsigned me = dm_lane();
 #if DM_CHECKS
   for (unsigned i = 0; i < n; ++i) h->pinfo[page + i] = DM_PI_FREE;
 #endif
@@ -300,31 +321,18 @@ static __device__ void dm_pages_put_group(const dm_heap_dev *h, unsigned mask, l
   unsigned w = (unsigned)(p / 32u), b = (unsigned)(p % 32u);
   bool one = n != 0u && b + n <= 32u;
   if (n != 0u && !one) dm_pages_clear(h, p, p + n);
-  unsigned bits = one ? dm_bits(b, n) : 0u;
   /* the word this lane's run of lanes is keyed by: its own, its class page's, or none */
   unsigned key = one ? w : home >= 0 ? (unsigned)((unsigned long)home / 32u) : ~0u;
   unsigned prev = __shfl_up_sync(mask, key, 1);
-  bool head = me == 0u || !((mask >> (me - 1u)) & 1u) || prev != key;
-  unsigned heads = __ballot_sync(mask, head);
-  unsigned upto = dm_lanes_below() | (1u << me);
-  unsigned s = 31u - (unsigned)__clz(heads & upto);       /* first lane of my run */
-  bool tail = me == 31u || ((heads | ~mask) >> (me + 1u)) & 1u;
-  if (__popc(heads) == 1) {
-    bits = dm_warp_or(mask, bits);                         /* one run: the whole group */
-  } else {
-    unsigned longest = dm_warp_max(mask, me - s + 1u);
-    for (unsigned d = 1; d < longest; d <<= 1) {           /* Hillis-Steele, segmented */
-      unsigned o = __shfl_up_sync(mask, bits, d);
-      if (me >= s + d) bits |= o;
-    }
-  }
+  bool tail;
+  unsigned bits = dm_row_or(mask, prev != key, one ? dm_bits(b, n) : 0u, &tail);
   if (tail && key != ~0u && bits != 0u) {
 #if DM_CHECKS
     unsigned old = atomicAnd(&h->bitmap[key], ~bits);
     DM_INVARIANT(h, (old & bits) == bits, "pages of word %u (bits %x) freed while not all "
                  "used (bits %x)\n", key, bits, old);
 #else
-    atomicAnd(&h->bitmap[key], ~bits);
+    dm_red_and(&h->bitmap[key], ~bits);
 #endif
   }
 }

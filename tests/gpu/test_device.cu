@@ -143,6 +143,21 @@ static void free_all_and_check(dm_heap *h, char **ptrs, size_t n, bool nulls_exp
   check_no_leak(h);
 }
 
+/* The device arrays most tests use: n block pointers, their sizes, nbad error counters. */
+static void slots_alloc(unsigned n, unsigned nbad, char ***dp, size_t **ds, unsigned **dbad)
+{
+  GT_CUDA(cudaMalloc(dp, n * sizeof(char *)));
+  GT_CUDA(cudaMalloc(ds, n * sizeof(size_t)));
+  GT_CUDA(cudaMalloc(dbad, nbad * sizeof(unsigned)));
+}
+
+static void slots_free(char **dp, size_t *ds, unsigned *dbad)
+{
+  cudaFree(dp);
+  cudaFree(ds);
+  cudaFree(dbad);
+}
+
 /* One round: allocate (lanes per warp), verify contents and layout, free reversed. */
 static void alloc_round(dm_heap *h, unsigned n, unsigned lanes, int mixed, size_t fixed,
                         bool expect_all)
@@ -150,9 +165,8 @@ static void alloc_round(dm_heap *h, unsigned n, unsigned lanes, int mixed, size_
   char **dp;
   size_t *ds;
   unsigned *dbad;
-  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
-  GT_CUDA(cudaMalloc(&ds, n * sizeof(size_t)));
-  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  slots_alloc(n, 1, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
   GT_CUDA(cudaMemset(dp, 0, n * sizeof(char *)));
   GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
   k_alloc<<<(n + 255) / 256, 256>>>(dp, ds, n, lanes, mixed, fixed);
@@ -171,9 +185,7 @@ static void alloc_round(dm_heap *h, unsigned n, unsigned lanes, int mixed, size_
   if (expect_all) GT_CHECK(nulls == 0);
   k_free_reversed<<<(n + 255) / 256, 256>>>(dp, n);
   GT_SYNC();
-  cudaFree(dp);
-  cudaFree(ds);
-  cudaFree(dbad);
+  slots_free(dp, ds, dbad);
 }
 
 static void test_small_blocks_are_distinct_writable_and_inside_the_heap(void)
@@ -423,9 +435,8 @@ static void test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing(void)
   char **dp;
   size_t *ds;
   unsigned *dbad, *dnulls;
-  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
-  GT_CUDA(cudaMalloc(&ds, n * sizeof(size_t)));
-  GT_CUDA(cudaMalloc(&dbad, 2 * sizeof(unsigned)));
+  slots_alloc(n, 2, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
   dnulls = dbad + 1;
   GT_CUDA(cudaMemset(dp, 0, n * sizeof(char *)));
   GT_CUDA(cudaMemset(dbad, 0, 2 * sizeof(unsigned)));
@@ -449,9 +460,7 @@ static void test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing(void)
   GT_CHECK(live > n / 8);                   /* and kept serving */
   GT_CHECK(check_layout(h, p, s, 32, &nulls_now));
   free_all_and_check(h, dp, n, true);
-  cudaFree(dp);
-  cudaFree(ds);
-  cudaFree(dbad);
+  slots_free(dp, ds, dbad);
   dm_heap_destroy(h);
 }
 
@@ -591,9 +600,8 @@ static void test_warp_pages_and_frees_grouped_per_page(void)
   char **dp;
   size_t *ds;
   unsigned *dbad;
-  GT_CUDA(cudaMalloc(&dp, n * sizeof(char *)));
-  GT_CUDA(cudaMalloc(&ds, n * sizeof(size_t)));
-  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  slots_alloc(n, 1, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
   dm_stats st;
   /* 1. whole warps of <= 16 B, freed by the same warps: pages go home without a trim */
   pattern_alloc(h, dp, ds, dbad, n, 0);
@@ -630,10 +638,109 @@ static void test_warp_pages_and_frees_grouped_per_page(void)
     GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
     check_no_leak(h);
   }
-  cudaFree(dp);
-  cudaFree(ds);
-  cudaFree(dbad);
+  slots_free(dp, ds, dbad);
   dm_heap_destroy(h);
+}
+
+/* Whole warps allocate: lane l of a warp asks size_of_lane(l) (0: nothing) and writes
+ * its pattern (k_verify's). */
+static __device__ size_t lane_size(unsigned lane, size_t fixed)
+{
+  if (fixed) return fixed;
+  return lane < 8u ? 4096u : lane < 16u ? 256u : lane < 24u ? 0u : 1024u;  /* a mixed warp */
+}
+__global__ void k_alloc_lanes(char **ptrs, size_t *sizes, unsigned n, size_t fixed)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  size_t s = lane_size(i % 32u, fixed);
+  char *p = s ? (char *)dm_malloc(s) : NULL;
+  ptrs[i] = p;
+  sizes[i] = p ? s : 0u;
+  if (p)
+    for (size_t b = 0; b < s; ++b) p[b] = (char)(i * 31u + b);
+}
+
+/* Whole warps free: lane l frees the pointer of lane src(l) of its warp, for a layout
+ * `mode`: 0 the same lane, 1 reversed (31 - l), 2 rotated by one ((l + 1) % 32), 3 the
+ * even lanes' pointers only (odd lanes free NULL), 4 the odd lanes' only. Every lane
+ * calls dm_free (NULL included), so the warp calls it whole. */
+__global__ void k_free_layout(char **ptrs, unsigned n, int mode)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned l = i % 32u, w = i - l;
+  unsigned src = mode == 1 ? 31u - l : mode == 2 ? (l + 1u) % 32u : l;
+  bool skip = (mode == 3 && (l & 1u)) || (mode == 4 && !(l & 1u));
+  char *p = skip ? NULL : ptrs[w + src];
+  dm_free(p);
+  if (!skip) ptrs[w + src] = NULL;
+}
+
+/* The short path of a whole warp's free (free.cuh, release builds; debug builds run the
+ * general path for the same layouts): runs and class pages whose every block a row of
+ * lanes frees go home at once, in any order of lanes that keeps a page's blocks on
+ * consecutive lanes; a page's blocks split over non-consecutive lanes, or only part of
+ * them freed, take the general path, and a page with a block still out never goes home
+ * (its other block keeps its contents while the heap is filled around it). */
+static void test_whole_warp_frees_in_every_layout(void)
+{
+  const size_t sizes[] = {16, 256, 512, 1024, 4096, 0 /* mixed warp */, 64 /* areas */};
+  unsigned n = g_small ? 2048 : 16384;
+  char **dp;
+  size_t *ds;
+  unsigned *dbad;
+  slots_alloc(n, 1, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+    for (int mode = 0; mode <= 3; ++mode) {
+      size_t sz = sizes[si];
+      dm_heap *h;
+      GT_CHECK(dm_heap_create(&h, 128u << 20) == 0);
+      GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+      k_alloc_lanes<<<n / 256u, 256>>>(dp, ds, n, sz);
+      GT_SYNC();
+      dm_stats st;
+      GT_CHECK(dm_heap_stats(h, &st) == 0);
+      GT_CHECK(st.nulls == 0);
+      size_t held = st.pages_used;
+      k_free_layout<<<n / 256u, 256>>>(dp, n, mode);
+      GT_SYNC();
+      GT_CHECK(dm_heap_stats(h, &st) == 0);
+      GT_CHECK(st.bad_frees == 0 && st.broken == 0);
+      printf("  %4zu B, layout %d: %zu pages held, %zu after the free\n", sz, mode, held,
+             st.pages_used);
+      if (sz != 64 && mode <= 2) GT_CHECK(st.pages_used == 0);   /* all home at once */
+      if (mode == 3) {
+        /* odd lanes' blocks still out: 16 B pages (one per warp) and 256 B pages (lanes
+         * 2k, 2k+1) all stay; the rest keep their contents while the heap fills again */
+        if (sz == 16 || sz == 256) GT_CHECK(st.pages_used == held);
+        char **dq;
+        size_t *dqs;
+        GT_CUDA(cudaMalloc(&dq, n * sizeof(char *)));
+        GT_CUDA(cudaMalloc(&dqs, n * sizeof(size_t)));
+        k_alloc_lanes<<<n / 256u, 256>>>(dq, dqs, n, sz);
+        GT_SYNC();
+        k_verify<<<n / 256u, 256>>>(dp, ds, n, dbad);     /* the odd lanes' blocks */
+        GT_SYNC();
+        unsigned bad;
+        GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+        GT_CHECK(bad == 0);
+        k_free_layout<<<n / 256u, 256>>>(dq, n, 0);
+        GT_SYNC();
+        k_free_layout<<<n / 256u, 256>>>(dp, n, 4);
+        GT_SYNC();
+        cudaFree(dq);
+        cudaFree(dqs);
+        GT_CHECK(dm_heap_stats(h, &st) == 0);
+        GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
+      }
+      check_no_leak(h);
+      dm_heap_destroy(h);
+      if (gt_failed_now) return;
+    }
+  }
+  slots_free(dp, ds, dbad);
 }
 
 __global__ void k_malloc_free_one(size_t s, char **out)
@@ -709,6 +816,7 @@ int main(void)
   RUN(test_scattered_16b_frees_and_refills_repeatedly);
   RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
   RUN(test_warp_pages_and_frees_grouped_per_page);
+  RUN(test_whole_warp_frees_in_every_layout);
   RUN(test_calls_from_divergent_code);
   RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
   RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
