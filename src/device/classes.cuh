@@ -146,13 +146,14 @@ static __device__ char *dm_class_take(const dm_heap_dev *h, unsigned c, unsigned
 
 /* A fresh page, owned by this lane alone, becomes a class-c page with all its blocks out
  * (the lanes sharing it take the first ones, dm_class_spill buffers the rest). The page's
- * pinfo is written before any of its blocks can reach a user. */
+ * record (pkind; pinfo too in debug builds) is written before any of its blocks can reach
+ * a user. */
 static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long page)
 {
   DM_INVARIANT(h, dm_ld(&h->pinfo[page]) == DM_PI_FREE,
                "class page %ld claimed while its pinfo says %x\n", page, dm_ld(&h->pinfo[page]));
   h->blockcount[page] = (int)dm_class_blocks(c);
-  h->pinfo[page] = DM_PI_CLASS | c;
+  dm_pinfo_set(h, (unsigned long)page, DM_PI_CLASS | c);
   dm_fence_acq_rel();   /* acquire for the claim, release for the above (warp.cuh) */
 }
 

@@ -49,7 +49,7 @@ static __device__ char *dm_page_round(const dm_heap_dev *h, unsigned mask, unsig
     dm_class_spill(h, c, page, min(nb, (unsigned)__popc(peers) - lead), q);
   if (!cl && run && page >= 0) {
     dm_run_mark(h, page, run);
-    dm_fence_acq_rel();   /* acquire for the claim, release for the pinfo (warp.cuh) */
+    dm_fence_acq_rel();   /* acquire for the claim, release for the record (warp.cuh) */
     p = dm_page_addr(h, page);
   }
   /* one counter update per warp (it was one same-address atomic per 1-KiB allocation) */

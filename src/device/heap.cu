@@ -47,7 +47,8 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   unsigned nwords = (unsigned)((npages + 31u) / 32u);
   size_t o_bitmap = 0;
   size_t o_pinfo = o_bitmap + dm_round(nwords * sizeof(unsigned));
-  size_t o_count = o_pinfo + dm_round(npages * sizeof(unsigned));
+  size_t o_pkind = o_pinfo + dm_round(npages * sizeof(unsigned));
+  size_t o_count = o_pkind + dm_round(npages);
   size_t o_live = o_count + dm_round(npages * sizeof(int));
   size_t o_fifo = o_live + dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned));
   size_t o_ctr = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
@@ -67,6 +68,7 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   h->d.nwords = nwords;
   h->d.bitmap = (unsigned *)(m + o_bitmap);
   h->d.pinfo = (unsigned *)(m + o_pinfo);
+  h->d.pkind = (unsigned char *)(m + o_pkind);   /* zeroed: every page DM_PI_FREE */
   h->d.blockcount = (int *)(m + o_count);
   h->d.live = (unsigned *)(m + o_live);
   h->d.fifo = (dm_fifo *)(m + o_fifo);

@@ -51,6 +51,16 @@ static __device__ void dm_free_block(const dm_heap_dev *h, char *blk,
   }
 }
 
+/* Page `page`'s record (types.cuh): its pkind byte, or where that says the value is too
+ * large for it, its pinfo (release builds); debug builds read pinfo, as their checks do. */
+static __device__ __forceinline__ unsigned dm_page_record(const dm_heap_dev *h,
+                                                          unsigned long long page)
+{
+  if (DM_PI_KEPT(0u)) return dm_ld(&h->pinfo[page]);
+  unsigned info = DM_PK_INFO(dm_ld8(&h->pkind[page]));
+  return DM_PI_VAL(info) < DM_PK_VMAX ? info : dm_ld(&h->pinfo[page]);
+}
+
 /* Which block `p` belongs to: sets *blk, *page and *info and says whether p is a
  * compartment; false in *ok for a pointer that no dm_malloc returned. */
 static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
@@ -60,10 +70,10 @@ static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
   *ok = false;
   if (p < h->base || off >= h->bytes || (off & (DM_ALIGN - 1u))) return false;
   *page = off >> DM_PAGE_SHIFT;
-  *info = dm_ld(&h->pinfo[*page]);
+  *info = dm_page_record(h, *page);
   if (DM_PI_KIND(*info) == DM_PI_BODY) {
     *page -= DM_PI_VAL(*info);
-    *info = dm_ld(&h->pinfo[*page]);
+    *info = dm_page_record(h, *page);
     if (DM_PI_KIND(*info) != DM_PI_HEAD) return false;
   }
   if (DM_PI_KIND(*info) == DM_PI_FREE) return false;

@@ -13,6 +13,8 @@
  *            Areas are cut to at most 512 B (the largest class) or runs of 1, 2 or 4 KiB,
  *            whichever wastes least for the sizes asked (coalesce.cuh).
  *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
+ *   pkind    one byte per page: pinfo as a byte (DM_PK_*), what release builds read; a warp
+ *            freeing 32 4-KiB runs reads 8 sectors of it where it read 32 of pinfo.
  */
 #ifndef DM_TYPES_CUH
 #define DM_TYPES_CUH
@@ -57,6 +59,34 @@
 #define DM_PI_BODY (3u << 30)             /* value: distance back to the run head */
 #define DM_PI_KIND(x) ((x) & (3u << 30))
 #define DM_PI_VAL(x) ((x) & ((1u << 30) - 1u))
+
+/* pkind: one byte per page, pinfo's kind in its top two bits and its value below, capped
+ * at DM_PK_VMAX (a run of 63 pages or more, or a body page 63 or more pages past its
+ * head, reads DM_PK_VMAX: its pinfo holds the value). Release builds (DM_PK_RECORD) keep
+ * pinfo only for those: pkind is the page's record, read by dm_locate and by free.cu's
+ * whole-warp path; debug builds write both in full and their checks read pinfo
+ * (DM_PK_RECORD=0: release builds too, and only the whole-warp free reads pkind).
+ * Ordering, as pinfo's always was: the claimer stores a page's record (plain stores of 1
+ * to 8 bytes, never covering another page's byte) before the fence.acq_rel that precedes
+ * handing any block of the page out (dm_class_page_init, dm_page_round), and a reader
+ * loads it (relaxed) only through a pointer to that live page, which reached it after
+ * that fence; a free page's stale record is read only for a foreign pointer. Why (issue 17, ncu of the 4-KiB free): the pinfo
+ * load was 28% of the stall samples; a 4-KiB run's head entry is 32 B from the next run's,
+ * so a warp freeing 32 runs loaded 32 sectors, 32 MiB from DRAM for 1M frees, where its
+ * pkind bytes are 8 B apart (8 sectors a warp, 8 MiB in all); and a claimer writes a 4-KiB
+ * run's record with one 8-byte store where it wrote 8 pinfo words. On the H100 (one call,
+ * 10 rounds each, medians): free4k 0.0245 -> 0.0210 ms, free1k 0.0188 -> 0.0184, alloc4k
+ * 0.2627 -> 0.2550, the other rows unchanged. Kept in pinfo too, with pkind read only by
+ * the whole-warp free (DM_PK_RECORD=0), alloc4k was 2% slower than before instead. */
+#ifndef DM_PK_RECORD
+#define DM_PK_RECORD 1
+#endif
+#define DM_PK_VMAX 63u
+#define DM_PK_OF(pi) ((unsigned char)((DM_PI_KIND(pi) >> 24) | \
+                                      (DM_PI_VAL(pi) < DM_PK_VMAX ? DM_PI_VAL(pi) : DM_PK_VMAX)))
+#define DM_PK_INFO(b) ((((unsigned)(b) & 0xc0u) << 24) | ((unsigned)(b) & DM_PK_VMAX))
+/* whether page records of value v live in pinfo too (debug builds: all of them) */
+#define DM_PI_KEPT(v) (DM_CHECKS || !DM_PK_RECORD || DM_PI_VAL(v) >= DM_PK_VMAX)
 
 /* One XMalloc FIFO (Huang et al. 5.2.1): a message is (sequence number << 32 | payload);
  * the payload is a block's offset in the arena in DM_ALIGN units. */
@@ -117,7 +147,8 @@ typedef struct dm_heap_dev {
   unsigned long long bytes;         /* npages * DM_PAGE_BYTES */
   unsigned npages, nwords;          /* pages, page-bitmap words */
   unsigned *bitmap;                 /* [nwords] page used bits; bits past npages set */
-  unsigned *pinfo;                  /* [npages] */
+  unsigned *pinfo;                  /* [npages] (release: values >= DM_PK_VMAX only) */
+  unsigned char *pkind;             /* [npages] the page records as bytes (DM_PK_*) */
   int *blockcount;                  /* [npages] blocks of a class page out of it (at users
                                        or in buffers; & DM_BC_OUT), the page goes back at
                                        0; plus the drains (DM_BC_DRAINED each) */

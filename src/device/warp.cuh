@@ -23,6 +23,14 @@ static __device__ __forceinline__ unsigned long long dm_ld64(const unsigned long
   return v;
 }
 
+/* The same for a byte (a page's pkind, types.cuh). */
+static __device__ __forceinline__ unsigned dm_ld8(const unsigned char *p)
+{
+  unsigned short v;
+  asm volatile("ld.relaxed.gpu.u8 %0, [%1];" : "=h"(v) : "l"(p) : "memory");
+  return v;
+}
+
 /* This lane's number in its warp. */
 static __device__ __forceinline__ unsigned dm_lane(void)
 {

@@ -743,6 +743,67 @@ static void test_whole_warp_frees_in_every_layout(void)
   slots_free(dp, ds, dbad);
 }
 
+/* Whole warps free a pointer one page into each lane's block (into a run's second page;
+ * NULL for blocks of a page or less): every one is foreign, counted and ignored. */
+__global__ void k_free_body(char *const *ptrs, const size_t *sizes, unsigned n)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  dm_free(ptrs[i] && sizes[i] > 512u ? ptrs[i] + 512 : NULL);
+}
+
+/* One heap, whole warps allocating and freeing one size after another, so that every size
+ * lands on pages the sizes before it left (a free page keeps its old pinfo and pkind in
+ * release builds): runs inside a bitmap word (2, 8, 32 pages), runs longer than a word
+ * (48, 65, 80 pages: the general path) and class pages. Each round: no NULL, no overlap,
+ * a pointer into a run's body page is foreign (pkind says body, never a stale head), and
+ * the warps' frees take every page home at once, with no bad free. */
+static void test_whole_warp_frees_of_every_run_length_on_one_heap(void)
+{
+  const size_t sizes[] = {4096, 16, 2048, 16384, 256, 24576, 1024, 40960,
+                          512,  33280, 4096, 16384, 16};
+  unsigned n = g_small ? 256 : 1024;
+  char **dp;
+  size_t *ds;
+  unsigned *dbad;
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 128u << 20) == 0);
+  slots_alloc(n, 1, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
+  unsigned long long bad0 = 0;
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0] && !gt_failed_now; ++si) {
+    size_t sz = sizes[si];
+    GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+    k_alloc_lanes<<<n / 256u, 256>>>(dp, ds, n, sz);
+    GT_SYNC();
+    k_verify<<<n / 256u, 256>>>(dp, ds, n, dbad);
+    GT_SYNC();
+    unsigned bad;
+    GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+    GT_CHECK(bad == 0);
+    dm_stats st;
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    GT_CHECK(st.nulls == 0 && st.bad_frees == bad0);
+    size_t held = st.pages_used;
+    if (sz > 512u) {
+      k_free_body<<<n / 256u, 256>>>(dp, ds, n);
+      GT_SYNC();
+      GT_CHECK(dm_heap_stats(h, &st) == 0);
+      GT_CHECK(st.bad_frees == bad0 + n && st.pages_used == held);
+      bad0 = st.bad_frees;
+    }
+    k_free_layout<<<n / 256u, 256>>>(dp, n, (int)(si % 3u));
+    GT_SYNC();
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    printf("  %5zu B, layout %d: %zu pages held, %zu after the free\n", sz, (int)(si % 3u),
+           held, st.pages_used);
+    GT_CHECK(st.pages_used == 0 && st.bad_frees == bad0 && st.broken == 0);
+  }
+  check_no_leak(h);
+  slots_free(dp, ds, dbad);
+  dm_heap_destroy(h);
+}
+
 __global__ void k_malloc_free_one(size_t s, char **out)
 {
   *out = (char *)dm_malloc(s);
@@ -817,6 +878,7 @@ int main(void)
   RUN(test_many_kernels_in_a_row_with_objects_outliving_them);
   RUN(test_warp_pages_and_frees_grouped_per_page);
   RUN(test_whole_warp_frees_in_every_layout);
+  RUN(test_whole_warp_frees_of_every_run_length_on_one_heap);
   RUN(test_calls_from_divergent_code);
   RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
   RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
