@@ -499,7 +499,7 @@ int main(int argc, char **argv)
   snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d",
            DM_BENCH_PTXAS_OPT, DM_BENCH_MAXRREG, DM_BENCH_FREE_MAXRREG);
 
-  /* The arena: 8 GiB unless the GPU has less free memory (metadata ~2.6% of the arena,
+  /* The arena: 8 GiB unless the GPU has less free memory (metadata ~1.8% of the arena,
    * the pointer array and some room for the CUDA context are kept free). */
   size_t freeb = 0, totalb = 0;
   BCUDA(cudaMemGetInfo(&freeb, &totalb));

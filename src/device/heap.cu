@@ -50,7 +50,9 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   size_t o_pkind = o_pinfo + dm_round(npages * sizeof(unsigned));
   size_t o_count = o_pkind + dm_round(npages);
   size_t o_live = o_count + dm_round(npages * sizeof(int));
-  size_t o_fifo = o_live + dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned));
+  /* the live bits of class blocks: debug builds only (their double-free check) */
+  size_t live_bytes = DM_CHECKS ? dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned)) : 0;
+  size_t o_fifo = o_live + live_bytes;
   size_t o_ctr = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
   h->meta_bytes = o_ctr + dm_round(sizeof(dm_counters));
   cudaError_t e = cudaSuccess;
@@ -70,7 +72,7 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   h->d.pinfo = (unsigned *)(m + o_pinfo);
   h->d.pkind = (unsigned char *)(m + o_pkind);   /* zeroed: every page DM_PI_FREE */
   h->d.blockcount = (int *)(m + o_count);
-  h->d.live = (unsigned *)(m + o_live);
+  h->d.live = DM_CHECKS ? (unsigned *)(m + o_live) : NULL;
   h->d.fifo = (dm_fifo *)(m + o_fifo);
   h->d.ctr = (dm_counters *)(m + o_ctr);
   dm_init_kernel<<<128, 128>>>(h->d);

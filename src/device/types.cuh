@@ -152,7 +152,8 @@ typedef struct dm_heap_dev {
   int *blockcount;                  /* [npages] blocks of a class page out of it (at users
                                        or in buffers; & DM_BC_OUT), the page goes back at
                                        0; plus the drains (DM_BC_DRAINED each) */
-  unsigned *live;                   /* [npages * DM_BLOCK_WORDS] DM_CHECKS: 1 = at a user */
+  unsigned *live;                   /* [npages * DM_BLOCK_WORDS] DM_CHECKS: 1 = at a user
+                                       (NULL in release builds: not allocated) */
   dm_fifo *fifo;                    /* [DM_NCLASS * DM_NFIFO] */
   dm_counters *ctr;
 } dm_heap_dev;
