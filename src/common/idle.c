@@ -51,14 +51,13 @@ uint64_t idle_cap_ns(int local_ranks, int host_cores) {
 }
 
 void idle_start(idle_wait *w, uint64_t cap_ns) {
-  w->own_core = cap_ns == 0;
   w->polls = 0;
   w->since_ns = 0;
   w->max_ns = cap_ns;
 }
 
 void idle_pause(idle_wait *w) {
-  if (w->own_core) return;
+  if (!w->max_ns) return; /* a core of its own */
   if (++w->polls < IDLE_SPIN) return;
   uint64_t t = now_ns();
   if (!w->since_ns) w->since_ns = t;

@@ -16,7 +16,6 @@
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #define IDLE_SPIN 64                 /* empty polls before the first sleep */
@@ -24,10 +23,9 @@
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */
 
 typedef struct idle_wait {
-  bool own_core;     /* spin, never sleep */
   unsigned polls;    /* empty polls so far */
   uint64_t since_ns; /* when the first sleep came (monotonic) */
-  uint64_t max_ns;   /* the cap */
+  uint64_t max_ns;   /* the cap; 0: a core of its own, spin, never sleep */
 } idle_wait;
 
 /* Start a wait (and again after each message handled) with the longest sleep cap_ns: 0 for a

@@ -45,8 +45,8 @@ int job_setup(int *argc, char ***argv, ah_job *j, char *err, size_t errlen) {
     return -1;
   }
   j->is_sched = j->plan.ranks[j->rank].role == PLAN_SCHEDULER;
-  j->own_core = j->plan.ranks[j->rank].core >= 0;
-  j->idle_cap_ns = j->own_core ? 0 : idle_cap_ns(j->plan.local_ranks, j->plan.host_cores);
+  bool own_core = j->plan.ranks[j->rank].core >= 0;
+  j->idle_cap_ns = own_core ? 0 : idle_cap_ns(j->plan.local_ranks, j->plan.host_cores);
   MPI_Comm_dup(MPI_COMM_WORLD, &j->proto);
   int key = j->is_sched ? 0 : j->plan.ranks[j->rank].worker_index;
   MPI_Comm_split(MPI_COMM_WORLD, j->is_sched ? MPI_UNDEFINED : 0, key, &j->workers);

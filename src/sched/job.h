@@ -23,8 +23,8 @@ typedef struct ah_job {
   ah_config cfg;
   int rank;            /* in MPI_COMM_WORLD */
   bool is_sched;
-  bool own_core;       /* bound to a core of its own: poll without sleeping */
-  uint64_t idle_cap_ns; /* the longest sleep of a wait (idle.h); 0 on an own core */
+  uint64_t idle_cap_ns; /* the longest sleep of a wait (idle.h); 0: bound to a core of its
+                          own, polls without sleeping */
   MPI_Comm proto;      /* every rank: requests, replies, scheduler traffic */
   MPI_Comm workers;    /* workers only (MPI_COMM_NULL on schedulers): sys_comm() */
   MPI_Comm xfer;       /* workers only: sys_send / sys_recv */

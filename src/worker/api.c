@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/idle.h"
+#include "common/idle_mpi.h"
 #include "sched/job.h"
 #include "sched/proto.h"
 #include "worker/cache.h"
@@ -61,17 +62,8 @@ static int receive_reply(proto_msg *m) {
   }
 }
 
-/* Complete a nonblocking collective of the workers, backing off while it is not done (MPI's
- * own blocking calls spin, which on shared cores takes them from the ranks that work). */
-static void wait_collective(MPI_Request *rq) {
-  idle_wait idle;
-  idle_start(&idle, W.job.idle_cap_ns);
-  for (int done = 0;;) {
-    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    idle_pause(&idle);
-  }
-}
+/* Complete a nonblocking collective of the workers, backing off while it is not done. */
+static void wait_collective(MPI_Request *rq) { idle_wait_request(rq, W.job.idle_cap_ns); }
 
 /* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
  * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. */

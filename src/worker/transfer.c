@@ -15,6 +15,7 @@ _Static_assert(sizeof(transfer_wire_range) == 16, "a wire range is two 64-bit wo
 _Static_assert(sizeof(uintptr_t) == 8 && sizeof(size_t) == 8, "antheap needs a 64-bit target");
 
 #include "common/idle.h"
+#include "common/idle_mpi.h"
 
 #define TAG_LIST(t) (t)
 #define TAG_ANSWER(t) ((t) + 1)
@@ -32,20 +33,6 @@ static MPI_Count message_bytes(const MPI_Status *st) {
 static uint64_t idle_cap; /* 0: MPI's blocking calls */
 
 void transfer_set_idle_cap(uint64_t cap_ns) { idle_cap = cap_ns; }
-
-static void wait_request(MPI_Request *rq) {
-  if (!idle_cap) {
-    MPI_Wait(rq, MPI_STATUS_IGNORE);
-    return;
-  }
-  idle_wait w;
-  idle_start(&w, idle_cap);
-  for (int done = 0;;) {
-    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    idle_pause(&w);
-  }
-}
 
 static void probe_message(int peer, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st) {
   if (!idle_cap) {
@@ -81,7 +68,6 @@ static size_t piece_bytes(unsigned shift) {
   return shift ? (size_t)1 << shift : TRANSFER_BLOCK_MAX;
 }
 
-/* The sender's piece size (header.piece) for a move of total bytes. */
 /* ANTHEAP_XFER_PLAN=whole (read at the first move): direct ranges always go whole. */
 static bool plan_whole(void) {
   static int whole = -1;
@@ -92,6 +78,7 @@ static bool plan_whole(void) {
   return whole;
 }
 
+/* The sender's piece size (header.piece) for a move of total bytes. */
 static unsigned piece_shift(bool near, uint64_t total) {
   if (!near || plan_whole()) return 0;
   unsigned s = TRANSFER_PIECE_MIN_SHIFT;
@@ -270,7 +257,7 @@ typedef struct {
   int32_t answer;
 } answer_wait;
 
-static void await_answer(void *ctx) { wait_request(&((answer_wait *)ctx)->rq); }
+static void await_answer(void *ctx) { idle_wait_request(&((answer_wait *)ctx)->rq, idle_cap); }
 
 int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
                   const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
