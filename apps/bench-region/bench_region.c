@@ -2,11 +2,16 @@
  * objects (should be flat: a region drops its private metadata chunks, it does not visit
  * objects), beside destroying an ordinary pool with the same content (visits every slab).
  * (2) ns per alloc+free pair in a region vs the bare slab pool (the layer's overhead).
- * (3) pack time and range count for a 30,000-node list of 256-B nodes. */
+ * (3) pack time and range count for a 30,000-node list of 256-B nodes. (4) A scheduler's
+ * share of listx's cycle, ns per slab: W regions (one per worker) each leased S slabs of
+ * 256-B slots in grants of 256 taken in turn (the workers build at once), handed back full
+ * (the first send's flush), packed twice (the first send walks the pool, later ones hit the
+ * cache), freed. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "common/types.h"
@@ -152,41 +157,130 @@ static void bench_pack(region_layer *L, bench_table *t, int reps) {
   bench_table_row(t, row);
 }
 
+/* (4) the lease cycle of listx at one scheduler */
+enum { CYCLE_W = 16, CYCLE_GRANT = 256 };
+typedef struct {
+  double lease, give_back, first_pack, pack, free;
+} cycle_ns;
+
+/* Sort a worker's {slab, live} pairs by address, as its cache hands them back. */
+static int cmp_pair(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void cycle_once(region_layer *L, size_t per, cycle_ns *ns) {
+  static uint64_t pairs[CYCLE_W][2 * 65536];
+  uintptr_t got[CYCLE_GRANT];
+  rid_t r[CYCLE_W];
+  size_t have[CYCLE_W] = {0}, total = (size_t)CYCLE_W * per, n;
+  uint64_t full = ~0ull >> (64 - AH_SLAB_SIZE / 256);
+  for (int w = 0; w < CYCLE_W; w++) die_if(region_create(L, REGION_ROOT, 0, &r[w]), "region_create");
+  double t0 = bench_now_ns();
+  for (size_t left = total; left;)
+    for (int w = 0; w < CYCLE_W; w++) {
+      size_t want = per - have[w] < CYCLE_GRANT ? per - have[w] : CYCLE_GRANT, k;
+      uint32_t slot;
+      if (!want) continue;
+      die_if(region_lease(L, r[w], 256, want, want, w, got, &k, &slot), "region_lease");
+      for (size_t i = 0; i < k; i++) {
+        pairs[w][2 * (have[w] + i)] = got[i];
+        pairs[w][2 * (have[w] + i) + 1] = full;
+      }
+      have[w] += k;
+      left -= k;
+    }
+  double t1 = bench_now_ns();
+  for (int w = 0; w < CYCLE_W; w++) qsort(pairs[w], per, 2 * sizeof(uint64_t), cmp_pair);
+  double t2 = bench_now_ns();
+  for (int w = 0; w < CYCLE_W; w++) {
+    size_t dropped = 0;
+    die_if(region_lease_return(L, w, pairs[w], per, &dropped), "region_lease_return");
+  }
+  double t3 = bench_now_ns();
+  for (int w = 0; w < CYCLE_W; w++)
+    die_if(region_pack(L, &r[w], 1, NULL, 0, NULL, NULL, &n), "region_pack");
+  double t4 = bench_now_ns();
+  for (int w = 0; w < CYCLE_W; w++)
+    die_if(region_pack(L, &r[w], 1, NULL, 0, NULL, NULL, &n), "region_pack");
+  double t5 = bench_now_ns();
+  for (int w = 0; w < CYCLE_W; w++) die_if(region_free(L, r[w]), "region_free");
+  double t6 = bench_now_ns(), d = (double)total;
+  *ns = (cycle_ns){(t1 - t0) / d, (t3 - t2) / d, (t4 - t3) / d, (t5 - t4) / d, (t6 - t5) / d};
+}
+
+static void bench_cycle(region_layer *L, bench_table *t, int reps, size_t per) {
+  double v[5][100];
+  for (int i = 0; i < reps; i++) {
+    fprintf(stderr, "\rbench-region: lease cycle rep %d/%d   ", i + 1, reps);
+    cycle_ns ns;
+    cycle_once(L, per, &ns);
+    v[0][i] = ns.lease, v[1][i] = ns.give_back, v[2][i] = ns.first_pack, v[3][i] = ns.pack;
+    v[4][i] = ns.free;
+  }
+  static const char *const what[] = {"lease_ns_per_slab", "give_back_ns_per_slab",
+                                     "first_pack_ns_per_slab", "pack_ns_per_slab",
+                                     "free_ns_per_slab"};
+  char cs[64];
+  snprintf(cs, sizeof cs, "%d regions x %zu slabs of 256 B", CYCLE_W, per);
+  for (int m = 0; m < 5; m++) {
+    char c1[32];
+    snprintf(c1, sizeof c1, "%.1f", bench_median(v[m], (size_t)reps));
+    const char *row[] = {what[m], cs, c1, "", ""};
+    bench_table_row(t, row);
+  }
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: bench-region [--reps R] [--steps N] [--csv PATH]\n"
              "  free-region time at 1e3/1e5/1e6 objects (vs destroying a bare pool), the\n"
-             "  layer's alloc+free overhead vs the bare pool, pack of a 30,000-node list.\n"
+             "  layer's alloc+free overhead vs the bare pool, pack of a 30,000-node list, and\n"
+             "  a scheduler's ns per slab in listx's lease cycle (lease, give back, pack, free).\n"
+             "  --only cycle  just the lease cycle (for profiling)\n"
+             "  --slabs S     slabs per region in the lease cycle (default 15000, at most 65536)\n"
              "  --reps R    repetitions, median reported (default 5)\n"
              "  --steps N   alloc+free pairs for the overhead test (default 2000000)\n"
              "  --csv PATH  CSV output (default results/bench-region.csv)\n");
 }
 
 int main(int argc, char **argv) {
-  int reps = 5;
-  size_t steps = 2000000;
+  int reps = 5, only_cycle = 0;
+  size_t steps = 2000000, per = 15000;
   const char *csv = "results/bench-region.csv";
   static struct option opts[] = {{"reps", 1, 0, 'r'}, {"steps", 1, 0, 's'}, {"csv", 1, 0, 'c'},
+                                 {"only", 1, 0, 'o'}, {"slabs", 1, 0, 'n'},
                                  {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (c) {
       case 'r': reps = atoi(optarg); break;
       case 's': steps = strtoul(optarg, NULL, 10); break;
       case 'c': csv = optarg; break;
+      case 'n': per = strtoul(optarg, NULL, 10); break;
+      case 'o':
+        if (strcmp(optarg, "cycle")) {
+          fprintf(stderr, "bench-region: --only takes 'cycle'\n");
+          return 2;
+        }
+        only_cycle = 1;
+        break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }
   }
-  if (reps < 1 || reps > 100 || steps < 1) {
-    fprintf(stderr, "bench-region: --reps must be 1..100 and --steps positive\n");
+  if (reps < 1 || reps > 100 || steps < 1 || per < 1 || per > 65536) {
+    fprintf(stderr, "bench-region: --reps must be 1..100, --steps positive, --slabs 1..65536\n");
     return 2;
   }
   slab_pool *k = make_kernel();
   region_layer *L = make_layer(k);
   static const char *const cols[] = {"measure", "case", "value", "baseline", "baseline_value"};
   bench_table *t = bench_table_new("bench-region (medians)", 5, cols);
-  bench_free(L, k, t, reps);
-  bench_overhead(L, k, t, reps, steps);
-  bench_pack(L, t, reps);
+  if (!only_cycle) {
+    bench_free(L, k, t, reps);
+    bench_overhead(L, k, t, reps, steps);
+    bench_pack(L, t, reps);
+  }
+  bench_cycle(L, t, reps, per);
   fprintf(stderr, "\r%60s\r", "");
   region_layer_destroy(L, NULL, NULL);
   for (int i = 0; i < nchunks; i++) free(chunks[i]);

@@ -55,7 +55,8 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  or MPMD: mpirun -np S antheapd : -np W %s --variants antheap\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
-          "  time per repetition and how its list is laid out; 2 also times a second walk.\n",
+          "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
+          "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
           prog, LX_HEADER + 1, known, prog);
 }
 
