@@ -37,11 +37,24 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* May lessee hand back this slab with these live slots? (a live region's lease or a zombie) */
-static int check_one(const region_layer *L, int32_t lessee, uintptr_t addr, uint64_t live) {
+/* The pairs from i on that a group shares: those of one region's pool (consecutive, in one of
+ * its range records), or a single pair outside every region. Returns the group's size; *pool
+ * its pool, or NULL for a pair of no region (a zombie, or a bad address). */
+static size_t group_at(const region_layer *L, const uint64_t *pairs, size_t n, size_t i,
+                       slab_pool **pool) {
+  uintptr_t addr = (uintptr_t)pairs[2 * i];
+  const range_rec *rec = layer_in_gas(L, addr) ? space_owner(L, addr) : NULL;
+  *pool = rec ? rec->owner->pool : NULL;
+  if (!rec) return 1;
+  uintptr_t end = rec->start + (rec->nslabs << AH_SLAB_SHIFT);
+  size_t m = 1;
+  while (i + m < n && pairs[2 * (i + m)] >= rec->start && pairs[2 * (i + m)] < end) m++;
+  return m;
+}
+
+/* May lessee hand back this zombie slab with these live slots? */
+static int check_zombie(const region_layer *L, int32_t lessee, uintptr_t addr, uint64_t live) {
   if (addr % AH_SLAB_SIZE || !layer_in_gas(L, addr)) return EINVAL;
-  const range_rec *rec = space_owner(L, addr);
-  if (rec) return slab_lease_check(rec->owner->pool, addr, lessee, live);
   uintptr_t v = trie_find(&L->zombies, layer_key(L, addr));
   if (!v || zombie_lessee(v) != lessee) return EINVAL;
   uint32_t cap = (uint32_t)(AH_SLAB_SIZE / zombie_slot(v));
@@ -72,7 +85,12 @@ static int no_repeats(const uint64_t *pairs, size_t n) {
 /* Every slab once, each one returnable: 0 or EINVAL. */
 static int check_all(const region_layer *L, int32_t lessee, const uint64_t *pairs, size_t n) {
   int rc = no_repeats(pairs, n);
-  for (size_t i = 0; i < n && !rc; i++) rc = check_one(L, lessee, pairs[2 * i], pairs[2 * i + 1]);
+  for (size_t i = 0, m; i < n && !rc; i += m) {
+    slab_pool *pool;
+    m = group_at(L, pairs, n, i, &pool);
+    rc = pool ? slab_lease_check_many(pool, pairs + 2 * i, m, lessee)
+              : check_zombie(L, lessee, pairs[2 * i], pairs[2 * i + 1]);
+  }
   return rc;
 }
 
@@ -110,18 +128,18 @@ int region_lease_return(region_layer *L, int32_t lessee, const uint64_t *pairs, 
   int rc = check_all(L, lessee, pairs, n);
   if (rc) return rc;
   size_t lost = 0;
-  for (size_t i = 0; i < n; i++) {
-    uintptr_t addr = (uintptr_t)pairs[2 * i];
-    const range_rec *rec = space_owner(L, addr);
-    if (rec) {
-      slab_lease_return(rec->owner->pool, addr, pairs[2 * i + 1]);
+  for (size_t i = 0, m; i < n && !rc; i += m) {
+    slab_pool *pool;
+    m = group_at(L, pairs, n, i, &pool);
+    if (pool) {
+      rc = slab_lease_return_many(pool, pairs + 2 * i, m);
     } else {
       lost += (size_t)__builtin_popcountll(pairs[2 * i + 1]);
-      zombie_return(L, addr);
+      zombie_return(L, (uintptr_t)pairs[2 * i]);
     }
   }
   if (dropped) *dropped = lost;
-  return 0;
+  return rc;
 }
 
 bool region_layer_has_zombie(const region_layer *L, uintptr_t addr) {

@@ -216,7 +216,7 @@ static void start_op(sim *S, sim_worker *w) {
   }
   if (rnd(&S->rng) % 8 == 0) { /* the allocation cache's traffic */
     if (w->nleases && rnd(&S->rng) % 2) start_unlease(S, w);
-    else if (w->nleases < 64) start_lease(S, w);
+    else if (w->nleases < 160) start_lease(S, w);
     if (w->op != OP_NONE) return;
   }
   if (r < 14 && nreg < 12) {
@@ -302,10 +302,11 @@ static bool reg_alive(const sim_worker *w, rid_t rid) {
   return false;
 }
 
-/* Lease a few slabs, as a worker's allocation cache does. */
+/* Lease a few slabs, as a worker's allocation cache does (one time in four, up to 40: the
+ * scheduler carves those as class runs, which hand-backs of some of their slabs then cut). */
 static void start_lease(sim *S, sim_worker *w) {
   static const size_t sizes[] = {8, 64, 100, 192, 256, 1000, 3000, 4096};
-  uint32_t want = 1 + (uint32_t)(rnd(&S->rng) % 4);
+  uint32_t want = 1 + (uint32_t)(rnd(&S->rng) % (rnd(&S->rng) % 4 ? 4 : 40));
   proto_lease b = {.size = sizes[rnd(&S->rng) % 8], .rid = pick_region(S, w), .want = want,
                    .min = 1 + (uint32_t)(rnd(&S->rng) % want)};
   w->op = OP_LEASE;
@@ -331,8 +332,9 @@ static void start_unlease(sim *S, sim_worker *w) {
       continue;
     }
     unsigned cap = (unsigned)(AH_SLAB_SIZE / l.slot);
-    uint64_t live = rnd(&S->rng) & (cap == 64 ? ~0ull : (1ull << cap) - 1);
+    uint64_t all = cap == 64 ? ~0ull : (1ull << cap) - 1, live = rnd(&S->rng) & all;
     if (rnd(&S->rng) % 3 == 0) live = 0;
+    else if (rnd(&S->rng) % 2 == 0) live = all; /* full: pieces of a run stay runs */
     tail[2 * n] = l.addr;
     tail[2 * n + 1] = live;
     n++;

@@ -92,13 +92,33 @@ static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   return 0;
 }
 
+/* Is addr the start of a live slot of class slab (or class run) d? */
+static bool live_slot_start(const slab_desc *d, uintptr_t addr) {
+  uintptr_t off = addr - desc_slab_of(d, addr);
+  uint32_t i = class_slot_index(d->cls, off);
+  return (uintptr_t)i * d->cls->slot_size == off && i < d->cls->capacity &&
+         (d->bitmap >> i & 1);
+}
+
+/* Free an object of a class run: its slab becomes a descriptor of its own first. */
+static int free_in_run(slab_pool *p, slab_desc *d, uintptr_t addr) {
+  if (d->list != LIST_FULL || !live_slot_start(d, addr)) return EINVAL;
+  if (!structural_ok(p)) return EAGAIN;
+  slab_desc *one;
+  if (run_isolate(p, d, addr, &one)) return ENOMEM;
+  p->last_desc = one;
+  return free_slot(p, one, addr);
+}
+
 int slab_free(slab_pool *p, uintptr_t addr) {
   slab_desc *d = desc_find(p, addr);
   if (!d) return EINVAL;
   p->last_desc = d;
   pool_enter(p);
   int rc;
-  if (d->cls)
+  if (desc_is_class_run(d))
+    rc = free_in_run(p, d, addr);
+  else if (d->cls)
     rc = free_slot(p, d, addr);
   else
     rc = addr == d->addr ? free_run(p, d) : EINVAL;
@@ -109,10 +129,11 @@ int slab_free(slab_pool *p, uintptr_t addr) {
 int slab_lookup(const slab_pool *p, uintptr_t addr, uintptr_t *start, size_t *size) {
   const slab_desc *d = desc_find(p, addr);
   if (!d || d->list == LIST_LEASED) return EINVAL;
+  uintptr_t base = d->cls ? desc_slab_of(d, addr) : d->addr;
   size_t slot = d->cls ? d->cls->slot_size : desc_bytes(d);
-  uintptr_t i = d->cls ? class_slot_index(d->cls, addr - d->addr) : 0;
+  uintptr_t i = d->cls ? class_slot_index(d->cls, addr - base) : 0;
   if (d->cls && (i >= d->cls->capacity || !(d->bitmap & (1ull << i)))) return EINVAL;
-  if (start) *start = d->addr + i * slot;
+  if (start) *start = base + i * slot;
   if (size) *size = slot;
   return 0;
 }

@@ -86,7 +86,7 @@ static int carve_at(slab_pool *p, slab_class *c, uintptr_t addr, size_t want) {
     }
   }
   free_range_take(p, addr, want);
-  uint64_t phantom = c->capacity == 64 ? 0 : ~0ull << c->capacity; /* slots past the end */
+  uint64_t phantom = phantom_bits(c);
   for (size_t i = want; i-- > 0;) {
     fresh[i]->cls = c;
     fresh[i]->bitmap = phantom;
@@ -105,13 +105,6 @@ int slabs_carve_for_class(slab_pool *p, slab_class *c) {
     if (pool_pick_slabs(p, want, &addr)) return ENOMEM;
   }
   return carve_at(p, c, addr, want);
-}
-
-int slabs_carve_run(slab_pool *p, slab_class *c, size_t n) {
-  if (n > SLAB_CARVE_RUN_MAX) n = SLAB_CARVE_RUN_MAX;
-  uintptr_t addr;
-  if (!structural_ok(p) || n == 0 || free_range_pick(p, n, &addr)) return ENOMEM;
-  return carve_at(p, c, addr, n);
 }
 
 int slab_release_empty(slab_pool *p, slab_desc *d) {

@@ -1,14 +1,12 @@
 /* lease.c: whole empty slabs leased to a worker's allocation cache, and handed back with the
- * bitmap of their live slots (slab.h explains the contract). Main entry points: slab_lease,
- * slab_lease_check, slab_lease_return. */
+ * bitmap of their live slots (slab.h explains the contract). A lease of several slabs that the
+ * class's empty slabs cannot cover is carved as one class run (runs.c): one descriptor for up
+ * to SLAB_RUN_MAX slabs. Handed back, a run's slabs that came back full stay one descriptor;
+ * partial ones become slabs of their own, empty ones go back to Free. Main entry points:
+ * slab_lease, slab_lease_check, slab_lease_return_many. */
 #include <errno.h>
 
 #include "slab/pool_internal.h"
-
-/* Slots past the end of a slab of class c: always set in its bitmap. */
-static uint64_t phantom_bits(const slab_class *c) {
-  return c->capacity == 64 ? 0 : ~0ull << c->capacity;
-}
 
 /* Take one empty slab of c (carving if the class has none) and lease it. */
 static int lease_one(slab_pool *p, slab_class *c, int32_t lessee, uintptr_t *addr) {
@@ -26,12 +24,48 @@ static int lease_one(slab_pool *p, slab_class *c, int32_t lessee, uintptr_t *add
   return 0;
 }
 
-/* Undo a lease that was never handed out (the slab goes back to the empty list). */
-static void unlease_empty(slab_pool *p, slab_desc *d) {
+/* Carve up to n (>= 2) contiguous slabs for c as one class run leased to lessee, their
+ * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that a free range
+ * holds, else n after growing the pool. ENOMEM (nothing changed) when none can be had. */
+static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uintptr_t *slabs,
+                     size_t *got) {
+  if (n > SLAB_RUN_MAX) n = SLAB_RUN_MAX;
+  uintptr_t addr;
+  slab_desc *d;
+  if (!structural_ok(p)) return ENOMEM;
+  size_t k = n;
+  while (k >= 2 && free_range_pick(p, k, &addr)) k /= 2;
+  if (k >= 2) n = k;
+  else if (pool_pick_slabs(p, n, &addr)) return ENOMEM;
+  if (desc_register(p, &d, addr, (uint32_t)n)) return ENOMEM;
+  free_range_take(p, addr, n);
+  d->cls = c;
+  d->bitmap = ~0ull;
+  d->used = c->capacity;
+  d->lessee = lessee;
+  desc_move(d, LIST_LEASED);
+  c->slabs_carved += (uint32_t)n;
+  p->leased_slabs += n;
+  for (size_t i = 0; i < n; i++) slabs[i] = addr + (i << AH_SLAB_SHIFT);
+  *got = n;
+  return 0;
+}
+
+/* Undo a lease that was never handed out. A slab goes back to the empty list; a run back to
+ * Free (or, without memory for that, stays a detached descriptor that no call hands out or
+ * reports until the pool is destroyed). */
+static void unlease(slab_pool *p, slab_desc *d) {
+  p->leased_slabs -= d->nslabs;
+  if (d->nslabs > 1) {
+    desc_move(d, LIST_DETACHED);
+    d->used = 0;
+    d->bitmap = 0;
+    if (free_range_add(p, d->addr, d->nslabs) == 0) desc_unregister(p, d);
+    return;
+  }
   d->bitmap = phantom_bits(d->cls);
   d->used = 0;
   desc_move(d, LIST_EMPTY);
-  p->leased_slabs--;
   if (d->cls->n_empty > p->cfg.empty_keep) p->touched = d->cls;
 }
 
@@ -43,14 +77,21 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
   slab_class *c;
   int rc = class_get(p, s, &c);
   size_t n = 0;
-  if (!rc && want > (size_t)c->n_empty + 1) /* one contiguous run when a free range holds it */
-    (void)slabs_carve_run(p, c, want - c->n_empty);
-  while (!rc && n < want) {
+  while (!rc && n < want) { /* the class's empty slabs first, then runs, then one by one */
+    size_t k = 0;
+    if (!c->empty && want - n > 1 && lease_run(p, c, want - n, lessee, slabs + n, &k) == 0) {
+      n += k;
+      continue;
+    }
     rc = lease_one(p, c, lessee, &slabs[n]);
     if (!rc) n++;
   }
-  if (n < min) { /* all or nothing below min */
-    while (n) unlease_empty(p, desc_find(p, slabs[--n]));
+  if (n < min) { /* all or nothing below min: a run's slabs are adjacent in slabs[] */
+    while (n) {
+      slab_desc *d = desc_find(p, slabs[n - 1]);
+      n -= d->nslabs;
+      unlease(p, d);
+    }
     rc = rc ? rc : ENOMEM;
   } else {
     rc = 0;
@@ -62,10 +103,12 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
   return 0;
 }
 
-/* The descriptor of a slab leased to lessee, or NULL. */
+/* The descriptor of a slab leased to lessee (the slab, or the class run holding it), or NULL. */
 static slab_desc *leased_desc(const slab_pool *p, uintptr_t addr, int32_t lessee) {
   slab_desc *d = desc_find(p, addr);
-  if (!d || d->addr != addr || d->list != LIST_LEASED || d->lessee != lessee) return NULL;
+  if (!d || ((addr - d->addr) & (AH_SLAB_SIZE - 1)) || d->list != LIST_LEASED ||
+      d->lessee != lessee)
+    return NULL;
   return d;
 }
 
@@ -75,12 +118,23 @@ int slab_lease_check(const slab_pool *p, uintptr_t addr, int32_t lessee, uint64_
   return 0;
 }
 
-void slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live) {
-  slab_desc *d = desc_find(p, addr);
-  AH_ASSERT(d && d->addr == addr && d->list == LIST_LEASED && !(live & phantom_bits(d->cls)));
+int slab_lease_check_many(const slab_pool *p, const uint64_t *pairs, size_t n, int32_t lessee) {
+  const slab_desc *d = NULL;
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t addr = (uintptr_t)pairs[2 * i];
+    if (!d || addr - d->addr >= desc_bytes(d) || ((addr - d->addr) & (AH_SLAB_SIZE - 1)))
+      if (!(d = leased_desc(p, addr, lessee))) return EINVAL;
+    if (pairs[2 * i + 1] & phantom_bits(d->cls)) return EINVAL;
+  }
+  return 0;
+}
+
+/* ---- handing back ---- */
+
+/* A single leased slab comes back with these live slots. */
+static void return_slab(slab_pool *p, slab_desc *d, uint64_t live) {
   slab_class *c = d->cls;
-  pool_enter(p);
-  unlease_empty(p, d); /* now an empty slab of its class; then the live slots come back */
+  unlease(p, d); /* now an empty slab of its class; then the live slots come back */
   unsigned n = (unsigned)__builtin_popcountll(live);
   if (n) {
     d->bitmap |= live;
@@ -90,7 +144,90 @@ void slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live) {
     p->object_bytes += (size_t)n * c->slot_size;
     if (p->touched == c && c->n_empty <= p->cfg.empty_keep) p->touched = NULL;
   }
+}
+
+/* What a slab of a run becomes when handed back (or KEEP: not in this batch, still leased). */
+enum { KEEP, FULL, EMPTY, PARTIAL };
+
+static int fate(const slab_class *c, bool returned, uint64_t live) {
+  if (!returned) return KEEP;
+  if (!live) return EMPTY;
+  return (live | phantom_bits(c)) == ~0ull ? FULL : PARTIAL;
+}
+
+/* The whole of (what is left of) run d takes its fate: 0, or ENOMEM with d still leased. */
+static int settle(slab_pool *p, slab_desc *d, int f, uint64_t live) {
+  slab_class *c = d->cls;
+  size_t n = d->nslabs;
+  if (f == KEEP) return 0;
+  if (f == PARTIAL || (n == 1 && f == EMPTY)) { /* a single slab (a partial piece is one) */
+    return_slab(p, d, live);
+    return 0;
+  }
+  if (f == EMPTY) {
+    if (free_range_add(p, d->addr, n)) return ENOMEM;
+    desc_move(d, LIST_DETACHED);
+    p->leased_slabs -= n;
+    desc_unregister(p, d);
+    return 0;
+  }
+  desc_move(d, LIST_FULL);
+  d->bitmap = ~0ull;
+  d->used = c->capacity;
+  p->leased_slabs -= n;
+  p->objects += n * c->capacity;
+  p->object_bytes += n * c->capacity * c->slot_size;
+  return 0;
+}
+
+/* Hand back the slabs of run d named by pairs[0..m) (ascending, checked): pieces of equal fate
+ * are cut off its end one by one, so an ENOMEM leaves every slab either handed back or still
+ * leased, each in a consistent descriptor. */
+static int return_run(slab_pool *p, slab_desc *d, const uint64_t *pairs, size_t m) {
+  int f[SLAB_RUN_MAX];
+  uint64_t live[SLAB_RUN_MAX];
+  size_t n = d->nslabs;
+  for (size_t j = 0; j < n; j++) f[j] = KEEP, live[j] = 0;
+  for (size_t i = 0; i < m; i++) {
+    size_t j = (size_t)((pairs[2 * i] - d->addr) >> AH_SLAB_SHIFT);
+    live[j] = pairs[2 * i + 1];
+    f[j] = fate(d->cls, true, live[j]);
+  }
+  while (n > 0) {
+    size_t first = n - 1;
+    while (first > 0 && f[first - 1] == f[n - 1] && f[n - 1] != PARTIAL) first--;
+    if (first == 0) return settle(p, d, f[0], live[0]);
+    slab_desc *t;
+    if (run_cut_tail(p, d, n - first, &t)) return ENOMEM;
+    desc_move(t, LIST_LEASED);
+    if (settle(p, t, f[first], live[first])) {
+      run_uncut_tail(p, d, t);
+      return ENOMEM;
+    }
+    n = first;
+  }
+  return 0;
+}
+
+int slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n) {
+  int rc = 0;
+  pool_enter(p);
+  for (size_t i = 0; i < n && !rc;) {
+    slab_desc *d = desc_find(p, (uintptr_t)pairs[2 * i]);
+    AH_ASSERT(d && d->list == LIST_LEASED && !(pairs[2 * i + 1] & phantom_bits(d->cls)));
+    size_t m = 1;
+    while (i + m < n && pairs[2 * (i + m)] - d->addr < desc_bytes(d)) m++;
+    if (d->nslabs == 1) return_slab(p, d, pairs[2 * i + 1]);
+    else rc = structural_ok(p) ? return_run(p, d, pairs + 2 * i, m) : EAGAIN;
+    i += m;
+  }
   pool_leave(p);
+  return rc;
+}
+
+int slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live) {
+  uint64_t pair[2] = {addr, live};
+  return slab_lease_return_many(p, pair, 1);
 }
 
 void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx) {
@@ -99,7 +236,8 @@ void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx) {
     if (!c) continue;
     for (const slab_desc *d = c->leased, *next; d; d = next) {
       next = d->next; /* fn may not change the pool, but read ahead all the same */
-      fn(ctx, d->addr, d->lessee, c->slot_size);
+      for (uint32_t k = 0; k < d->nslabs; k++)
+        fn(ctx, d->addr + ((uintptr_t)k << AH_SLAB_SHIFT), d->lessee, c->slot_size);
     }
   }
 }

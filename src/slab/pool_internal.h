@@ -1,5 +1,6 @@
 /* pool_internal.h: the slab pool's records, shared by the files of src/slab.
- *   slab_desc   one per slab in use (or per run of slabs holding one large object)
+ *   slab_desc   one per slab in use, per run of slabs holding one large object, or per class
+ *               run (contiguous slabs of one class leased together, or handed back full)
  *   slab_class  one per slot size: lists of partial and empty slabs (Partial trie value)
  *   slab_pool   the three tries, counters, the re-entry depth and the fast-path caches
  * Every record a pool allocates for itself is exactly one 64-B slot (the pool struct of an
@@ -16,13 +17,16 @@ enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED, LIST_LE
 
 typedef struct slab_class slab_class;
 
+/* A class run (cls set, nslabs > 1) is LIST_LEASED or LIST_FULL, never partial or empty: its
+ * bitmap and used describe each of its slabs alike (runs.c cuts one into pieces when its slabs
+ * part ways). A large object's run has cls NULL. */
 typedef struct slab_desc {
   uintptr_t addr;          /* first byte of the slab (or run) */
-  uint64_t bitmap;         /* bit i set: slot i is live */
-  slab_class *cls;         /* NULL for a run */
-  struct slab_desc *prev, *next; /* in cls's partial or empty list */
+  uint64_t bitmap;         /* bit i set: slot i is live (phantom slots past capacity too) */
+  slab_class *cls;         /* NULL for a large object's run */
+  struct slab_desc *prev, *next; /* in cls's partial, empty or leased list */
   uint32_t nslabs;         /* 1, or the run's length */
-  uint16_t used;           /* live slots (a leased slab: every slot) */
+  uint16_t used;           /* live slots per slab (a leased slab: every slot) */
   uint8_t list;            /* enum slab_list */
   int32_t lessee;          /* LIST_LEASED: the worker rank holding the lease */
 } slab_desc;
@@ -35,7 +39,7 @@ struct slab_class {
   uint32_t slot_size;
   uint32_t recip;          /* ceil(2^32 / slot_size): offset / slot_size as a multiply */
   uint16_t capacity;       /* slots per slab */
-  uint32_t n_partial, n_empty, n_full, n_leased;
+  uint32_t n_partial, n_empty, n_full, n_leased; /* slabs (a class run counts its length) */
   uint32_t slabs_carved;   /* > 0 marks a busy class: preallocate for it */
   uint64_t *pack_version;  /* its pool's pack_version (desc_move bumps it) */
 };
@@ -143,37 +147,66 @@ static inline void list_remove(slab_desc **head, slab_desc *d) {
 /* Does slab_pack report a class slab on this list (live slots, not leased)? */
 static inline bool list_packed(unsigned list) { return list == LIST_PARTIAL || list == LIST_FULL; }
 
+/* Add delta slabs to the count of class c's list `list`. */
+static inline void list_count(slab_class *c, unsigned list, int64_t delta) {
+  switch ((enum slab_list)list) {
+    case LIST_PARTIAL: c->n_partial = (uint32_t)(c->n_partial + delta); break;
+    case LIST_EMPTY: c->n_empty = (uint32_t)(c->n_empty + delta); break;
+    case LIST_FULL: c->n_full = (uint32_t)(c->n_full + delta); break;
+    case LIST_LEASED: c->n_leased = (uint32_t)(c->n_leased + delta); break;
+    case LIST_DETACHED: break;
+  }
+}
+
 static inline void desc_move(slab_desc *d, enum slab_list to) {
   slab_class *c = d->cls;
   if (list_packed(d->list) != list_packed(to)) ++*c->pack_version;
   switch ((enum slab_list)d->list) {
-    case LIST_PARTIAL: list_remove(&c->partial, d); c->n_partial--; break;
-    case LIST_EMPTY: list_remove(&c->empty, d); c->n_empty--; break;
-    case LIST_FULL: c->n_full--; break;
-    case LIST_LEASED: list_remove(&c->leased, d); c->n_leased--; break;
-    case LIST_DETACHED: break;
+    case LIST_PARTIAL: list_remove(&c->partial, d); break;
+    case LIST_EMPTY: list_remove(&c->empty, d); break;
+    case LIST_LEASED: list_remove(&c->leased, d); break;
+    case LIST_FULL: case LIST_DETACHED: break;
   }
+  list_count(c, d->list, -(int64_t)d->nslabs);
   switch (to) {
-    case LIST_PARTIAL: list_push(&c->partial, d); c->n_partial++; break;
-    case LIST_EMPTY: list_push(&c->empty, d); c->n_empty++; break;
-    case LIST_FULL: c->n_full++; break;
-    case LIST_LEASED: list_push(&c->leased, d); c->n_leased++; break;
-    case LIST_DETACHED: break;
+    case LIST_PARTIAL: list_push(&c->partial, d); break;
+    case LIST_EMPTY: list_push(&c->empty, d); break;
+    case LIST_LEASED: list_push(&c->leased, d); break;
+    case LIST_FULL: case LIST_DETACHED: break;
   }
+  list_count(c, to, d->nslabs);
   d->list = (uint8_t)to;
+}
+
+/* Slots past the end of a slab of class c: always set in its bitmap. */
+static inline uint64_t phantom_bits(const slab_class *c) {
+  return c->capacity == 64 ? 0 : ~0ull << c->capacity;
+}
+/* Is d a class run (several slabs of one class under one descriptor)? */
+static inline bool desc_is_class_run(const slab_desc *d) { return d->cls && d->nslabs > 1; }
+/* The first byte of the slab of d that holds addr. */
+static inline uintptr_t desc_slab_of(const slab_desc *d, uintptr_t addr) {
+  return d->addr + ((addr - d->addr) & ~(uintptr_t)(AH_SLAB_SIZE - 1));
 }
 
 /* carve.c: slabs in and out of use. */
 int slabs_carve_for_class(slab_pool *p, slab_class *c);
-/* Carve min(n, SLAB_CARVE_RUN_MAX) contiguous slabs for c from one free range, lowest first on
- * its empty list (a lease of many slabs hands out ascending, contiguous memory), or ENOMEM
- * when no free range holds them (nothing changes; the caller carves slab by slab). */
-#define SLAB_CARVE_RUN_MAX 256
-int slabs_carve_run(slab_pool *p, slab_class *c, size_t n);
 int slab_release_empty(slab_pool *p, slab_desc *d);
 int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs);
 void desc_unregister(slab_pool *p, slab_desc *d);
 slab_desc *desc_find(const slab_pool *p, uintptr_t addr);
 void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep);
+
+/* runs.c: class runs. A lease carves at most SLAB_RUN_MAX slabs as one run. */
+#define SLAB_RUN_MAX 256
+/* Cut the last n (< d->nslabs) slabs of class run d off as a descriptor of their own, of the
+ * same class, lessee, bitmap and used, left detached (the caller files it with desc_move); d
+ * keeps the rest. ENOMEM changes nothing. */
+int run_cut_tail(slab_pool *p, slab_desc *d, size_t n, slab_desc **tail);
+/* Undo run_cut_tail: tail (detached or filed) merges back into d, which it must follow. */
+void run_uncut_tail(slab_pool *p, slab_desc *d, slab_desc *tail);
+/* The slab of class run d that holds addr, as a descriptor of its own on d's list (d keeps
+ * the slabs before it, a new run the ones after). ENOMEM changes nothing. */
+int run_isolate(slab_pool *p, slab_desc *d, uintptr_t addr, slab_desc **slab);
 
 #endif /* AH_SLAB_POOL_INTERNAL_H */

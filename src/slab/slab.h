@@ -73,7 +73,9 @@ int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len)
 /* Allocate size bytes (> 0): 0 with *addr set, or EINVAL / ENOMEM. */
 int slab_alloc(slab_pool *p, size_t size, uintptr_t *addr);
 /* Free an object by its start address: 0, or EINVAL for an address that is not the start of
- * a live object of this pool (foreign, interior, or already freed). */
+ * a live object of this pool (foreign, interior, or already freed); ENOMEM (nothing changed)
+ * when its slab is one of a lease's slabs handed back full together and the metadata to give
+ * it a descriptor of its own could not be had. */
 int slab_free(slab_pool *p, uintptr_t addr);
 /* Slot size of the live object starting at addr (EINVAL otherwise). */
 int slab_size_of(const slab_pool *p, uintptr_t addr, size_t *size);
@@ -98,8 +100,14 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
 /* Can `lessee` hand back the slab at addr with these live slots? 0, or EINVAL (not a slab
  * leased to lessee, or live names slots the slab does not have). Changes nothing. */
 int slab_lease_check(const slab_pool *p, uintptr_t addr, int32_t lessee, uint64_t live);
-/* Hand a leased slab back (check it first: an unchecked bad return is an assertion). */
-void slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live);
+/* The same for n pairs {slab address, live slots} (faster over the slabs of one lease). */
+int slab_lease_check_many(const slab_pool *p, const uint64_t *pairs, size_t n, int32_t lessee);
+/* Hand leased slabs back: n pairs {slab address, live slots}, each slab once (check them
+ * first: an unchecked bad return is an assertion). 0, or ENOMEM when the metadata to split a
+ * lease of many slabs could not be had: then some of the slabs are handed back and the others
+ * are still leased, each one wholly in one state or the other. slab_lease_return: one slab. */
+int slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n);
+int slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live);
 /* Every leased slab: fn(ctx, slab address, lessee, slot size). */
 typedef void (*slab_lease_fn)(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot);
 void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx);

@@ -44,7 +44,7 @@ struct cache {
 };
 
 cache_config cache_config_default(void) {
-  return (cache_config){.first_grant = 2, .max_grant = 256, .max_idle = 1024, .max_batch = 65536};
+  return (cache_config){.first_grant = 2, .max_grant = 4096, .max_idle = 8192, .max_batch = 65536};
 }
 
 /* ---- the slab index ---- */

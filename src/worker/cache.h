@@ -49,8 +49,11 @@ typedef struct cache_stats {
   uint64_t slabs, idle_slabs;      /* held now, and of those fully free */
 } cache_stats;
 
-/* Defaults: first lease 2 slabs, x4 each lease up to 256 (1 MiB), 1024 idle slabs (4 MiB),
- * 65536 slabs a batch. */
+/* Defaults: first lease 2 slabs, x4 each lease up to 4096 (16 MiB), 8192 idle slabs (32 MiB:
+ * two of the largest leases, so a lease just taken is not handed back by the next free), 65536
+ * slabs a batch. A scheduler records a lease of many slabs as a few class runs (src/slab/
+ * runs.c), so a large grant costs it little; a bin that keeps allocating reaches it in six
+ * round trips, and slabs leased but never touched cost address space, not memory. */
 cache_config cache_config_default(void);
 int cache_create(cache **out, const cache_backend *be, const cache_config *cfg);
 /* Destroy without handing anything back (flush first). */

@@ -1010,6 +1010,72 @@ START_TEST(test_region_freed_with_descendants_holding_leases_buries_theirs) {
 }
 END_TEST
 
+/* ---- leases of many slabs (class runs, src/slab/runs.c) at the layer ---- */
+
+START_TEST(test_runs_of_two_regions_handed_back_in_one_batch) {
+  region_layer *L = default_layer();
+  rid_t r[2];
+  uintptr_t s[2][40];
+  uint64_t pairs[160];
+  size_t got, dropped = 1, n = 0;
+  uint32_t slot;
+  for (int k = 0; k < 2; k++) {
+    REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r[k]), 0);
+    REQUIRE_EQ(region_lease(L, r[k], 256, 40, 40, 3, s[k], &got, &slot), 0);
+    REQUIRE_EQ(got, 40);
+  }
+  for (int k = 0; k < 2; k++) /* region 0 full, region 1 two slots a slab */
+    for (int i = 0; i < 40; i++) pairs[2 * n] = s[k][i], pairs[2 * n++ + 1] = k ? 0x3 : 0xffff;
+  REQUIRE_EQ(region_lease_return(L, 4, pairs, n, &dropped), EINVAL); /* not 4's: nothing moved */
+  REQUIRE_EQ(leased_in(L, r[0]) + leased_in(L, r[1]), 80);
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, n, &dropped), 0);
+  REQUIRE_EQ(dropped, 0);
+  region_info info[2];
+  for (int k = 0; k < 2; k++) REQUIRE_EQ(region_get_info(L, r[k], &info[k]), 0);
+  REQUIRE_EQ(info[0].pool.leased_slabs + info[1].pool.leased_slabs, 0);
+  REQUIRE_EQ(info[0].pool.objects, 40 * 16);
+  REQUIRE_EQ(info[1].pool.objects, 40 * 2);
+  rid_t owner;
+  uintptr_t start;
+  size_t size;
+  REQUIRE_EQ(region_query(L, s[0][39] + 15 * 256 + 3, &owner, &start, &size), 0);
+  REQUIRE_EQ(owner, r[0]);
+  REQUIRE_EQ(start, s[0][39] + 15 * 256);
+  REQUIRE_EQ(region_free_object(L, s[0][20] + 256), 0); /* one object out of a full run */
+  REQUIRE_EQ(region_free_object(L, s[0][20] + 256), EINVAL);
+  REQUIRE_EQ(region_get_info(L, r[0], &info[0]), 0);
+  REQUIRE_EQ(info[0].pool.objects, 40 * 16 - 1);
+  for (int k = 0; k < 2; k++) REQUIRE_EQ(region_free(L, r[k]), 0);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_region_freed_with_a_leased_run_buries_each_of_its_slabs) {
+  region_layer *L = layer_with(region_config_default(), (size_t)1 << 20, 100); /* 256 slabs */
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  uintptr_t s[32];
+  size_t got, dropped = 0;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, r, 512, 32, 32, 3, s, &got, &slot), 0); /* 8 slots a slab */
+  REQUIRE_EQ(got, 32);
+  REQUIRE_EQ(region_free(L, r), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 32);
+  for (int i = 0; i < 32; i++) REQUIRE(region_layer_has_zombie(L, s[i]));
+  check_conservation_with_zombies(L, NULL, 0, 256);
+  uint64_t pairs[64];
+  for (int i = 0; i < 32; i++) pairs[2 * i] = s[i], pairs[2 * i + 1] = i < 16 ? 0xff : 0;
+  REQUIRE_EQ(region_lease_return(L, 3, pairs, 32, &dropped), 0);
+  REQUIRE_EQ(dropped, 16 * 8);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.zombie_slabs, 0);
+  check_conservation_with_zombies(L, NULL, 0, 256);
+  teardown(L);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("region");
   TCase *tc = tcase_create("core");
@@ -1039,6 +1105,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_quarantined_id_comes_back_after_its_last_zombie);
   tcase_add_test(tc, test_lease_return_mixing_zombies_and_leases_is_all_or_nothing);
   tcase_add_test(tc, test_region_freed_with_descendants_holding_leases_buries_theirs);
+  tcase_add_test(tc, test_runs_of_two_regions_handed_back_in_one_batch);
+  tcase_add_test(tc, test_region_freed_with_a_leased_run_buries_each_of_its_slabs);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -879,6 +879,238 @@ START_TEST(test_lease_walk_visits_each_leased_slab_once) {
 }
 END_TEST
 
+/* ---- class runs: a lease of many slabs under one descriptor (src/slab/runs.c) ---- */
+
+/* Lease n slabs of 256-B slots (16 a slab) to lessee 5, check they are adjacent (one run). */
+static void lease_run_of(slab_pool *p, size_t n, uintptr_t *s) {
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 256, n, n, 5, s, &got, &slot), 0);
+  REQUIRE_EQ(got, n);
+  for (size_t i = 1; i < n; i++) REQUIRE_EQ(s[i], s[0] + i * AH_SLAB_SIZE);
+}
+
+static int count_range(void *ctx, uintptr_t addr, size_t len) {
+  (void)addr, (void)len;
+  ++*(size_t *)ctx;
+  return 0;
+}
+
+START_TEST(test_a_lease_of_many_slabs_is_one_run_every_slab_checkable) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  uintptr_t s[64];
+  slab_stats before, after;
+  slab_get_stats(p, &before);
+  lease_run_of(p, 64, s);
+  slab_get_stats(p, &after);
+  REQUIRE_EQ(after.leased_slabs, 64);
+  REQUIRE(after.trie_nodes <= before.trie_nodes + 2); /* one descriptor, not 64 */
+  for (int i = 0; i < 64; i++) {
+    REQUIRE_EQ(slab_lease_check(p, s[i], 5, ~0ull >> 48), 0);
+    REQUIRE_EQ(slab_lease_check(p, s[i], 6, 0), EINVAL);        /* another lessee */
+    REQUIRE_EQ(slab_lease_check(p, s[i] + 256, 5, 0), EINVAL);  /* not a slab's start */
+    REQUIRE_EQ(slab_lease_check(p, s[i], 5, 1ull << 16), EINVAL); /* slot 16 of 16 */
+    REQUIRE_EQ(slab_free(p, s[i]), EINVAL);
+    uintptr_t start;
+    size_t size;
+    REQUIRE_EQ(slab_lookup(p, s[i] + 300, &start, &size), EINVAL);
+  }
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_a_run_handed_back_full_is_one_range_of_live_objects) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  uintptr_t s[64];
+  uint64_t pairs[128];
+  lease_run_of(p, 64, s);
+  for (int i = 0; i < 64; i++) pairs[2 * i] = s[i], pairs[2 * i + 1] = 0xffff;
+  REQUIRE_EQ(slab_lease_return_many(p, pairs, 64), 0);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE_EQ(st.full_slabs, 64);
+  REQUIRE_EQ(st.objects, 64 * 16);
+  REQUIRE_EQ(st.object_bytes, 64 * AH_SLAB_SIZE);
+  size_t ranges = 0;
+  REQUIRE_EQ(slab_pack(p, count_range, &ranges), 1);
+  REQUIRE_EQ(ranges, 1);
+  for (int i = 0; i < 64; i += 7) { /* any slot of any slab, by any interior address */
+    uintptr_t start;
+    size_t size;
+    REQUIRE_EQ(slab_lookup(p, s[i] + 5 * 256 + 17, &start, &size), 0);
+    REQUIRE_EQ(start, s[i] + 5 * 256);
+    REQUIRE_EQ(size, 256);
+    REQUIRE_EQ(slab_size_of(p, s[i] + 15 * 256, &size), 0);
+    REQUIRE_EQ(slab_size_of(p, s[i] + 15 * 256 + 64, &size), EINVAL);
+  }
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_freeing_in_a_full_run_splits_off_its_slab_and_nothing_else) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  uintptr_t s[64], a;
+  uint64_t pairs[128];
+  lease_run_of(p, 64, s);
+  for (int i = 0; i < 64; i++) pairs[2 * i] = s[i], pairs[2 * i + 1] = 0xffff;
+  REQUIRE_EQ(slab_lease_return_many(p, pairs, 64), 0);
+  REQUIRE_EQ(slab_free(p, s[10] + 3 * 256 + 8), EINVAL); /* interior */
+  REQUIRE_EQ(slab_free(p, s[10] + 3 * 256), 0);
+  REQUIRE_EQ(slab_free(p, s[10] + 3 * 256), EINVAL);     /* twice */
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.full_slabs, 63);
+  REQUIRE_EQ(st.partial_slabs, 1);
+  REQUIRE_EQ(st.objects, 64 * 16 - 1);
+  size_t ranges = 0;
+  REQUIRE_EQ(slab_pack(p, count_range, &ranges), 1); /* still one range: nothing is empty */
+  REQUIRE_EQ(slab_alloc(p, 256, &a), 0);
+  REQUIRE_EQ(a, s[10] + 3 * 256); /* the hole is the class's partial slab */
+  for (int i = 63; i >= 0; i--) /* then everything, first and last slabs included */
+    for (int j = 0; j < 16; j++) REQUIRE_EQ(slab_free(p, s[i] + (uintptr_t)j * 256), 0);
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.objects, 0);
+  REQUIRE_EQ(st.full_slabs + st.partial_slabs, 0);
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+/* Hand back slabs 0-9 full, 10 partial, 11-19 empty, 20-29 full (in the order given), keep the
+ * rest leased; then the rest, empty. */
+static void hand_back_mixed(slab_pool *p, const uintptr_t *s, const int *order) {
+  uint64_t pairs[60];
+  for (int k = 0; k < 30; k++) {
+    int i = order ? order[k] : k;
+    pairs[2 * k] = s[i];
+    pairs[2 * k + 1] = i < 10 || i >= 20 ? 0xffff : i == 10 ? 0x00f1 : 0;
+  }
+  REQUIRE_EQ(slab_lease_return_many(p, pairs, 30), 0);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 34);
+  REQUIRE_EQ(st.full_slabs, 20);
+  REQUIRE_EQ(st.partial_slabs, 1);
+  REQUIRE_EQ(st.objects, 20 * 16 + 5);
+  uintptr_t start;
+  size_t size;
+  REQUIRE_EQ(slab_lookup(p, s[10] + 4 * 256, &start, &size), 0); /* bit 4 of 0xf1 */
+  REQUIRE_EQ(slab_lookup(p, s[10] + 1 * 256, &start, &size), EINVAL);
+  REQUIRE_EQ(slab_lookup(p, s[15], &start, &size), EINVAL);     /* empty: back in Free */
+  for (int i = 30; i < 64; i++) REQUIRE_EQ(slab_lease_check(p, s[i], 5, 0), 0);
+  for (int i = 0; i < 30; i++) REQUIRE_EQ(slab_lease_check(p, s[i], 5, 0), EINVAL);
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+  uint64_t rest[68];
+  for (int i = 30; i < 64; i++) rest[2 * (i - 30)] = s[i], rest[2 * (i - 30) + 1] = 0;
+  REQUIRE_EQ(slab_lease_return_many(p, rest, 34), 0);
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE_EQ(st.objects, 20 * 16 + 5);
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+}
+
+START_TEST(test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  uintptr_t s[64];
+  lease_run_of(p, 64, s);
+  hand_back_mixed(p, s, NULL);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+START_TEST(test_a_run_handed_back_out_of_order_ends_the_same) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  uintptr_t s[64];
+  int order[30];
+  for (int i = 0; i < 30; i++) order[i] = (i * 7) % 30; /* 7 is prime to 30: a permutation */
+  lease_run_of(p, 64, s);
+  hand_back_mixed(p, s, order);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+static void count_leased(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot) {
+  (void)addr, (void)lessee, (void)slot;
+  ++*(size_t *)ctx;
+}
+
+START_TEST(test_running_out_of_metadata_mid_hand_back_leaves_every_slab_whole) {
+  size_t kbytes = 24 * AH_SLAB_SIZE; /* a small kernel: its descriptors run out */
+  void *mem = aligned_alloc(AH_SLAB_SIZE, kbytes);
+  slab_pool *k;
+  REQUIRE_EQ(slab_pool_create_self_hosted(&k, mem, kbytes, NULL), 0);
+  slab_pool *p = gas_pool(k, (size_t)64 << 20);
+  slab_pool *filler[2]; /* two more pools on the kernel eat its metadata: [0] 16 slabs' worth */
+  for (int f = 0; f < 2; f++) {
+    slab_config fc = slab_config_default();
+    fc.base = GAS_BASE + (size_t)(f + 1) * GAS_SPAN;
+    fc.span = GAS_SPAN;
+    REQUIRE_EQ(slab_pool_create(&filler[f], &fc, k), 0);
+    REQUIRE_EQ(slab_add_range(filler[f], fc.base, (size_t)64 << 20), 0);
+  }
+  uintptr_t s[256], a;
+  size_t n = 0;
+  lease_run_of(p, 256, s);
+  for (int i = 0; i < 16; i++) REQUIRE_EQ(slab_alloc(filler[0], 4096, &a), 0);
+  while (n < 20000 && slab_alloc(filler[1], 4096, &a) == 0) n++; /* a descriptor each, to the end */
+  REQUIRE(n < 20000);
+  slab_pool_destroy(filler[0], NULL, NULL); /* room for a few cuts, not for all */
+  uint64_t pairs[512];
+  for (int i = 0; i < 256; i++) /* every other slab full: 255 cuts to make */
+    pairs[2 * i] = s[i], pairs[2 * i + 1] = i % 2 ? 0xffff : 0x0003;
+  int rc = slab_lease_return_many(p, pairs, 256);
+  REQUIRE(rc == ENOMEM);
+  size_t leased = 0;
+  slab_lease_walk(p, count_leased, &leased);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(leased, st.leased_slabs);
+  size_t back = 0, objects = 0;
+  for (int i = 0; i < 256; i++) { /* each slab: still leased, or its live slots are objects */
+    uintptr_t start;
+    size_t size;
+    if (slab_lease_check(p, s[i], 5, 0) == 0) continue;
+    back++;
+    objects += i % 2 ? 16 : 2;
+    REQUIRE_EQ(slab_lookup(p, s[i] + 256, &start, &size), 0);
+  }
+  REQUIRE(back > 0); /* a few pieces came back before the metadata ran out */
+  REQUIRE_EQ(back + st.leased_slabs, 256);
+  REQUIRE_EQ(st.objects, objects);
+  slab_pool_destroy(filler[1], NULL, NULL); /* its metadata back: the rest can come home */
+  size_t m = 0;
+  for (int i = 0; i < 256; i++) {
+    if (slab_lease_check(p, s[i], 5, 0)) continue;
+    pairs[2 * m] = s[i];
+    pairs[2 * m + 1] = 0;
+    m++;
+  }
+  REQUIRE_EQ(slab_lease_return_many(p, pairs, m), 0);
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("slab");
   TCase *tc = tcase_create("core");
@@ -913,6 +1145,12 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_lease_below_min_is_enomem_and_changes_nothing);
   tcase_add_test(tc, test_bad_lease_arguments_are_einval);
   tcase_add_test(tc, test_lease_walk_visits_each_leased_slab_once);
+  tcase_add_test(tc, test_a_lease_of_many_slabs_is_one_run_every_slab_checkable);
+  tcase_add_test(tc, test_a_run_handed_back_full_is_one_range_of_live_objects);
+  tcase_add_test(tc, test_freeing_in_a_full_run_splits_off_its_slab_and_nothing_else);
+  tcase_add_test(tc, test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state);
+  tcase_add_test(tc, test_a_run_handed_back_out_of_order_ends_the_same);
+  tcase_add_test(tc, test_running_out_of_metadata_mid_hand_back_leaves_every_slab_whole);
   suite_add_tcase(s, tc);
   return s;
 }
