@@ -157,6 +157,22 @@ static __device__ void dm_class_page_init(const dm_heap_dev *h, unsigned c, long
   dm_fence_acq_rel();   /* acquire for the claim, release for the above (warp.cuh) */
 }
 
+/* A fresh page, claimed by this lane with an acquire (dm_slot_claim<true>), becomes a
+ * whole warp's 16-B page: all its blocks out, to the lanes of the warp. DM_CLAIM_UNFENCED:
+ * its record carries DM_PK_UNFENCED and no fence follows the two stores; the warp's own
+ * readers (its frees) are ordered after them by its warp barriers, and a free that would
+ * hand a block of it to a buffer or to its count, where other multiprocessors read the
+ * count, fences first (lane.cuh, dm_page_record). Otherwise dm_class_page_init. */
+static __device__ __forceinline__ void dm_class_warp_page_init(const dm_heap_dev *h, long page)
+{
+#if DM_CLAIM_UNFENCED
+  h->blockcount[page] = (int)dm_class_blocks(0u);
+  h->pkind[page] = (unsigned char)(DM_PK_OF(DM_PI_CLASS | 0u) | DM_PK_UNFENCED);
+#else
+  dm_class_page_init(h, 0u, page);
+#endif
+}
+
 /* Blocks `used` .. nb-1 of a fresh class-c page go to buffer q (or the next two buffers);
  * those that fit nowhere go straight back to the page (the users' blocks keep it held),
  * which makes it retiring. */

@@ -10,10 +10,11 @@
  * Nor an acquire on the pop: what the popper and the block's next users read of the
  * block's page (its pinfo in dm_locate and the debug checks, its count) is read at an
  * address computed from the payload, so not before the pop's load has returned it; the
- * claimer's fence put the page's pinfo and count before the push, and those .gpu loads
- * and atomics are served where the push was (the L2), not from a stale L1. That is an
- * address dependency, which PTX does not promise to order but no hardware can break
- * without guessing the address; an ld.acquire per pop would also invalidate the L1.
+ * claimer's fence put the page's pinfo and count before the push (for a whole warp's
+ * unfenced 16-B page the pusher's own fence does, types.cuh DM_PK_UNFENCED), and those
+ * .gpu loads and atomics are served where the push was (the L2), not from a stale L1.
+ * That is an address dependency, which PTX does not promise to order but no hardware can
+ * break without guessing the address; an ld.acquire per pop would also invalidate the L1.
  * Entry points: dm_fifo_init (host-launched), dm_fifo_pop, dm_fifo_push. */
 #ifndef DM_FIFO_CUH
 #define DM_FIFO_CUH

@@ -50,11 +50,12 @@ static __device__ __forceinline__ bool dm_free_warp(const dm_heap_dev *h, const 
    * DM_PK_VMAX) fail both tests below: the general path. */
   const unsigned info = in ? DM_PK_INFO(dm_ld8(&h->pkind[page])) : DM_PI_FREE;
   const unsigned kind = DM_PI_KIND(info), val = DM_PI_VAL(info);
+  const unsigned cval = val & ~DM_PK_UNFENCED;   /* a class page's class (types.cuh) */
   /* a run's head page at offset 0: the whole run, when it lies inside one bitmap word */
   const bool run = kind == DM_PI_HEAD && at == 0u && (page % 32u) + val <= 32u;
   /* a class block's start (not a compartment, which lies past an area's header) */
-  const bool cls = kind == DM_PI_CLASS && val < DM_NCLASS &&
-                   (at & ((DM_ALIGN << val) - 1u)) == 0u;
+  const bool cls = kind == DM_PI_CLASS && cval < DM_NCLASS &&
+                   (at & ((DM_ALIGN << cval) - 1u)) == 0u;
   /* Rows of consecutive lanes with the same page (class lanes) and with the same bitmap
    * word, from one shuffle. A page number fits in 30 bits (heap.cu), so ~0u, the key of
    * lanes that free nothing, matches no page and its word no page's word. */
@@ -68,7 +69,7 @@ static __device__ __forceinline__ bool dm_free_warp(const dm_heap_dev *h, const 
   /* the row holds every block of its class page: the page goes home, and nobody else can
    * touch its count (the lanes hold all its blocks), so release builds skip the count
    * atomic, as dm_free_group does */
-  const bool whole = cls && lanes == dm_class_blocks(val);
+  const bool whole = cls && lanes == dm_class_blocks(cval);
   if (__ballot_sync(~0u, ptr != NULL && !run && !whole) != 0u) return false;
   const unsigned n = run ? val : whole && me == first ? 1u : 0u;   /* pages I give back */
   if (__ballot_sync(~0u, n != 0u) == 0u) return true;              /* NULLs only */

@@ -118,7 +118,9 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
      * blocks (no area header, no buffer pops, nothing to spill: one bitmap atomic), and
      * when the warp frees them together its free (free.cu) takes the page home with one
      * atomic. As an area this was a 512-B block for 31 lanes plus a 16-B page for the
-     * 32nd, whose 31 spare blocks were pushed to buffers one by one. */
+     * 32nd, whose 31 spare blocks were pushed to buffers one by one. entry.cu serves such
+     * a warp from its slot's word first (dm_malloc_warp16); this is its way when the word
+     * is full: the walk, and NULL from an exhausted heap. */
     char *p = dm_alloc_group(h, mask, size, &rng, false);
     dm_count_nulls(h, mask, p == NULL);
     __syncwarp(mask);

@@ -57,7 +57,16 @@ static __device__ __forceinline__ unsigned dm_page_record(const dm_heap_dev *h,
                                                           unsigned long long page)
 {
   if (DM_PI_KEPT(0u)) return dm_ld(&h->pinfo[page]);
-  unsigned info = DM_PK_INFO(dm_ld8(&h->pkind[page]));
+  unsigned b = dm_ld8(&h->pkind[page]);
+#if DM_CLAIM_UNFENCED
+  /* a class page whose record was not fenced (types.cuh): what this lane does next may
+   * hand the block to a buffer or to the page's count, read on other multiprocessors */
+  if ((b & (0xc0u | DM_PK_UNFENCED)) == (DM_PK_CLASS_BYTE | DM_PK_UNFENCED)) {
+    dm_fence_release();
+    b &= ~DM_PK_UNFENCED;
+  }
+#endif
+  unsigned info = DM_PK_INFO(b);
   return DM_PI_VAL(info) < DM_PK_VMAX ? info : dm_ld(&h->pinfo[page]);
 }
 

@@ -158,6 +158,18 @@ static __device__ __forceinline__ void dm_red_and_release(unsigned *p, unsigned 
                :: "l"(__cvta_generic_to_global(p)), "r"(v) : "memory");
 }
 
+/* atomicOr with acquire semantics at GPU scope: the claim of pages whose claimer does not
+ * fence afterwards (page.cuh, dm_slot_claim; entry.cu, dm_malloc_warp16). The previous
+ * owner released the pages (its users' writes, then the bits cleared by a release), so
+ * this claimer's and its users' later accesses come after theirs. */
+static __device__ __forceinline__ unsigned dm_atom_or_acquire(unsigned *p, unsigned v)
+{
+  unsigned old;
+  asm volatile("atom.acquire.gpu.global.or.b32 %0, [%1], %2;"
+               : "=r"(old) : "l"(__cvta_generic_to_global(p)), "r"(v) : "memory");
+  return old;
+}
+
 /* OR of v over the lanes of `mask`; all of them call it together. */
 static __device__ __forceinline__ unsigned dm_warp_or(unsigned mask, unsigned v)
 {
