@@ -890,16 +890,14 @@ static void lease_run_of(slab_pool *p, size_t n, uintptr_t *s) {
   for (size_t i = 1; i < n; i++) REQUIRE_EQ(s[i], s[0] + i * AH_SLAB_SIZE);
 }
 
-static int count_range(void *ctx, uintptr_t addr, size_t len) {
-  (void)addr, (void)len;
-  ++*(size_t *)ctx;
-  return 0;
+/* A pool of 4 MiB (1,024 slabs) for the run tests; its kernel's memory goes to *mem. */
+static slab_pool *run_pool(void **mem) {
+  return gas_pool(kernel_pool(KERNEL_BYTES, mem), (size_t)4 << 20);
 }
 
 START_TEST(test_a_lease_of_many_slabs_is_one_run_every_slab_checkable) {
   void *mem;
-  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
-  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  slab_pool *p = run_pool(&mem);
   uintptr_t s[64];
   slab_stats before, after;
   slab_get_stats(p, &before);
@@ -925,8 +923,7 @@ END_TEST
 
 START_TEST(test_a_run_handed_back_full_is_one_range_of_live_objects) {
   void *mem;
-  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
-  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  slab_pool *p = run_pool(&mem);
   uintptr_t s[64];
   uint64_t pairs[128];
   lease_run_of(p, 64, s);
@@ -938,9 +935,9 @@ START_TEST(test_a_run_handed_back_full_is_one_range_of_live_objects) {
   REQUIRE_EQ(st.full_slabs, 64);
   REQUIRE_EQ(st.objects, 64 * 16);
   REQUIRE_EQ(st.object_bytes, 64 * AH_SLAB_SIZE);
-  size_t ranges = 0;
-  REQUIRE_EQ(slab_pack(p, count_range, &ranges), 1);
-  REQUIRE_EQ(ranges, 1);
+  ranges r = {0};
+  REQUIRE_EQ(slab_pack(p, collect, &r), 1);
+  REQUIRE_EQ(r.len[0], 64 * AH_SLAB_SIZE);
   for (int i = 0; i < 64; i += 7) { /* any slot of any slab, by any interior address */
     uintptr_t start;
     size_t size;
@@ -958,8 +955,7 @@ END_TEST
 
 START_TEST(test_freeing_in_a_full_run_splits_off_its_slab_and_nothing_else) {
   void *mem;
-  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
-  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  slab_pool *p = run_pool(&mem);
   uintptr_t s[64], a;
   uint64_t pairs[128];
   lease_run_of(p, 64, s);
@@ -973,8 +969,9 @@ START_TEST(test_freeing_in_a_full_run_splits_off_its_slab_and_nothing_else) {
   REQUIRE_EQ(st.full_slabs, 63);
   REQUIRE_EQ(st.partial_slabs, 1);
   REQUIRE_EQ(st.objects, 64 * 16 - 1);
-  size_t ranges = 0;
-  REQUIRE_EQ(slab_pack(p, count_range, &ranges), 1); /* still one range: nothing is empty */
+  ranges r = {0};
+  REQUIRE_EQ(slab_pack(p, collect, &r), 1); /* still one range: nothing is empty */
+  REQUIRE_EQ(r.len[0], 64 * AH_SLAB_SIZE);
   REQUIRE_EQ(slab_alloc(p, 256, &a), 0);
   REQUIRE_EQ(a, s[10] + 3 * 256); /* the hole is the class's partial slab */
   for (int i = 63; i >= 0; i--) /* then everything, first and last slabs included */
@@ -1023,8 +1020,7 @@ static void hand_back_mixed(slab_pool *p, const uintptr_t *s, const int *order) 
 
 START_TEST(test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state) {
   void *mem;
-  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
-  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  slab_pool *p = run_pool(&mem);
   uintptr_t s[64];
   lease_run_of(p, 64, s);
   hand_back_mixed(p, s, NULL);
@@ -1035,8 +1031,7 @@ END_TEST
 
 START_TEST(test_a_run_handed_back_out_of_order_ends_the_same) {
   void *mem;
-  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
-  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  slab_pool *p = run_pool(&mem);
   uintptr_t s[64];
   int order[30];
   for (int i = 0; i < 30; i++) order[i] = (i * 7) % 30; /* 7 is prime to 30: a permutation */
