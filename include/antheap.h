@@ -90,7 +90,11 @@ int sys_rfree(rid_t region); /* frees its objects and every descendant region */
 
 /* Objects. */
 void *sys_alloc(size_t size, rid_t region);
-int sys_free(void *ptr); /* sys_free(NULL) does nothing and returns 0, as free(NULL) */
+/* sys_free(NULL) does nothing and returns 0, as free(NULL). -1 with errno EINVAL for a pointer
+ * that is not a live object's start, ENOMEM when the scheduler had no metadata left to give
+ * the object's slab a record of its own (a slab of a lease that came back full; the object
+ * stays live, the call may be retried). */
+int sys_free(void *ptr);
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region);
 int sys_balloc(size_t size, rid_t region, int num_objects, void **objects); /* <= 2^20 objects */
 /* The region and slot size of the object containing ptr. */

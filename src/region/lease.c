@@ -126,20 +126,22 @@ int region_lease_return(region_layer *L, int32_t lessee, const uint64_t *pairs, 
                         size_t *dropped) {
   if (n == 0 || !pairs) return EINVAL;
   int rc = check_all(L, lessee, pairs, n);
+  slab_pool *pool;
+  for (size_t i = 0, m; i < n && !rc; i += m) /* what needs memory first: all of it, or none */
+    if ((m = group_at(L, pairs, n, i, &pool)) && pool) rc = slab_lease_prepare(pool, pairs + 2 * i, m);
   if (rc) return rc;
   size_t lost = 0;
-  for (size_t i = 0, m; i < n && !rc; i += m) {
-    slab_pool *pool;
+  for (size_t i = 0, m; i < n; i += m) {
     m = group_at(L, pairs, n, i, &pool);
     if (pool) {
-      rc = slab_lease_return_many(pool, pairs + 2 * i, m);
+      slab_lease_return_many(pool, pairs + 2 * i, m);
     } else {
       lost += (size_t)__builtin_popcountll(pairs[2 * i + 1]);
       zombie_return(L, (uintptr_t)pairs[2 * i]);
     }
   }
   if (dropped) *dropped = lost;
-  return rc;
+  return 0;
 }
 
 bool region_layer_has_zombie(const region_layer *L, uintptr_t addr) {

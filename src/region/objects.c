@@ -59,8 +59,13 @@ int region_realloc(region_layer *L, uintptr_t old, size_t new_size, rid_t new_re
   uintptr_t fresh;
   int rc = slab_alloc(to->pool, new_size, &fresh);
   if (rc) return rc;
-  rc = slab_free(from->pool, old);
-  AH_ASSERT(rc == 0);
+  rc = slab_free(from->pool, old); /* ENOMEM only: old is a live object of a full class run */
+  if (rc) {
+    int back = slab_free(to->pool, fresh); /* a slot or run just taken: nothing to cut */
+    AH_ASSERT(back == 0);
+    (void)back;
+    return rc;
+  }
   *addr = fresh;
   return 0;
 }

@@ -128,9 +128,9 @@ int region_lease(region_layer *layer, rid_t rid, size_t size, size_t want, size_
  * slots, all leased to lessee. All or nothing: EINVAL (nothing changed) if any slab is not
  * leased to lessee, appears twice, or names slots it does not have. A slab of a region freed
  * meanwhile (a zombie) goes back to Free Ranges, its live slots dropped and counted in
- * *dropped; the region's ID is free again once its last zombie is back. ENOMEM when the
- * metadata to split a lease of many slabs ran out: some slabs are handed back, the others are
- * still leased, each wholly in one state or the other. */
+ * *dropped; the region's ID is free again once its last zombie is back. ENOMEM (nothing
+ * handed back, every slab still leased) when the metadata to split a lease of many slabs ran
+ * out. */
 int region_lease_return(region_layer *layer, int32_t lessee, const uint64_t *pairs, size_t n,
                         size_t *dropped);
 /* Take every zombie back, whoever holds it (at shutdown, when every worker has left: leases

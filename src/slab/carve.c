@@ -112,7 +112,7 @@ int slab_release_empty(slab_pool *p, slab_desc *d) {
   if (!structural_ok(p)) return EAGAIN;
   /* Off the list first, so re-entrant metadata allocations cannot pick this slab. */
   desc_move(d, LIST_DETACHED);
-  int rc = free_range_add(p, d->addr, 1);
+  int rc = free_range_add(p, d->addr, d->nslabs);
   if (rc) {
     desc_move(d, LIST_EMPTY);
     return rc;

@@ -1,28 +1,14 @@
 /* lease.c: whole empty slabs leased to a worker's allocation cache, and handed back with the
  * bitmap of their live slots (slab.h explains the contract). A lease of several slabs that the
  * class's empty slabs cannot cover is carved as one class run (runs.c): one descriptor for up
- * to SLAB_RUN_MAX slabs. Handed back, a run's slabs that came back full stay one descriptor;
- * partial ones become slabs of their own, empty ones go back to Free. Main entry points:
- * slab_lease, slab_lease_check, slab_lease_return_many. */
+ * to SLAB_RUN_MAX slabs. Handing back takes two steps, so that a batch comes home whole or not
+ * at all: slab_lease_prepare cuts each run into pieces whose slabs share a fate (the only step
+ * that needs memory), then slab_lease_return_many settles them: full slabs stay one run,
+ * partial ones are slabs of their own, empty ones an empty run of their class. Main entry
+ * points: slab_lease, slab_lease_check, slab_lease_prepare, slab_lease_return_many. */
 #include <errno.h>
 
 #include "slab/pool_internal.h"
-
-/* Take one empty slab of c (carving if the class has none) and lease it. */
-static int lease_one(slab_pool *p, slab_class *c, int32_t lessee, uintptr_t *addr) {
-  if (!c->empty) {
-    int rc = slabs_carve_for_class(p, c);
-    if (rc) return rc;
-  }
-  slab_desc *d = c->empty;
-  desc_move(d, LIST_LEASED);
-  d->bitmap = ~0ull;
-  d->used = c->capacity;
-  d->lessee = lessee;
-  p->leased_slabs++;
-  *addr = d->addr;
-  return 0;
-}
 
 /* Carve up to n (>= 2) contiguous slabs for c as one class run leased to lessee, their
  * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that a free range
@@ -51,22 +37,50 @@ static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uint
   return 0;
 }
 
-/* Undo a lease that was never handed out. A slab goes back to the empty list; a run back to
- * Free (or, without memory for that, stays a detached descriptor that no call hands out or
- * reports until the pool is destroyed). */
+/* A leased slab or run goes back to its class's empty list (a run as one empty class run:
+ * no memory needed, so this never fails). For a lease never handed out, and for slabs handed
+ * back with no live slot. */
 static void unlease(slab_pool *p, slab_desc *d) {
   p->leased_slabs -= d->nslabs;
-  if (d->nslabs > 1) {
-    desc_move(d, LIST_DETACHED);
-    d->used = 0;
-    d->bitmap = 0;
-    if (free_range_add(p, d->addr, d->nslabs) == 0) desc_unregister(p, d);
-    return;
-  }
   d->bitmap = phantom_bits(d->cls);
   d->used = 0;
   desc_move(d, LIST_EMPTY);
   if (d->cls->n_empty > p->cfg.empty_keep) p->touched = d->cls;
+}
+
+/* Undo a lease never handed out: a run carved for it goes back to Free, as it came (or, with
+ * no memory for that, to the empty list), a slab back to the empty list. */
+static void unlease_fresh(slab_pool *p, slab_desc *d) {
+  if (d->nslabs > 1) {
+    desc_move(d, LIST_DETACHED);
+    if (free_range_add(p, d->addr, d->nslabs) == 0) {
+      p->leased_slabs -= d->nslabs;
+      desc_unregister(p, d);
+      return;
+    }
+    desc_move(d, LIST_LEASED);
+  }
+  unlease(p, d);
+}
+
+/* Lease what the class's first empty descriptor can give, up to `left` slabs: a slab, or a
+ * whole empty run, or its first `left` slabs (the rest cut off, still empty). ENOMEM when the
+ * cut finds no metadata. */
+static int lease_empty(slab_pool *p, slab_class *c, size_t left, int32_t lessee, uintptr_t *slabs,
+                       size_t *got) {
+  slab_desc *d = c->empty, *rest;
+  if (d->nslabs > left) {
+    if (!structural_ok(p) || run_cut_tail(p, d, d->nslabs - left, &rest)) return ENOMEM;
+    desc_move(rest, LIST_EMPTY);
+  }
+  desc_move(d, LIST_LEASED);
+  d->bitmap = ~0ull;
+  d->used = c->capacity;
+  d->lessee = lessee;
+  p->leased_slabs += d->nslabs;
+  for (uint32_t i = 0; i < d->nslabs; i++) slabs[i] = d->addr + ((uintptr_t)i << AH_SLAB_SHIFT);
+  *got = d->nslabs;
+  return 0;
 }
 
 int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lessee,
@@ -83,14 +97,15 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
       n += k;
       continue;
     }
-    rc = lease_one(p, c, lessee, &slabs[n]);
-    if (!rc) n++;
+    if (!c->empty) rc = slabs_carve_for_class(p, c);
+    if (!rc) rc = lease_empty(p, c, want - n, lessee, slabs + n, &k);
+    n += rc ? 0 : k;
   }
   if (n < min) { /* all or nothing below min: a run's slabs are adjacent in slabs[] */
     while (n) {
       slab_desc *d = desc_find(p, slabs[n - 1]);
       n -= d->nslabs;
-      unlease(p, d);
+      unlease_fresh(p, d);
     }
     rc = rc ? rc : ENOMEM;
   } else {
@@ -146,88 +161,81 @@ static void return_slab(slab_pool *p, slab_desc *d, uint64_t live) {
   }
 }
 
-/* What a slab of a run becomes when handed back (or KEEP: not in this batch, still leased). */
+/* What a slab of a run becomes when handed back (KEEP: not named, still leased). */
 enum { KEEP, FULL, EMPTY, PARTIAL };
 
-static int fate(const slab_class *c, bool returned, uint64_t live) {
-  if (!returned) return KEEP;
+static int fate(const slab_class *c, uint64_t live) {
   if (!live) return EMPTY;
   return (live | phantom_bits(c)) == ~0ull ? FULL : PARTIAL;
 }
 
-/* The whole of (what is left of) run d takes its fate: 0, or ENOMEM with d still leased. */
-static int settle(slab_pool *p, slab_desc *d, int f, uint64_t live) {
-  slab_class *c = d->cls;
-  size_t n = d->nslabs;
-  if (f == KEEP) return 0;
-  if (f == PARTIAL || (n == 1 && f == EMPTY)) { /* a single slab (a partial piece is one) */
-    return_slab(p, d, live);
-    return 0;
-  }
-  if (f == EMPTY) {
-    if (free_range_add(p, d->addr, n)) return ENOMEM;
-    desc_move(d, LIST_DETACHED);
-    p->leased_slabs -= n;
-    desc_unregister(p, d);
-    return 0;
-  }
-  desc_move(d, LIST_FULL);
-  d->bitmap = ~0ull;
-  d->used = c->capacity;
-  p->leased_slabs -= n;
-  p->objects += n * c->capacity;
-  p->object_bytes += n * c->capacity * c->slot_size;
-  return 0;
-}
-
-/* Hand back the slabs of run d named by pairs[0..m) (ascending, checked): pieces of equal fate
- * are cut off its end one by one, so an ENOMEM leaves every slab either handed back or still
- * leased, each in a consistent descriptor. */
-static int return_run(slab_pool *p, slab_desc *d, const uint64_t *pairs, size_t m) {
+/* Cut run d into pieces of one fate each (those named by pairs[0..m), ascending or not, and
+ * the rest), all still leased: cut off its end one by one, each cut whole or (ENOMEM) not at
+ * all, so a failure leaves finer leases and nothing handed back. */
+static int cut_run(slab_pool *p, slab_desc *d, const uint64_t *pairs, size_t m) {
   int f[SLAB_RUN_MAX];
-  uint64_t live[SLAB_RUN_MAX];
   size_t n = d->nslabs;
-  for (size_t j = 0; j < n; j++) f[j] = KEEP, live[j] = 0;
-  for (size_t i = 0; i < m; i++) {
-    size_t j = (size_t)((pairs[2 * i] - d->addr) >> AH_SLAB_SHIFT);
-    live[j] = pairs[2 * i + 1];
-    f[j] = fate(d->cls, true, live[j]);
-  }
-  while (n > 0) {
+  for (size_t j = 0; j < n; j++) f[j] = KEEP;
+  for (size_t i = 0; i < m; i++)
+    f[(pairs[2 * i] - d->addr) >> AH_SLAB_SHIFT] = fate(d->cls, pairs[2 * i + 1]);
+  while (n > 1) {
     size_t first = n - 1;
     while (first > 0 && f[first - 1] == f[n - 1] && f[n - 1] != PARTIAL) first--;
-    if (first == 0) return settle(p, d, f[0], live[0]);
+    if (first == 0) return 0;
     slab_desc *t;
     if (run_cut_tail(p, d, n - first, &t)) return ENOMEM;
     desc_move(t, LIST_LEASED);
-    if (settle(p, t, f[first], live[first])) {
-      run_uncut_tail(p, d, t);
-      return ENOMEM;
-    }
     n = first;
   }
   return 0;
 }
 
-int slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n) {
+int slab_lease_prepare(slab_pool *p, const uint64_t *pairs, size_t n) {
   int rc = 0;
   pool_enter(p);
   for (size_t i = 0; i < n && !rc;) {
     slab_desc *d = desc_find(p, (uintptr_t)pairs[2 * i]);
-    AH_ASSERT(d && d->list == LIST_LEASED && !(pairs[2 * i + 1] & phantom_bits(d->cls)));
+    AH_ASSERT(d && d->list == LIST_LEASED);
     size_t m = 1;
     while (i + m < n && pairs[2 * (i + m)] - d->addr < desc_bytes(d)) m++;
-    if (d->nslabs == 1) return_slab(p, d, pairs[2 * i + 1]);
-    else rc = structural_ok(p) ? return_run(p, d, pairs + 2 * i, m) : EAGAIN;
+    if (d->nslabs > 1) rc = structural_ok(p) ? cut_run(p, d, pairs + 2 * i, m) : EAGAIN;
     i += m;
   }
   pool_leave(p);
   return rc;
 }
 
+void slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n) {
+  pool_enter(p);
+  const slab_desc *piece = NULL; /* the last one settled: its other slabs are home too */
+  for (size_t i = 0; i < n; i++) {
+    if (piece && pairs[2 * i] - piece->addr < desc_bytes(piece)) continue;
+    slab_desc *d = desc_find(p, (uintptr_t)pairs[2 * i]);
+    AH_ASSERT(d && !(pairs[2 * i + 1] & phantom_bits(d->cls)));
+    piece = d;
+    if (d->list != LIST_LEASED) continue; /* its piece came home with an earlier pair */
+    uint64_t live = pairs[2 * i + 1];
+    int f = fate(d->cls, live);
+    AH_ASSERT(d->nslabs == 1 || f != PARTIAL); /* prepared: a run's slabs share one fate */
+    if (d->nslabs == 1) {
+      return_slab(p, d, live);
+    } else if (f == EMPTY) {
+      unlease(p, d);
+    } else {
+      desc_move(d, LIST_FULL);
+      p->leased_slabs -= d->nslabs;
+      p->objects += (size_t)d->nslabs * d->cls->capacity;
+      p->object_bytes += (size_t)d->nslabs * d->cls->capacity * d->cls->slot_size;
+    }
+  }
+  pool_leave(p);
+}
+
 int slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live) {
   uint64_t pair[2] = {addr, live};
-  return slab_lease_return_many(p, pair, 1);
+  int rc = slab_lease_prepare(p, pair, 1);
+  if (!rc) slab_lease_return_many(p, pair, 1);
+  return rc;
 }
 
 void slab_lease_walk(const slab_pool *p, slab_lease_fn fn, void *ctx) {

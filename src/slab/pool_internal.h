@@ -17,9 +17,9 @@ enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED, LIST_LE
 
 typedef struct slab_class slab_class;
 
-/* A class run (cls set, nslabs > 1) is LIST_LEASED or LIST_FULL, never partial or empty: its
- * bitmap and used describe each of its slabs alike (runs.c cuts one into pieces when its slabs
- * part ways). A large object's run has cls NULL. */
+/* A class run (cls set, nslabs > 1) is LIST_LEASED, LIST_FULL or LIST_EMPTY, never partial:
+ * its bitmap and used describe each of its slabs alike (runs.c cuts one into pieces when its
+ * slabs part ways). A large object's run has cls NULL. */
 typedef struct slab_desc {
   uintptr_t addr;          /* first byte of the slab (or run) */
   uint64_t bitmap;         /* bit i set: slot i is live (phantom slots past capacity too) */
@@ -143,7 +143,6 @@ static inline void list_remove(slab_desc **head, slab_desc *d) {
   if (d->next) d->next->prev = d->prev;
   d->prev = d->next = NULL;
 }
-/* Move a class slab between its partial list, empty list, full state and detached. */
 /* Does slab_pack report a class slab on this list (live slots, not leased)? */
 static inline bool list_packed(unsigned list) { return list == LIST_PARTIAL || list == LIST_FULL; }
 
@@ -158,6 +157,8 @@ static inline void list_count(slab_class *c, unsigned list, int64_t delta) {
   }
 }
 
+/* Move a class slab (or class run) between its partial, empty and leased lists, the full
+ * state and detached, keeping the lists' slab counts. */
 static inline void desc_move(slab_desc *d, enum slab_list to) {
   slab_class *c = d->cls;
   if (list_packed(d->list) != list_packed(to)) ++*c->pack_version;

@@ -102,11 +102,13 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
 int slab_lease_check(const slab_pool *p, uintptr_t addr, int32_t lessee, uint64_t live);
 /* The same for n pairs {slab address, live slots} (faster over the slabs of one lease). */
 int slab_lease_check_many(const slab_pool *p, const uint64_t *pairs, size_t n, int32_t lessee);
-/* Hand leased slabs back: n pairs {slab address, live slots}, each slab once (check them
- * first: an unchecked bad return is an assertion). 0, or ENOMEM when the metadata to split a
- * lease of many slabs could not be had: then some of the slabs are handed back and the others
- * are still leased, each one wholly in one state or the other. slab_lease_return: one slab. */
-int slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n);
+/* Hand leased slabs back, in two steps: n pairs {slab address, live slots}, each slab once,
+ * checked first (an unchecked bad return is an assertion). slab_lease_prepare splits what a
+ * lease of many slabs needs split for them, the only step that needs metadata: 0, or ENOMEM
+ * with nothing handed back (the slabs are all still leased). slab_lease_return_many then hands
+ * them back and cannot fail. slab_lease_return: both steps for one slab. */
+int slab_lease_prepare(slab_pool *p, const uint64_t *pairs, size_t n);
+void slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n);
 int slab_lease_return(slab_pool *p, uintptr_t addr, uint64_t live);
 /* Every leased slab: fn(ctx, slab address, lessee, slot size). */
 typedef void (*slab_lease_fn)(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot);

@@ -44,7 +44,7 @@ struct cache {
 };
 
 cache_config cache_config_default(void) {
-  return (cache_config){.first_grant = 2, .max_grant = 4096, .max_idle = 8192, .max_batch = 65536};
+  return (cache_config){.first_grant = 2, .max_grant = 1024, .max_idle = 2048, .max_batch = 65536};
 }
 
 /* ---- the slab index ---- */
@@ -352,6 +352,20 @@ static inline int slot_index(const cslab *s, uintptr_t addr) {
 }
 
 /* Hand back up to max fully free slabs of bin b (every bin when b is NULL). */
+/* Forget one slab the scheduler took back (on its bin's available list iff it has a free slot). */
+static void forget_slab(cache *c, cslab *s) {
+  cbin *b = s->bin;
+  if (s->free) avail_remove(b, s);
+  b->nfree -= (size_t)__builtin_popcountll(s->free);
+  b->nslabs--;
+  if (s->free == s->all) {
+    b->nidle--;
+    c->nidle--;
+  }
+  index_remove(c, s);
+  free(s);
+}
+
 static int return_idle(cache *c, cbin *only, size_t max) {
   size_t n = 0, cap = c->nidle < max ? c->nidle : max;
   if (cap == 0) return 0;
@@ -377,15 +391,7 @@ static int return_idle(cache *c, cbin *only, size_t max) {
     rc = c->be.unlease(c->be.ctx, v[i]->sched, pairs, (uint32_t)k, &dropped);
     c->st.unleases++;
     for (; !rc && i < j; i++) { /* handed back: forget them */
-      cslab *s = v[i];
-      cbin *b = s->bin;
-      avail_remove(b, s);
-      b->nfree -= (size_t)__builtin_popcountll(s->all);
-      b->nslabs--;
-      b->nidle--;
-      c->nidle--;
-      index_remove(c, s);
-      free(s);
+      forget_slab(c, v[i]);
       c->st.returned_slabs++;
     }
   }
@@ -453,8 +459,9 @@ int cache_flush(cache *c) {
     if (c->tab[i]) v[n++] = c->tab[i];
   qsort(v, n, sizeof *v, cmp_by_sched);
   int first_error = 0;
+  size_t back = 0, kept = 0; /* v[0..back): taken back; kept: batches refused for memory */
   for (size_t i = 0; i < n;) { /* one request per scheduler (and per max_batch slabs) */
-    size_t k = 0;
+    size_t k = 0, from = i;
     int32_t sched = v[i]->sched;
     for (; i < n && v[i]->sched == sched && k < c->cfg.max_batch; i++, k++) {
       pairs[2 * k] = v[i]->addr;
@@ -463,13 +470,21 @@ int cache_flush(cache *c) {
     uint64_t dropped = 0;
     int rc = c->be.unlease(c->be.ctx, sched, pairs, (uint32_t)k, &dropped);
     c->st.unleases++;
+    if (rc && !first_error) first_error = rc;
+    if (rc == ENOMEM) { /* nothing taken back: keep them for a later flush */
+      kept += k;
+      continue;
+    }
+    while (from < i) v[back++] = v[from++];
     c->st.returned_slabs += k;
     c->st.dropped += dropped;
-    if (rc && !first_error) first_error = rc;
   }
+  if (kept == 0)
+    forget_all(c);
+  else
+    for (size_t i = 0; i < back; i++) forget_slab(c, v[i]);
   free(v);
   free(pairs);
-  forget_all(c);
   return first_error;
 }
 

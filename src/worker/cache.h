@@ -49,11 +49,12 @@ typedef struct cache_stats {
   uint64_t slabs, idle_slabs;      /* held now, and of those fully free */
 } cache_stats;
 
-/* Defaults: first lease 2 slabs, x4 each lease up to 4096 (16 MiB), 8192 idle slabs (32 MiB:
- * two of the largest leases, so a lease just taken is not handed back by the next free), 65536
- * slabs a batch. A scheduler records a lease of many slabs as a few class runs (src/slab/
- * runs.c), so a large grant costs it little; a bin that keeps allocating reaches it in six
- * round trips, and slabs leased but never touched cost address space, not memory. */
+/* Defaults: first lease 2 slabs, x4 each lease up to 1024 (4 MiB), 2048 idle slabs (8 MiB:
+ * two of the largest leases, so that a lease just taken by one busy bin is not handed back by
+ * the next free), 65536 slabs a batch. A scheduler records a lease of many slabs as a few
+ * class runs (src/slab/runs.c), so a large grant costs it little; the worker maps a large
+ * lease's pages at once (api.c), so a bin that stops right after a lease holds up to 4 MiB it
+ * does not use, after having used at least 2.7 MiB to earn that grant. */
 cache_config cache_config_default(void);
 int cache_create(cache **out, const cache_backend *be, const cache_config *cfg);
 /* Destroy without handing anything back (flush first). */
@@ -68,7 +69,8 @@ int cache_free(cache *c, uintptr_t addr);
 int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size,
                  int32_t *sched);
 /* Hand every slab back (live slots become the schedulers' objects): 0, or the first error of
- * the backend (the cache is empty afterwards either way). */
+ * the backend. A batch a scheduler refused with ENOMEM (no metadata to take it: nothing taken)
+ * stays in the cache for a later flush; any other error empties the cache as success does. */
 int cache_flush(cache *c);
 /* Hand back every fully free slab. */
 int cache_trim(cache *c);

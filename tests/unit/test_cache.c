@@ -40,6 +40,7 @@ typedef struct {
   int refuse_left;
   uint32_t bad_slot;    /* non-zero: answer with this slot size (a broken scheduler) */
   uint64_t drop;        /* *dropped every unlease reports */
+  int unlease_refuse_left; /* refuse the next ones with ENOMEM, taking nothing back */
   lease_call lease[FAKE_CALLS];
   size_t nlease;
   unlease_call unlease[FAKE_CALLS];
@@ -100,8 +101,12 @@ static int fake_unlease(void *ctx, int32_t sched, const uint64_t *pairs, uint32_
   fake *f = ctx;
   REQUIRE(n >= 1);
   REQUIRE(f->nunlease < FAKE_CALLS);
-  f->unlease[f->nunlease++] = (unlease_call){.sched = sched, .n = n, .first = f->npairs};
   f->log[f->nlog++] = 'U';
+  if (f->unlease_refuse_left > 0) {
+    f->unlease_refuse_left--;
+    return ENOMEM;
+  }
+  f->unlease[f->nunlease++] = (unlease_call){.sched = sched, .n = n, .first = f->npairs};
   for (uint32_t i = 0; i < n; i++) {
     size_t k = slab_no(pairs[2 * i]);
     REQUIRE_EQ(pairs[2 * i] % AH_SLAB_SIZE, 0);
@@ -427,6 +432,32 @@ START_TEST(test_flush_hands_back_every_slab_once_with_its_live_bitmap) {
 }
 END_TEST
 
+START_TEST(test_a_flush_refused_for_memory_keeps_the_slabs_for_the_next) {
+  cache *c = make_cache(NULL);
+  enum { N = 600 };
+  static uintptr_t a[N];
+  for (size_t i = 0; i < N; i++) REQUIRE_EQ(cache_alloc(c, 256, 1, &a[i]), 0);
+  REQUIRE_EQ(cache_free(c, a[7]), 0);
+  cache_stats before, after;
+  cache_get_stats(c, &before);
+  F.unlease_refuse_left = 1;
+  REQUIRE_EQ(cache_flush(c), ENOMEM);
+  cache_get_stats(c, &after);
+  REQUIRE_EQ(after.slabs, before.slabs); /* every slab still here, every object still live */
+  REQUIRE_EQ(F.npairs, 0);
+  for (size_t i = 0; i < N; i += 50)
+    REQUIRE_EQ(cache_lookup(c, a[i + 1], NULL, NULL, NULL, NULL), 0);
+  REQUIRE_EQ(cache_free(c, a[9]), 0); /* still served here */
+  REQUIRE_EQ(cache_flush(c), 0);
+  for (size_t k = 0; k < F.next; k++) REQUIRE_EQ(F.state[k], RETURNED);
+  REQUIRE_EQ(F.live[slab_no(a[7])] >> ((a[7] - slab_start(a[7])) / 256) & 1, 0);
+  REQUIRE_EQ(F.live[slab_no(a[8])] >> ((a[8] - slab_start(a[8])) / 256) & 1, 1);
+  cache_get_stats(c, &after);
+  REQUIRE_EQ(after.slabs, 0);
+  cache_destroy(c);
+}
+END_TEST
+
 START_TEST(test_flush_counts_the_slots_the_scheduler_dropped) {
   cache *c = make_cache(NULL);
   uintptr_t a;
@@ -644,6 +675,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_enoent_passes_through_and_creates_no_bin);
   tcase_add_test(tc, test_a_grant_of_the_wrong_slot_size_is_eproto_and_goes_back);
   tcase_add_test(tc, test_bad_configurations_are_einval);
+  tcase_add_test(tc, test_a_flush_refused_for_memory_keeps_the_slabs_for_the_next);
   suite_add_tcase(s, tc);
   return s;
 }
