@@ -228,6 +228,11 @@ void slab_lease_return_many(slab_pool *p, const uint64_t *pairs, size_t n) {
       p->object_bytes += (size_t)d->nslabs * d->cls->capacity * d->cls->slot_size;
     }
   }
+  /* Empty pieces of several classes: trim each (pool_leave trims only the last one touched) */
+  for (unsigned u = 1; u <= SLAB_CLASS_UNITS && structural_ok(p) && !p->self_hosted; u++) {
+    slab_class *c = p->class_cache[u];
+    if (c && c->n_empty > p->cfg.empty_keep) pool_trim_class(p, c, p->cfg.empty_keep);
+  }
   pool_leave(p);
 }
 

@@ -1049,6 +1049,30 @@ START_TEST(test_a_run_handed_back_out_of_order_ends_the_same) {
 }
 END_TEST
 
+START_TEST(test_empty_runs_of_two_classes_handed_back_together_are_both_trimmed) {
+  void *mem;
+  slab_pool *p = run_pool(&mem);
+  uintptr_t a[64], b[64];
+  uint64_t pairs[256];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 256, 64, 64, 5, a, &got, &slot), 0);
+  REQUIRE_EQ(slab_lease(p, 1024, 64, 64, 5, b, &got, &slot), 0);
+  for (int i = 0; i < 64; i++) { /* one batch, the classes interleaved */
+    pairs[4 * i] = a[i], pairs[4 * i + 1] = 0;
+    pairs[4 * i + 2] = b[i], pairs[4 * i + 3] = 0;
+  }
+  REQUIRE_EQ(hand_back(p, pairs, 128), 0);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.leased_slabs, 0);
+  REQUIRE(st.empty_slabs <= 2); /* each class keeps at most empty_keep = 1 */
+  REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
 static void count_leased(void *ctx, uintptr_t addr, int32_t lessee, uint32_t slot) {
   (void)addr, (void)lessee, (void)slot;
   ++*(size_t *)ctx;
@@ -1141,6 +1165,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state);
   tcase_add_test(tc, test_a_run_handed_back_out_of_order_ends_the_same);
   tcase_add_test(tc, test_a_hand_back_without_metadata_changes_nothing_then_succeeds);
+  tcase_add_test(tc, test_empty_runs_of_two_classes_handed_back_together_are_both_trimmed);
   suite_add_tcase(s, tc);
   return s;
 }
