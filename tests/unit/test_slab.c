@@ -1025,27 +1025,26 @@ static void hand_back_mixed(slab_pool *p, const uintptr_t *s, const int *order) 
   REQUIRE_EQ(all_slabs(p), ((size_t)4 << 20) / AH_SLAB_SIZE);
 }
 
-START_TEST(test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state) {
+/* A run of 64 leased on a fresh pool, then handed back as hand_back_mixed does. */
+static void mixed_hand_back_case(const int *order) {
   void *mem;
   slab_pool *p = run_pool(&mem);
   uintptr_t s[64];
-  lease_run_of(p, 64, s);
-  hand_back_mixed(p, s, NULL);
-  slab_pool_destroy(p, NULL, NULL);
-  free(mem);
-}
-END_TEST
-
-START_TEST(test_a_run_handed_back_out_of_order_ends_the_same) {
-  void *mem;
-  slab_pool *p = run_pool(&mem);
-  uintptr_t s[64];
-  int order[30];
-  for (int i = 0; i < 30; i++) order[i] = (i * 7) % 30; /* 7 is prime to 30: a permutation */
   lease_run_of(p, 64, s);
   hand_back_mixed(p, s, order);
   slab_pool_destroy(p, NULL, NULL);
   free(mem);
+}
+
+START_TEST(test_a_run_handed_back_in_parts_keeps_each_slab_in_one_state) {
+  mixed_hand_back_case(NULL);
+}
+END_TEST
+
+START_TEST(test_a_run_handed_back_out_of_order_ends_the_same) {
+  int order[30];
+  for (int i = 0; i < 30; i++) order[i] = (i * 7) % 30; /* 7 is prime to 30: a permutation */
+  mixed_hand_back_case(order);
 }
 END_TEST
 
