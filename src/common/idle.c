@@ -14,6 +14,7 @@ static uint64_t now_ns(void) {
 
 uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns) {
   if (polls < IDLE_SPIN) return 0;
+  if (max_ns <= IDLE_SPIN_CAP_NS && waited_ns < IDLE_SPIN_NS) return 0; /* a light load: spin */
   uint64_t t = waited_ns / 8;
   if (t < IDLE_MIN_NS) t = IDLE_MIN_NS;
   if (t > max_ns) t = max_ns > IDLE_MIN_NS ? max_ns : IDLE_MIN_NS;

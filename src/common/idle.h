@@ -2,9 +2,10 @@
  *
  * A scheduler between requests, a worker waiting for a reply, a move or a barrier: each polls
  * MPI and, between empty polls, calls idle_pause. A rank bound to a core of its own spins
- * (lowest latency). A rank that shares cores spins a few polls, then sleeps, each sleep an
- * eighth of the time it has waited so far, from 20 us up to a cap: a wait is stretched by at
- * most about 1/8 (plus one minimum sleep), while a rank that waits long wakes up rarely.
+ * (lowest latency). A rank that shares cores spins a few polls (and 200 us more on a host
+ * with at most 5 ranks per 4 cores), then sleeps, each sleep an eighth of the time it has
+ * waited so far, from 20 us up to a cap: a wait is stretched by at most about 1/8 (plus one
+ * minimum sleep), while a rank that waits long wakes up rarely.
  *
  * The cap follows the host's load (idle_cap_ns): 20 us times the ranks per core, up to 10 ms.
  * A wake-up and its empty poll cost a few us of CPU, so ranks that all sleep at the cap burn
@@ -20,11 +21,22 @@
 
 #define IDLE_SPIN 64                 /* empty polls before the first sleep */
 #define IDLE_MIN_NS 20000ull         /* the first sleep */
+/* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait also
+ * spins IDLE_SPIN_NS before its first sleep: a scheduler beside busy workers stays awake
+ * through a burst of requests, and a worker catches the answer to its request without a
+ * sleep's timer slack (50 us). listx on the 16-core box (17 ranks): with a spin of 0, 100 and
+ * 400 us in one call (results/listx-h100-spin-env.csv), antheap 0.344-0.354 s, 0.310-0.349,
+ * 0.305-0.344; this code against the one before, three rounds in another call
+ * (listx-h100-spin-ab.csv): antheap 0.310-0.346 -> 0.305-0.340 (2 rounds of 3 faster),
+ * antheap-balloc 0.321-0.353 -> 0.303-0.342 (3 of 3). A small gain, within the noise of one
+ * round, but the spin was faster in 10 of the first call's 12 pairs and 5 of the second's 6. */
+#define IDLE_SPIN_NS 200000ull
+#define IDLE_SPIN_CAP_NS (IDLE_MIN_NS * 5 / 4)
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */
 
 typedef struct idle_wait {
   unsigned polls;    /* empty polls so far */
-  uint64_t since_ns; /* when the first sleep came (monotonic) */
+  uint64_t since_ns; /* when the first IDLE_SPIN polls ended (monotonic) */
   uint64_t max_ns;   /* the cap; 0: a core of its own, spin, never sleep */
 } idle_wait;
 
@@ -33,8 +45,8 @@ typedef struct idle_wait {
 void idle_start(idle_wait *w, uint64_t cap_ns);
 /* After an empty poll: nothing, or a sleep as above. */
 void idle_pause(idle_wait *w);
-/* The policy alone: the sleep after `polls` empty polls, `waited_ns` into the sleeping phase,
- * with the cap max_ns; 0 means poll again at once. */
+/* The policy alone: the sleep after `polls` empty polls, `waited_ns` after the first IDLE_SPIN
+ * of them, with the cap max_ns; 0 means poll again at once. */
 uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns);
 /* The cap from ANTHEAP_IDLE_MAX_US when it is set (a bad value is ignored, with a message),
  * or IDLE_DEFAULT_MAX_US. */

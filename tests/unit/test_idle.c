@@ -12,6 +12,15 @@ START_TEST(test_the_first_polls_do_not_sleep) {
 }
 END_TEST
 
+START_TEST(test_a_light_load_spins_before_its_first_sleep) {
+  uint64_t light = 21250, heavier = 40000; /* 17 ranks on 16 cores; 2 ranks a core */
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, light), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS - 1, light), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS, light), light); /* 25 us, capped */
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, heavier), IDLE_MIN_NS);         /* sleeps at once */
+}
+END_TEST
+
 START_TEST(test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds) {
   uint64_t cap = 10000000;
   REQUIRE_EQ(idle_sleep_ns(1000, 80000, cap), IDLE_MIN_NS); /* 10 us: below the minimum */
@@ -84,6 +93,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("idle");
   TCase *tc = tcase_create("idle");
   tcase_add_test(tc, test_the_first_polls_do_not_sleep);
+  tcase_add_test(tc, test_a_light_load_spins_before_its_first_sleep);
   tcase_add_test(tc, test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds);
   tcase_add_test(tc, test_the_stretch_of_a_wait_is_bounded);
   tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
