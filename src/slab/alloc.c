@@ -12,11 +12,9 @@ static int alloc_slot(slab_pool *p, uint32_t slot, uintptr_t *out) {
   if (!d) {
     if (!c->empty && (rc = slabs_carve_for_class(p, c))) return rc;
     d = c->empty;
-    if (d->nslabs > 1) { /* an empty run: its first slab, the rest stays empty */
-      slab_desc *rest;
-      if (!structural_ok(p) || run_cut_tail(p, d, d->nslabs - 1, &rest)) return ENOMEM;
-      desc_move(rest, LIST_EMPTY);
-    }
+    /* an empty run: its first slab, the rest stays empty */
+    if (d->nslabs > 1 && (!structural_ok(p) || run_cut_tail(p, d, d->nslabs - 1, NULL)))
+      return ENOMEM;
     desc_move(d, LIST_PARTIAL);
   }
   unsigned i = (unsigned)__builtin_ctzll(~d->bitmap);

@@ -10,6 +10,19 @@
 
 #include "slab/pool_internal.h"
 
+/* Lease all of d (a slab or a class run of c, just carved or empty) to lessee: its slabs'
+ * addresses into slabs[0..*got). */
+static void lease_whole(slab_pool *p, slab_desc *d, int32_t lessee, uintptr_t *slabs,
+                        size_t *got) {
+  d->bitmap = ~0ull;
+  d->used = d->cls->capacity;
+  d->lessee = lessee;
+  desc_move(d, LIST_LEASED);
+  p->leased_slabs += d->nslabs;
+  for (uint32_t i = 0; i < d->nslabs; i++) slabs[i] = d->addr + ((uintptr_t)i << AH_SLAB_SHIFT);
+  *got = d->nslabs;
+}
+
 /* Carve up to n (>= 2) contiguous slabs for c as one class run leased to lessee, their
  * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that a free range
  * holds, else n after growing the pool. ENOMEM (nothing changed) when none can be had. */
@@ -26,14 +39,8 @@ static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uint
   if (desc_register(p, &d, addr, (uint32_t)n)) return ENOMEM;
   free_range_take(p, addr, n);
   d->cls = c;
-  d->bitmap = ~0ull;
-  d->used = c->capacity;
-  d->lessee = lessee;
-  desc_move(d, LIST_LEASED);
   c->slabs_carved += (uint32_t)n;
-  p->leased_slabs += n;
-  for (size_t i = 0; i < n; i++) slabs[i] = addr + (i << AH_SLAB_SHIFT);
-  *got = n;
+  lease_whole(p, d, lessee, slabs, got);
   return 0;
 }
 
@@ -68,18 +75,10 @@ static void unlease_fresh(slab_pool *p, slab_desc *d) {
  * cut finds no metadata. */
 static int lease_empty(slab_pool *p, slab_class *c, size_t left, int32_t lessee, uintptr_t *slabs,
                        size_t *got) {
-  slab_desc *d = c->empty, *rest;
-  if (d->nslabs > left) {
-    if (!structural_ok(p) || run_cut_tail(p, d, d->nslabs - left, &rest)) return ENOMEM;
-    desc_move(rest, LIST_EMPTY);
-  }
-  desc_move(d, LIST_LEASED);
-  d->bitmap = ~0ull;
-  d->used = c->capacity;
-  d->lessee = lessee;
-  p->leased_slabs += d->nslabs;
-  for (uint32_t i = 0; i < d->nslabs; i++) slabs[i] = d->addr + ((uintptr_t)i << AH_SLAB_SHIFT);
-  *got = d->nslabs;
+  slab_desc *d = c->empty;
+  if (d->nslabs > left && (!structural_ok(p) || run_cut_tail(p, d, d->nslabs - left, NULL)))
+    return ENOMEM;
+  lease_whole(p, d, lessee, slabs, got);
   return 0;
 }
 
@@ -182,9 +181,7 @@ static int cut_run(slab_pool *p, slab_desc *d, const uint64_t *pairs, size_t m) 
     size_t first = n - 1;
     while (first > 0 && f[first - 1] == f[n - 1] && f[n - 1] != PARTIAL) first--;
     if (first == 0) return 0;
-    slab_desc *t;
-    if (run_cut_tail(p, d, n - first, &t)) return ENOMEM;
-    desc_move(t, LIST_LEASED);
+    if (run_cut_tail(p, d, n - first, NULL)) return ENOMEM;
     n = first;
   }
   return 0;

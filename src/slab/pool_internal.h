@@ -200,9 +200,9 @@ void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep);
 
 /* runs.c: class runs. A lease carves at most SLAB_RUN_MAX slabs as one run. */
 #define SLAB_RUN_MAX 256
-/* Cut the last n (< d->nslabs) slabs of class run d off as a descriptor of their own, of the
- * same class, lessee, bitmap and used, left detached (the caller files it with desc_move); d
- * keeps the rest. ENOMEM changes nothing. */
+/* Cut the last n (< d->nslabs) slabs of class run d off as a descriptor of their own (into
+ * *tail, which may be NULL), of the same class, lessee, bitmap and used, on d's list; d keeps
+ * the rest. ENOMEM changes nothing. */
 int run_cut_tail(slab_pool *p, slab_desc *d, size_t n, slab_desc **tail);
 /* Undo run_cut_tail: tail (detached or filed) merges back into d, which it must follow. */
 void run_uncut_tail(slab_pool *p, slab_desc *d, slab_desc *tail);

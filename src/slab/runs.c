@@ -18,9 +18,10 @@ int run_cut_tail(slab_pool *p, slab_desc *d, size_t n, slab_desc **tail) {
   t->lessee = d->lessee;
   t->bitmap = d->bitmap;
   t->used = d->used;
-  list_count(d->cls, d->list, -(int64_t)n); /* t is counted again where the caller files it */
+  list_count(d->cls, d->list, -(int64_t)n); /* desc_move counts them again, as t's */
   d->nslabs -= (uint32_t)n;
-  *tail = t;
+  desc_move(t, (enum slab_list)d->list);
+  if (tail) *tail = t;
   return 0;
 }
 
@@ -35,10 +36,8 @@ void run_uncut_tail(slab_pool *p, slab_desc *d, slab_desc *tail) {
 int run_isolate(slab_pool *p, slab_desc *d, uintptr_t addr, slab_desc **slab) {
   size_t j = (desc_slab_of(d, addr) - d->addr) >> AH_SLAB_SHIFT, n = d->nslabs;
   slab_desc *after = NULL, *one = NULL;
-  if (j + 1 < n) { /* the slabs after it: a piece of their own */
-    if (run_cut_tail(p, d, n - j - 1, &after)) return ENOMEM;
-    desc_move(after, (enum slab_list)d->list);
-  }
+  if (j + 1 < n && run_cut_tail(p, d, n - j - 1, &after)) /* the slabs after it */
+    return ENOMEM;
   if (j == 0) {
     *slab = d;
     return 0;
@@ -47,7 +46,6 @@ int run_isolate(slab_pool *p, slab_desc *d, uintptr_t addr, slab_desc **slab) {
     if (after) run_uncut_tail(p, d, after);
     return ENOMEM;
   }
-  desc_move(one, (enum slab_list)d->list);
   *slab = one;
   return 0;
 }
