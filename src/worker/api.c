@@ -16,6 +16,7 @@
 #include "worker/cache.h"
 #include "worker/gas.h"
 #include "worker/hook.h"
+#include "worker/memo.h"
 #include "worker/retain.h"
 #include "worker/share.h"
 #include "worker/transfer.h"
@@ -25,10 +26,12 @@ static struct {
   cache *cache; /* NULL: every call is a round trip (ANTHEAP_CACHE=off) */
   share_group share; /* who maps the same GAS memory as this worker */
   retain kept;       /* freed regions kept mapped for reuse (retain.h) */
+  memo memo;         /* range lists of shared moves received and not changed since (memo.h) */
   worker_free_hook free_hook; /* told of memory about to be freed (hook.h: src/gpu) */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
+  long packs; /* MSG_PACKV requests sent (debug.h) */
   unsigned char *buf;
   size_t cap;
 } W;
@@ -193,6 +196,7 @@ static void leave_job(void) {
   share_free(&W.share);
   cache_destroy(W.cache);
   W.cache = NULL;
+  memo_destroy(&W.memo);
   W.up = false;
   job_teardown(&W.job);
   free(W.buf);
@@ -232,6 +236,8 @@ int sys_init(int *argc, char ***argv) {
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
+  const char *mm = getenv("ANTHEAP_MOVE_MEMO");
+  memo_init(&W.memo, !(mm && !strcmp(mm, "off")));
   long mib = W.job.plan.retain_mib;
   retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
@@ -286,6 +292,7 @@ int sys_barrier(void) {
 /* ---- regions and objects ---- */
 
 rid_t sys_ralloc(rid_t parent, int level_hint) {
+  memo_forget_all(&W.memo); /* a child under a region we hold changes its pack */
   proto_ralloc b = {.parent = parent, .level_hint = level_hint};
   const uint64_t *t;
   uint32_t n;
@@ -319,6 +326,7 @@ static void release_region(rid_t region) {
 
 int sys_rfree(rid_t region) {
   if (!W.up) return fail_errno(EINVAL);
+  memo_forget_all(&W.memo);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
   release_region(region);
@@ -333,6 +341,7 @@ static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc 
 
 void *sys_alloc(size_t size, rid_t region) {
   if (size == 0) return fail_errno(EINVAL), NULL;
+  memo_forget_all(&W.memo); /* (memo.h: any allocation may land in a region we hold) */
   if (W.cache) {
     uintptr_t a;
     int rc = cache_alloc(W.cache, size, region, &a);
@@ -350,6 +359,7 @@ void *sys_alloc(size_t size, rid_t region) {
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
   if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
+  memo_forget_all(&W.memo);
   if (W.cache) {
     int rc = cache_balloc(W.cache, size, region, (size_t)num, (uintptr_t *)objects);
     if (rc == 0) return 0;
@@ -366,6 +376,7 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 
 int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do */
+  memo_forget_all(&W.memo);
   if (W.cache) {
     int rc = cache_free(W.cache, (uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
@@ -453,6 +464,7 @@ static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
+  memo_forget_all(&W.memo);
   if (W.cache) {
     rid_t rid;
     uintptr_t start;
@@ -493,6 +505,7 @@ static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, i
   proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj};
   const uint64_t *t;
   uint32_t nt;
+  W.packs++;
   int rc = rpc_tail(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
   free(names);
   if (rc) return rc;
@@ -521,20 +534,26 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   int rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
+  if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
+  uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
+  uint32_t nh = (uint32_t)(2 + nreg + nobj);
+  if (!rc && !h) rc = ENOMEM;
+  transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
   gas_range *r = NULL;
   size_t n = 0;
-  if (!rc) rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
-  uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
-  if (!rc && !h) rc = ENOMEM;
+  /* shared: what we received and did not change goes on without a pack (memo.h) */
+  if (!rc && !(mode == TRANSFER_SHARED && memo_take(&W.memo, h, nh, &r, &n)))
+    rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
   if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
+    free(h);
     free(r);
     transfer_send_abort(W.job.xfer, peer, AH_TAG_XFER, rc);
     return fail_errno(rc);
   }
-  transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
+  memo_forget_moved(&W.memo, h, nh, r, n); /* they leave us */
   int refusal;
-  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h,
-                     (uint32_t)(2 + nreg + nobj), r, n, &refusal);
+  rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h, nh,
+                     r, n, &refusal);
   free(h);
   free(r);
   return rc ? fail_errno(rc) : 0;
@@ -544,12 +563,14 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
  * that maps the same GAS memory. */
 typedef struct {
   int nreg, nobj;
+  transfer_mode mode; /* set by accept_move: how the move came */
 } move_expect;
 
 static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *extra,
                        uint32_t nextra) {
-  const move_expect *e = ctx;
+  move_expect *e = ctx;
   if (mode == TRANSFER_SHARED && !share_with(&W.share, src)) return EPROTO;
+  e->mode = mode;
   if (nextra < 2 || extra[0] != (uint64_t)e->nreg || extra[1] != (uint64_t)e->nobj ||
       nextra != 2 + (uint64_t)e->nreg + (uint64_t)e->nobj)
     return EINVAL;
@@ -560,7 +581,7 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
-  move_expect e = {nreg, nobj};
+  move_expect e = {nreg, nobj, TRANSFER_COPY};
   uint64_t *h;
   uint32_t nh;
   gas_range *r;
@@ -573,6 +594,11 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   for (size_t i = 0; gas_is_shared() && i < n; i++) gas_populate(r[i].addr, r[i].len);
   for (int i = 0; i < nreg; i++) regions[i] = (rid_t)h[2 + i];
   for (int i = 0; i < nobj; i++) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
+  if (e.mode == TRANSFER_SHARED) { /* kept (memo.h): sending it on needs no pack */
+    memo_keep(&W.memo, h, nh, r, n);
+    return 0;
+  }
+  memo_forget_moved(&W.memo, h, nh, r, n);
   free(h);
   free(r);
   return 0;
@@ -610,6 +636,13 @@ int antheap_debug_set_cache(int on) {
   }
   int rc = W.cache ? 0 : new_cache();
   return rc ? fail_errno(rc) : 0;
+}
+
+long antheap_debug_packs(void) { return W.packs; }
+
+int antheap_debug_memo_applies(int peer) {
+  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id) return fail_errno(EINVAL);
+  return W.memo.on && share_with(&W.share, peer);
 }
 
 int antheap_debug_send_raw(const void *buf, size_t len) {

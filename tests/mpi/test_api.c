@@ -226,6 +226,99 @@ static void test_transfer(void) {
   }
 }
 
+/* A list of LEN nodes in region r, the nodes after the first half in its child region c. */
+static node *memo_list(rid_t r, rid_t c, int len, int me) {
+  node *head = NULL, *tail = NULL;
+  for (int i = 0; i < len; i++) {
+    node *x = sys_alloc(sizeof *x, i < len / 2 ? r : c);
+    CHECK(x != NULL);
+    if (!x) return head;
+    *x = (node){.value = i + 1000L * me};
+    if (tail) tail->next = x; else head = x;
+    tail = x;
+  }
+  return head;
+}
+
+/* Nodes in a list, and whether node i holds i + base. */
+static long memo_walk(const node *x, long base, bool *in_order) {
+  long i = 0;
+  *in_order = true;
+  for (; x; x = x->next, i++) *in_order &= x->value == i + base;
+  return i;
+}
+
+/* The move memo (src/worker/memo.h): between workers that share the GAS, a region received
+ * and sent on unchanged needs no pack; any change by the holder, or a descendant moved on its
+ * own, makes the next send ask the schedulers again. Each worker counts its own packs. With a
+ * private GAS (or ANTHEAP_MOVE_MEMO=off) every send packs, and the moves are the same. */
+static void move_memo_pair(int me, int partner);
+
+static void test_move_memo(void) {
+  int me = sys_worker_id(), n = sys_workers();
+  if (n >= 2 && !(n % 2 && me == n - 1)) move_memo_pair(me, me ^ 1);
+  sys_barrier();
+}
+
+static void move_memo_pair(int me, int partner) {
+  int memo = antheap_debug_memo_applies(partner);
+  CHECK(memo == 0 || memo == 1);
+  enum { LEN = 200 };
+  rid_t r, c;
+  node *head;
+  bool ok;
+  long p0 = antheap_debug_packs();
+  if (me % 2 == 0) {
+    r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    c = sys_ralloc(r, SYS_NO_LEVEL_HINT);
+    head = memo_list(r, c, LEN, me);
+    void *o = head;
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);            /* built here: packs */
+    CHECK(antheap_debug_packs() == p0 + 1);
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head); /* back unchanged */
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);            /* on again, unchanged */
+    CHECK(antheap_debug_packs() == p0 + 2 - memo);
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head); /* the partner added a node */
+    CHECK(memo_walk(head, 1000L * me, &ok) == LEN + 1 && ok);
+    CHECK(sys_send(partner, &c, 1, NULL, 0) == 0);          /* the child alone: packs */
+    CHECK(sys_recv(partner, &c, 1, NULL, 0) == 0);
+    long p1 = antheap_debug_packs();
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0); /* the memo of r went with c: packs */
+    CHECK(antheap_debug_packs() == p1 + 1);
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head);
+    CHECK(memo_walk(head, 1000L * me, &ok) == LEN + 2 && ok);
+    CHECK(sys_rfree(r) == 0);
+  } else {
+    void *o;
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0);
+    head = o;
+    CHECK(memo_walk(head, 1000L * partner, &ok) == LEN && ok);
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);            /* straight back */
+    CHECK(antheap_debug_packs() == p0 + 1 - memo);
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head);
+    node *last = head;
+    while (last->next) last = last->next;
+    node *x = sys_alloc(sizeof *x, r);                      /* a change: the memo goes */
+    CHECK(x != NULL);
+    if (x) *x = (node){.value = last->value + 1}, last->next = x;
+    long p1 = antheap_debug_packs();
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+    CHECK(antheap_debug_packs() == p1 + 1);
+    CHECK(sys_recv(partner, &c, 1, NULL, 0) == 0);          /* the child, alone */
+    p1 = antheap_debug_packs();
+    CHECK(sys_send(partner, &c, 1, NULL, 0) == 0);          /* back unchanged */
+    CHECK(antheap_debug_packs() == p1 + 1 - memo);
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head);
+    while (last->next) last = last->next;
+    x = sys_alloc(sizeof *x, c);                            /* a node in the child */
+    CHECK(x != NULL);
+    if (x) *x = (node){.value = last->value + 1}, last->next = x;
+    p1 = antheap_debug_packs();
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+    CHECK(antheap_debug_packs() == p1 + 1);
+  }
+}
+
 int main(int argc, char **argv) {
   if (sys_init(&argc, &argv)) {
     fprintf(stderr, "test_api: sys_init failed: %s\n", sys_strerror(errno));
@@ -236,6 +329,7 @@ int main(int argc, char **argv) {
   test_wrong_usage();
   test_cross_scheduler_frees();
   test_transfer();
+  test_move_memo();
   int counts[2] = {passed, failed}, total[2];
   MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, sys_comm());
   if (sys_worker_id() == 0) printf("test_api: %d passed, %d failed\n", total[0], total[1]);
