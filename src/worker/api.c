@@ -27,11 +27,12 @@ static struct {
   share_group share; /* who maps the same GAS memory as this worker */
   retain kept;       /* freed regions kept mapped for reuse (retain.h) */
   memo memo;         /* range lists of shared moves received and not changed since (memo.h) */
+  bool memo_check;   /* ANTHEAP_MOVE_MEMO=check: pack anyway, report differences */
   worker_free_hook free_hook; /* told of memory about to be freed (hook.h: src/gpu) */
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
-  long packs; /* MSG_PACKV requests sent (debug.h) */
+  long packs; /* MSG_PACKV requests sent (debug.h), less those of memo checks */
   unsigned char *buf;
   size_t cap;
 } W;
@@ -147,6 +148,7 @@ static int flush_cache(void) {
   cache_get_stats(W.cache, &before);
   int rc = cache_flush(W.cache);
   cache_get_stats(W.cache, &after);
+  if (after.returned_slabs > before.returned_slabs) memo_drop_all(&W.memo); /* memo.h */
   if (after.dropped > before.dropped)
     fprintf(stderr,
             "antheap: worker %d: %lu objects allocated from the cache in regions that another "
@@ -166,6 +168,19 @@ static int cache_setting(bool *on, char *err, size_t errlen) {
   }
   snprintf(err, errlen, "ANTHEAP_CACHE=%s: expected on or off", v);
   return EINVAL;
+}
+
+/* ANTHEAP_MOVE_MEMO: on (default), off, or check (memo.h). */
+static int memo_setting(char *err, size_t errlen) {
+  const char *v = getenv("ANTHEAP_MOVE_MEMO");
+  bool on = !v || !strcmp(v, "on") || !strcmp(v, "1"), check = v && !strcmp(v, "check");
+  if (!on && !check && strcmp(v, "off") && strcmp(v, "0")) {
+    snprintf(err, errlen, "ANTHEAP_MOVE_MEMO=%s: expected on, off or check", v);
+    return EINVAL;
+  }
+  memo_init(&W.memo, on || check);
+  W.memo_check = check;
+  return 0;
 }
 
 static int new_cache(void) {
@@ -235,9 +250,8 @@ int sys_init(int *argc, char ***argv) {
   transfer_set_idle_cap(W.job.idle_cap_ns); /* moves wait like every other wait of ours */
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
+  if (!rc && (rc = memo_setting(err, sizeof err))) gas_unmap();
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
-  const char *mm = getenv("ANTHEAP_MOVE_MEMO");
-  memo_init(&W.memo, !(mm && !strcmp(mm, "off")));
   long mib = W.job.plan.retain_mib;
   retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
   if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
@@ -283,6 +297,7 @@ int sys_workers(void) { return W.up ? W.nworkers : 0; }
 int sys_barrier(void) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* after the barrier every worker's objects are known everywhere */
+  memo_forget_all(&W.memo); /* a barrier may hand regions over too (memo.h) */
   MPI_Request rq;
   if (MPI_Ibarrier(W.job.workers, &rq) != MPI_SUCCESS) return fail_errno(EPROTO);
   wait_collective(&rq);
@@ -492,8 +507,8 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
 
 /* The ranges of every named region (with descendants) and object, sorted and merged: one
  * request (MSG_PACKV), whatever their number and wherever they live. */
-static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
-                         gas_range **out, size_t *nout) {
+static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                       gas_range **out, size_t *nout) {
   *out = NULL;
   *nout = 0;
   if (nreg + nobj == 0) return 0;
@@ -505,7 +520,6 @@ static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, i
   proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj};
   const uint64_t *t;
   uint32_t nt;
-  W.packs++;
   int rc = rpc_tail(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
   free(names);
   if (rc) return rc;
@@ -516,6 +530,34 @@ static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, i
   *out = v;
   *nout = nt / 2;
   return 0;
+}
+
+/* pack_ranges, counted (antheap_debug_packs). */
+static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                         gas_range **out, size_t *nout) {
+  if (nreg + nobj) W.packs++;
+  return pack_ranges(regions, nreg, objects, nobj, out, nout);
+}
+
+/* ANTHEAP_MOVE_MEMO=check: pack what a memo served (uncounted) and say where they differ; the
+ * pack's list, or its error, replaces the memo's. */
+static int check_memo(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                      gas_range **r, size_t *n) {
+  gas_range *p;
+  size_t np;
+  int rc = pack_ranges(regions, nreg, objects, nobj, &p, &np);
+  size_t i = 0;
+  while (!rc && i < np && i < *n && p[i].addr == (*r)[i].addr && p[i].len == (*r)[i].len) i++;
+  if (rc)
+    fprintf(stderr, "antheap: worker %d: move memo mismatch: the memo had %zu ranges, the pack "
+            "failed (%s)\n", W.id, *n, sys_strerror(rc));
+  else if (i < np || i < *n)
+    fprintf(stderr, "antheap: worker %d: move memo mismatch: the memo had %zu ranges, the pack "
+            "%zu; they differ from range %zu on\n", W.id, *n, np, i);
+  free(*r);
+  *r = rc ? NULL : p;
+  *n = rc ? 0 : np;
+  return rc;
 }
 
 /* The handles of a move: {nreg, nobj, region IDs..., object pointers...}. */
@@ -535,22 +577,24 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
     return fail_errno(EINVAL);
   int rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
   if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
+  uint32_t nh = rc ? 0 : (uint32_t)(2 + (uint64_t)nreg + (uint64_t)nobj);
   uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
-  uint32_t nh = (uint32_t)(2 + nreg + nobj);
   if (!rc && !h) rc = ENOMEM;
   transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
   gas_range *r = NULL;
   size_t n = 0;
   /* shared: what we received and did not change goes on without a pack (memo.h) */
-  if (!rc && !(mode == TRANSFER_SHARED && memo_take(&W.memo, h, nh, &r, &n)))
-    rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
+  bool served = !rc && mode == TRANSFER_SHARED && memo_take(&W.memo, h, nh, &r, &n);
+  if (served && W.memo_check) rc = check_memo(regions, nreg, objects, nobj, &r, &n);
+  else if (!rc && !served) rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
   if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
     free(h);
     free(r);
     transfer_send_abort(W.job.xfer, peer, AH_TAG_XFER, rc);
     return fail_errno(rc);
   }
-  memo_forget_moved(&W.memo, h, nh, r, n); /* they leave us */
+  if (served) memo_forget_moved(&W.memo, h, nh, r, n); /* they leave us */
+  else memo_drop_all(&W.memo); /* ancestors or descendants of a memo, for all we know */
   int refusal;
   rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h, nh,
                      r, n, &refusal);

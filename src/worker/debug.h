@@ -13,8 +13,9 @@ int antheap_debug_path(int level);
 /* Turn the allocation cache on or off (off: every call a round trip, as ANTHEAP_CACHE=off);
  * turning it off flushes it first. 0, or -1 with errno (a failed flush, or no memory). */
 int antheap_debug_set_cache(int on);
-/* Pack requests (MSG_PACKV) this worker has sent so far: every sys_send and big sys_rfree
- * asks one, except a send served by the move memo (memo.h). */
+/* Pack requests (MSG_PACKV) this worker has sent so far: one for every sys_send that names
+ * something and is not served by the move memo (memo.h), and one for every sys_rfree; not
+ * those ANTHEAP_MOVE_MEMO=check adds. */
 long antheap_debug_packs(void);
 /* Would a send to peer use the move memo: 1 when it is on and peer maps the same GAS memory,
  * else 0 (-1 with errno when the library is not up or peer is no other worker). */

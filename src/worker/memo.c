@@ -56,7 +56,7 @@ static bool lists_overlap(const gas_range *a, size_t na, const gas_range *b, siz
 /* Handle words a..: nreg, nobj, then the region IDs and the object pointers. Does any region
  * or object of a appear in b? (Quadratic: past a million pairs, say yes.) */
 static bool names_meet(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb) {
-  if (na < 2 || nb < 2) return false;
+  if (!a || !b || na < 2 || nb < 2) return false;
   if ((uint64_t)na * nb > ((uint64_t)1 << 20)) return true;
   for (uint32_t i = 2; i < na; i++) {
     bool a_reg = i < 2 + a[0];
@@ -83,12 +83,19 @@ void memo_forget_moved(memo *m, const uint64_t *names, uint32_t nnames, const ga
 }
 
 void memo_keep(memo *m, uint64_t *names, uint32_t nnames, gas_range *r, size_t n) {
-  if (!m->on || !names || nnames < 2 || !sorted_disjoint(r, n)) {
+  if (!m->on) {
     free(names);
     free(r);
     return;
   }
-  memo_forget_moved(m, names, nnames, r, n);
+  bool sorted = n <= MEMO_MAX_RANGES && sorted_disjoint(r, n);
+  if (sorted) memo_forget_moved(m, names, nnames, r, n);
+  else memo_drop_all(m); /* no merge pass over such a list */
+  if (!sorted || !names || nnames <= 2 || nnames > MEMO_MAX_NAMES) {
+    free(names);
+    free(r);
+    return;
+  }
   memo_entry *slot = &m->e[0];
   for (int i = 0; i < MEMO_SLOTS; i++) { /* a free slot, else the oldest */
     if (!m->e[i].names) {

@@ -1,31 +1,39 @@
 /* memo.h: the move memo. The range lists of moves this worker received from a worker that maps
- * the same GAS memory, kept while nothing this worker did can have changed them, so that
- * sending the same regions and objects on needs no pack at the schedulers.
+ * the same GAS memory, kept until something may have changed them, so that sending the same
+ * regions and objects on needs no pack at the schedulers.
  *
  * Why: on one host a move between workers that share the GAS copies nothing, and its cost is
  * the pack, a round trip to a scheduler that every worker of a stage asks at once (listx: 16
  * workers, one scheduler on a shared core, 30 moves a worker and repetition). A region passed
  * on unchanged, or handed back to whoever sent it, has the ranges it arrived with.
  *
- * When a memo is right: a move hands its regions (with descendants) and objects over; until it
- * moves them on, the receiver holds them and nobody else allocates or frees in them (on one
- * host the sender must not even write them: docs/DESIGN.md, "A move is a hand-over"). So the
- * list stays the schedulers' list as long as this worker does not change anything:
+ * When a memo is right: a move hands its regions (with descendants) and objects over; until the
+ * receiver moves them on, nobody else allocates or frees in them (docs/DESIGN.md, "Same host: no
+ * copy": a move is a hand-over). So a received list stays the schedulers' list until the
+ * receiver changes something, or until ownership may have moved without a move:
  *   - any allocation, free, realloc, region allocation or region free by this worker forgets
  *     every memo (memo_forget_all: it cannot tell cheaply whether the region it touched lies
- *     under a memo's region);
+ *     under a memo's region), and so does a cache flush that handed slabs back (their objects
+ *     join the packs) and a barrier (the other hand-over: a worker may allocate in a region
+ *     the application gave it by convention between two barriers);
  *   - a memo is used once, by a send that names exactly its regions and objects in the same
  *     order, and is gone after it (the worker no longer holds them);
- *   - a send or a receive forgets every other memo that names one of its regions or objects
- *     or has a range overlapping its list (a descendant sent on its own leaves the worker; a
- *     region that came back is kept anew).
- * Only shared-mode moves are memoised and served: there the move writes nothing, so even a
- * memo made wrong by another worker's misuse (freeing a region it does not hold) only gives
- * the receiver handles to a region that is gone, as a move just before that free would have.
- * A copy moves bytes into the receiver's GAS, so copies always ask the schedulers.
+ *   - a send that had to pack forgets every memo: what it sent may be an ancestor or a
+ *     descendant of a memo's region, which the worker cannot see when either is empty (no
+ *     range to overlap);
+ *   - a send served from a memo, and every receive, forget the memos that name one of its
+ *     regions or objects or have a range overlapping its list.
+ * What that leaves: a memo is wrong only if the application broke the hand-over (moved a
+ * region while another worker held a descendant of it, say). Only shared-mode moves are
+ * memoised and served, because there a move writes nothing: a wrong list only makes the
+ * receiver map other pages in advance (gas_populate), or map pages that were given back.
+ * A pack would have failed where a region was freed under the memo (ENOENT); the move goes
+ * through with handles to a region that is gone. A copy moves bytes into the receiver's GAS,
+ * so copies always ask the schedulers. Lists of more than MEMO_MAX_RANGES ranges or
+ * MEMO_MAX_NAMES handle words are not kept (a pack costs little beside moving them).
  *
  * Pure bookkeeping, no MPI and no system calls. ANTHEAP_MOVE_MEMO=off turns it off (every
- * send packs), for comparison. */
+ * send packs), =check packs anyway and reports any difference (api.c), for tests. */
 #ifndef AH_WORKER_MEMO_H
 #define AH_WORKER_MEMO_H
 
@@ -36,6 +44,8 @@
 #include "worker/transfer.h"
 
 #define MEMO_SLOTS 8 /* moves remembered; the oldest goes first */
+#define MEMO_MAX_RANGES ((size_t)1 << 16)
+#define MEMO_MAX_NAMES ((uint32_t)1 << 12)
 
 typedef struct memo_entry {
   uint64_t *names; /* the move's handle words: nreg, nobj, region IDs, object pointers */
@@ -56,9 +66,9 @@ void memo_init(memo *m, bool on);
 void memo_destroy(memo *m);
 
 /* Keep a received move: takes ownership of names (nnames handle words) and r (n ranges) in
- * any case (frees them when off, or when r has empty or overlapping ranges, which a checked
- * list never has; sorts r when it is not sorted). Forgets the memos it meets first
- * (memo_forget_moved). */
+ * any case. Forgets the memos it meets first (memo_forget_moved), then keeps it unless the
+ * memo is off, the move names nothing, its lists are too long, or r has empty or overlapping
+ * ranges (which a checked list never has); sorts r when it is not sorted. */
 void memo_keep(memo *m, uint64_t *names, uint32_t nnames, gas_range *r, size_t n);
 
 /* A memo for exactly these handle words: true, with its ranges handed over to the caller (who

@@ -253,16 +253,30 @@ static long memo_walk(const node *x, long base, bool *in_order) {
  * own, makes the next send ask the schedulers again. Each worker counts its own packs. With a
  * private GAS (or ANTHEAP_MOVE_MEMO=off) every send packs, and the moves are the same. */
 static void move_memo_pair(int me, int partner);
+static void move_memo_changes(int me, int partner);
+static void move_memo_barrier(int me, int partner);
+static void move_memo_empty_child(int me, int partner);
+
+/* Whether this job's moves use the memo: sharing on (the ctest jobs run on one host) and
+ * ANTHEAP_MOVE_MEMO not off. */
+static int memo_expected(void) {
+  const char *share = getenv("ANTHEAP_SHARE"), *memo = getenv("ANTHEAP_MOVE_MEMO");
+  return !(share && !strcmp(share, "none")) && !(memo && !strcmp(memo, "off"));
+}
 
 static void test_move_memo(void) {
   int me = sys_worker_id(), n = sys_workers();
-  if (n >= 2 && !(n % 2 && me == n - 1)) move_memo_pair(me, me ^ 1);
+  bool paired = n >= 2 && !(n % 2 && me == n - 1);
+  if (paired) move_memo_pair(me, me ^ 1);
+  if (paired) move_memo_changes(me, me ^ 1);
+  if (paired) move_memo_empty_child(me, me ^ 1);
+  move_memo_barrier(me, paired ? me ^ 1 : -1);
   sys_barrier();
 }
 
 static void move_memo_pair(int me, int partner) {
   int memo = antheap_debug_memo_applies(partner);
-  CHECK(memo == 0 || memo == 1);
+  CHECK(memo == memo_expected());
   enum { LEN = 200 };
   rid_t r, c;
   node *head;
@@ -317,6 +331,112 @@ static void move_memo_pair(int me, int partner) {
     CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
     CHECK(antheap_debug_packs() == p1 + 1);
   }
+}
+
+/* What the holder of a received region does before sending it back (move_memo_changes). */
+enum { MC_ALLOC, MC_QUERY, MC_FREE, MC_BALLOC, MC_REALLOC, MC_RALLOC, MC_RFREE, MC_KINDS };
+
+/* Every change by the holder, in any region, makes its next send of what it received pack;
+ * a query does not (it comes second: the first send also hands back the slabs the set-up
+ * leased, which forgets the memo too). Worker `me` odd holds; its partner counts nothing. */
+static void move_memo_changes(int me, int partner) {
+  int memo = antheap_debug_memo_applies(partner);
+  rid_t r;
+  void *o;
+  if (me % 2 == 0) {
+    r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    node *head = sys_alloc(sizeof *head, r);
+    CHECK(head != NULL);
+    o = head;
+    for (int k = 0; k < MC_KINDS; k++) {
+      CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+      CHECK(sys_recv(partner, &r, 1, &o, 1) == 0 && o == head);
+    }
+    CHECK(sys_rfree(r) == 0);
+    return;
+  }
+  rid_t scratch = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+  rid_t child = sys_ralloc(scratch, SYS_NO_LEVEL_HINT);
+  void *spare = sys_alloc(64, scratch), *grow = sys_alloc(64, scratch), *two[2];
+  CHECK(scratch && child && spare && grow);
+  for (int k = 0; k < MC_KINDS; k++) {
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0);
+    rid_t got;
+    size_t size;
+    switch (k) {
+      case MC_QUERY: CHECK(sys_query(spare, &got, &size) == 0 && got == scratch); break;
+      case MC_ALLOC: CHECK(sys_alloc(64, scratch) != NULL); break;
+      case MC_FREE: CHECK(sys_free(spare) == 0); break;
+      case MC_BALLOC: CHECK(sys_balloc(64, scratch, 2, two) == 0); break;
+      case MC_REALLOC: CHECK((grow = sys_realloc(grow, 8192, SYS_SAME_REGION)) != NULL); break;
+      case MC_RALLOC: CHECK(sys_ralloc(scratch, SYS_NO_LEVEL_HINT) != 0); break;
+      case MC_RFREE: CHECK(sys_rfree(child) == 0); break;
+    }
+    long p = antheap_debug_packs();
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+    long packs = antheap_debug_packs() - p, want = k == MC_QUERY ? 1 - memo : 1;
+    if (packs != want)
+      fprintf(stderr, "test_api: worker %d: a send back after change %d packed %ld times, "
+              "not %ld\n", me, k, packs, want);
+    CHECK(packs == want);
+  }
+  CHECK(sys_rfree(scratch) == 0);
+}
+
+/* An empty child has no range: its memo cannot be seen to overlap its parent's move. Worker
+ * me even sends child R alone and gets it back (a memo with no range), then sends the parent
+ * P, which comes back with an object in R: sending R now must pack (a send that packs
+ * forgets every memo), or R would go with an empty list. */
+static void move_memo_empty_child(int me, int partner) {
+  rid_t pr, ch;
+  void *o;
+  if (me % 2 == 0) {
+    pr = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    ch = sys_ralloc(pr, SYS_NO_LEVEL_HINT);
+    o = sys_alloc(64, pr);
+    CHECK(pr && ch && o);
+    CHECK(sys_send(partner, &ch, 1, NULL, 0) == 0);
+    CHECK(sys_recv(partner, &ch, 1, NULL, 0) == 0);
+    CHECK(sys_send(partner, &pr, 1, &o, 1) == 0);
+    CHECK(sys_recv(partner, &pr, 1, &o, 1) == 0);
+    long p = antheap_debug_packs();
+    CHECK(sys_send(partner, &ch, 1, NULL, 0) == 0);
+    CHECK(antheap_debug_packs() == p + 1);
+    CHECK(sys_recv(partner, &ch, 1, NULL, 0) == 0);
+    CHECK(sys_rfree(pr) == 0);
+    return;
+  }
+  CHECK(sys_recv(partner, &ch, 1, NULL, 0) == 0);
+  CHECK(sys_send(partner, &ch, 1, NULL, 0) == 0);
+  CHECK(sys_recv(partner, &pr, 1, &o, 1) == 0);
+  CHECK(sys_alloc(64, ch) != NULL); /* the child is no longer empty */
+  CHECK(sys_send(partner, &pr, 1, &o, 1) == 0);
+  CHECK(sys_recv(partner, &ch, 1, NULL, 0) == 0);
+  CHECK(sys_send(partner, &ch, 1, NULL, 0) == 0);
+}
+
+/* A barrier may hand regions over (antheap.h): a region received before it packs after it. */
+static void move_memo_barrier(int me, int partner) {
+  rid_t r = 0;
+  void *o = NULL;
+  if (partner >= 0 && me % 2 == 0) {
+    r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    o = sys_alloc(64, r);
+    CHECK(o != NULL);
+    CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+  } else if (partner >= 0) {
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0);
+  }
+  sys_barrier();
+  if (partner < 0) return;
+  if (me % 2 == 0) {
+    CHECK(sys_recv(partner, &r, 1, &o, 1) == 0);
+    CHECK(sys_rfree(r) == 0);
+    return;
+  }
+  long p = antheap_debug_packs();
+  CHECK(sys_send(partner, &r, 1, &o, 1) == 0);
+  CHECK(antheap_debug_packs() == p + 1);
 }
 
 int main(int argc, char **argv) {
