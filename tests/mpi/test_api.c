@@ -13,16 +13,8 @@
 #include "antheap.h"
 #include "worker/debug.h"
 
-static int passed, failed;
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (cond) passed++;                                                                   \
-    else {                                                                                \
-      failed++;                                                                           \
-      fprintf(stderr, "test_api: worker %d: %s:%d: failed: %s (errno %d: %s)\n",          \
-              sys_worker_id(), __FILE__, __LINE__, #cond, errno, sys_strerror(errno));    \
-    }                                                                                     \
-  } while (0)
+#define CHECK_NAME "test_api"
+#include "worker_check.h"
 
 typedef struct node {
   struct node *next;
@@ -450,11 +442,7 @@ int main(int argc, char **argv) {
   test_cross_scheduler_frees();
   test_transfer();
   test_move_memo();
-  int counts[2] = {passed, failed}, total[2];
-  MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, sys_comm());
-  if (sys_worker_id() == 0) printf("test_api: %d passed, %d failed\n", total[0], total[1]);
-  int bad = failed;
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, sys_comm());
+  int bad = check_summary(sys_comm(), "");
   sys_finalize();
   return bad ? 1 : 0;
 }

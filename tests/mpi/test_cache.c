@@ -29,16 +29,8 @@
 #include "antheap.h"
 #include "worker/debug.h"
 
-static int passed, failed;
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (cond) passed++;                                                                   \
-    else {                                                                                \
-      failed++;                                                                           \
-      fprintf(stderr, "test_cache: worker %d: %s:%d: failed: %s (errno %d: %s)\n",        \
-              sys_worker_id(), __FILE__, __LINE__, #cond, errno, sys_strerror(errno));    \
-    }                                                                                     \
-  } while (0)
+#define CHECK_NAME "test_cache"
+#include "worker_check.h"
 
 static bool cache_on; /* ANTHEAP_CACHE is not off: checks about the cache's own behaviour */
 static int me, nw;
@@ -1010,13 +1002,7 @@ int main(int argc, char **argv) {
     test_one_region();
     fill_cache_before_finalize();
   }
-  int counts[2] = {passed, failed}, total[2];
-  MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, comm);
-  if (me == 0)
-    printf("test_cache: %d passed, %d failed (cache %s)\n", total[0], total[1],
-           cache_on ? "on" : "off");
-  int bad = failed;
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
+  int bad = check_summary(comm, cache_on ? " (cache on)" : " (cache off)");
   if (sys_finalize()) {
     fprintf(stderr, "test_cache: worker %d: sys_finalize failed: %s\n", me, sys_strerror(errno));
     bad = 1;

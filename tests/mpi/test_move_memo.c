@@ -18,16 +18,8 @@
 
 #include "antheap.h"
 
-static int passed, failed;
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (cond) passed++;                                                                   \
-    else {                                                                                \
-      failed++;                                                                           \
-      fprintf(stderr, "test_move_memo: worker %d: %s:%d: failed: %s (errno %d: %s)\n",    \
-              sys_worker_id(), __FILE__, __LINE__, #cond, errno, sys_strerror(errno));    \
-    }                                                                                     \
-  } while (0)
+#define CHECK_NAME "test_move_memo"
+#include "worker_check.h"
 
 enum { MAXREG = 3, MAXOBJ = 4, MAXBUNDLES = 16, ROUNDS = 200, TAG_PLAN = 77 };
 
@@ -221,11 +213,7 @@ int main(int argc, char **argv) {
     check_stamps(&held[i], 0, held[i].nr);
     CHECK(sys_rfree(held[i].r[0]) == 0);
   }
-  int counts[2] = {passed, failed}, total[2];
-  MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, sys_comm());
-  if (me == 0) printf("test_move_memo: %d passed, %d failed\n", total[0], total[1]);
-  int bad = failed;
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, sys_comm());
+  int bad = check_summary(sys_comm(), "");
   sys_finalize();
   return bad ? 1 : 0;
 }
