@@ -102,7 +102,12 @@ int sys_query(const void *ptr, rid_t *region, size_t *size);
 
 /* Moving data: whole regions (with their descendants) and single objects, to worker peer
  * (an index in 0 .. sys_workers()-1). The receiver names the same number of regions and
- * objects and gets their IDs and pointers. */
+ * objects and gets their IDs and pointers. A move hands them over: until the receiver moves
+ * them on (or a barrier hands them on by the application's own convention), no other worker
+ * allocates, frees or writes in them. Workers of one host share the memory, so the receiver
+ * sees exactly what the sender left; and a worker that received regions and changed nothing
+ * since sends the same regions and objects on without asking the schedulers for their
+ * ranges (ANTHEAP_MOVE_MEMO). */
 int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
 int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);
 int sys_barrier(void);
