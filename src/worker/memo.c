@@ -27,14 +27,16 @@ static int by_addr(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static bool sorted_by_addr(const gas_range *r, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (r[i].addr < r[i - 1].addr) return false;
+  return true;
+}
+
 /* Sorted by address, each range non-empty and ending before the next begins. Sorts r first
  * when it is not sorted (a receiver may get a list in any order). */
 static bool sorted_disjoint(gas_range *r, size_t n) {
-  for (size_t i = 1; i < n; i++)
-    if (r[i].addr < r[i - 1].addr) {
-      qsort(r, n, sizeof *r, by_addr);
-      break;
-    }
+  if (!sorted_by_addr(r, n)) qsort(r, n, sizeof *r, by_addr);
   for (size_t i = 0; i < n; i++) {
     if (r[i].len == 0 || r[i].addr + r[i].len < r[i].addr) return false;
     if (i && r[i - 1].addr + r[i - 1].len > r[i].addr) return false;
@@ -66,20 +68,22 @@ static bool names_meet(const uint64_t *a, uint32_t na, const uint64_t *b, uint32
   return false;
 }
 
-void memo_forget_moved(memo *m, const uint64_t *names, uint32_t nnames, const gas_range *r,
-                       size_t n) {
-  if (!m->held) return;
-  for (size_t i = 1; i < n; i++)
-    if (r[i].addr < r[i - 1].addr) { /* not sorted (a peer's list): no merge pass, forget all */
-      memo_drop_all(m);
-      return;
-    }
-  for (int i = 0; i < MEMO_SLOTS; i++) {
+/* memo_forget_moved for a list known to be sorted by address. */
+static void forget_meeting(memo *m, const uint64_t *names, uint32_t nnames, const gas_range *r,
+                           size_t n) {
+  for (int i = 0; m->held && i < MEMO_SLOTS; i++) {
     memo_entry *e = &m->e[i];
     if (e->names && (names_meet(e->names, e->nnames, names, nnames) ||
                      lists_overlap(e->r, e->n, r, n)))
       drop(m, e);
   }
+}
+
+void memo_forget_moved(memo *m, const uint64_t *names, uint32_t nnames, const gas_range *r,
+                       size_t n) {
+  if (!m->held) return;
+  if (sorted_by_addr(r, n)) forget_meeting(m, names, nnames, r, n);
+  else memo_drop_all(m); /* a peer's unsorted list: no merge pass */
 }
 
 void memo_keep(memo *m, uint64_t *names, uint32_t nnames, gas_range *r, size_t n) {
@@ -89,7 +93,7 @@ void memo_keep(memo *m, uint64_t *names, uint32_t nnames, gas_range *r, size_t n
     return;
   }
   bool sorted = n <= MEMO_MAX_RANGES && sorted_disjoint(r, n);
-  if (sorted) memo_forget_moved(m, names, nnames, r, n);
+  if (sorted) forget_meeting(m, names, nnames, r, n);
   else memo_drop_all(m); /* no merge pass over such a list */
   if (!sorted || !names || nnames <= 2 || nnames > MEMO_MAX_NAMES) {
     free(names);
