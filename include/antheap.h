@@ -110,6 +110,8 @@ int sys_query(const void *ptr, rid_t *region, size_t *size);
  * ranges (ANTHEAP_MOVE_MEMO). */
 int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
 int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);
+/* Hand regions (with their descendants) over to worker peer without moving their bytes. */
+int sys_give(int peer, const rid_t *regions, int num_regions);
 int sys_barrier(void);
 
 /* The workers' own communicator (rank = worker index), for the application's MPI calls. */

@@ -140,6 +140,26 @@ size_t region_layer_reclaim_zombies(region_layer *layer);
 /* Is addr inside a zombie (a leased slab of a freed region, not handed back yet)? */
 bool region_layer_has_zombie(const region_layer *layer, uintptr_t addr);
 
+/* Holders (holder.c). Every region has one holder, the worker (an MPI rank) that may allocate,
+ * free and create children in it, free it or hand it over; REGION_ANYONE (the root region, and
+ * regions made without one) lets every worker act. The layer only records and compares: the
+ * scheduler decides who asks. A subtree's regions may have different holders (a child handed
+ * over alone); what acts on a whole subtree (free, hand-over) needs every local region of it. */
+#define REGION_ANYONE ((int32_t)-1)
+/* Record who holds region id (at creation). ENOENT. */
+int region_set_holder(region_layer *layer, rid_t id, int32_t who);
+/* The holder of id, and the worker that handed it over last (REGION_ANYONE: none). ENOENT. */
+int region_get_holder(const region_layer *layer, rid_t id, int32_t *holder, int32_t *prev);
+/* May `who` act on region id? 0, EPERM (another worker holds it), ENOENT. */
+int region_check_holder(const region_layer *layer, rid_t id, int32_t who);
+/* ... on id and every local descendant (who must hold each one). */
+int region_check_subtree(const region_layer *layer, rid_t id, int32_t who);
+/* Was id's local subtree handed to `holder` by `prev` (every region of it)? 0, EPERM, ENOENT. */
+int region_check_handed(const region_layer *layer, rid_t id, int32_t holder, int32_t prev);
+/* Hand id and every local descendant to `to`, each remembering its holder before (one that
+ * `to` holds already stays as it is). ENOENT. */
+int region_hand_subtree(region_layer *layer, rid_t id, int32_t to);
+
 /* Pack: the used slabs of every listed region and all its descendants, plus each listed
  * object, in address order, coalesced into ranges handed to range_fn; *nranges gets their
  * number. ENOENT / EINVAL for an unknown region / object (nothing emitted). */

@@ -28,6 +28,7 @@ typedef struct meta_chunk {
 struct region {
   rid_t id, parent_id;
   int level_hint;
+  int32_t holder, prev_holder; /* holder.c: the worker that may act on it, and the one before */
   region *parent; /* NULL for the root */
   region *first_child, *prev_sibling, *next_sibling;
   size_t nchildren, nranges, nchunks;
@@ -105,5 +106,7 @@ bool lease_bury(region_layer *L, rid_t id, lease_note *note);
 
 /* tree.c */
 void region_destroy_subtree(region_layer *L, region *r);
+/* The next region after x in a pre-order walk of top's subtree (NULL when done). */
+region *region_walk_next(region *top, region *x);
 
 #endif

@@ -82,7 +82,8 @@ static int region_new(region_layer *L, rid_t id, region *parent, rid_t parent_id
                       region **out) {
   region *r = layer_alloc(L, sizeof *r);
   if (!r) return ENOMEM;
-  *r = (region){.id = id, .parent_id = parent_id, .level_hint = hint, .layer = L};
+  *r = (region){.id = id, .parent_id = parent_id, .level_hint = hint, .holder = REGION_ANYONE,
+                .prev_holder = REGION_ANYONE, .layer = L};
   if (make_pools(L, r)) {
     layer_free(L, r);
     return ENOMEM;
@@ -157,6 +158,13 @@ static void destroy_one(region_layer *L, region *r) {
   L->regions--;
   if (L->last_region == r) L->last_region = NULL;
   layer_free(L, r);
+}
+
+region *region_walk_next(region *top, region *x) {
+  if (x->first_child) return x->first_child;
+  for (; x != top; x = x->parent)
+    if (x->next_sibling) return x->next_sibling;
+  return NULL;
 }
 
 void region_destroy_subtree(region_layer *L, region *r) {

@@ -80,7 +80,10 @@ static int fields_errno(unsigned type, const void *fixed) {
     case MSG_UNLEASE: ok = ((const proto_unlease *)fixed)->n >= 1; break;
     case MSG_PACKV: {
       const proto_packv *v = fixed;
-      ok = (uint64_t)v->nreg + v->nobj >= 1 && (v->flags & ~PACKV_SKIP_GONE) == 0;
+      bool over = v->flags & PACKV_HANDOVER, back = v->flags & PACKV_HANDBACK;
+      ok = (uint64_t)v->nreg + v->nobj >= 1 && (v->flags & ~PACKV_FLAGS) == 0 &&
+           !(over && back) && !(back && v->nobj) && (!(over || back) || v->peer >= 0) &&
+           (!(v->flags & PACKV_COMMIT) || over || back);
       break;
     }
     default: break;

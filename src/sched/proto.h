@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0xA17Eu
-#define PROTO_VERSION 4u /* 4: statistics rows of 19 words (traffic, peak RSS) */
+#define PROTO_VERSION 5u /* 5: PACKV hands regions over (flags, peer) */
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
@@ -69,10 +69,27 @@ typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_reallo
 typedef struct { uint64_t size; uint32_t rid, want, min, pad; } proto_lease;
 /* ... and hands n of them back, all granted by one scheduler (routed by the first slab). */
 typedef struct { uint32_t n, pad; } proto_unlease;
-/* flags: PACKV_SKIP_GONE (set only between schedulers, for the remote children of a packed
- * region): a region that no longer exists is left out instead of failing the pack. */
+/* A PACKV packs what a move names and checks that the asking worker (header.origin) holds it:
+ * every named region with every descendant, and the region of every named object (which must
+ * be an object's start). Flags:
+ *   PACKV_HANDOVER  the move hands the regions (with descendants) to worker `peer`: once every
+ *                   scheduler has checked its part, a second round commits (PACKV_COMMIT), and
+ *                   only then does the worker hear back;
+ *   PACKV_HANDBACK  a move that failed after its hand-over: regions (no objects) that the
+ *                   asking worker handed to `peer` come back to it;
+ *   PACKV_NO_RANGES check (and hand over) only: the reply has no ranges;
+ * and, only between schedulers:
+ *   PACKV_SKIP_GONE for the remote children of a packed region: one that no longer exists is
+ *                   left out instead of failing the pack;
+ *   PACKV_COMMIT    the second round of a hand-over or hand-back. */
 #define PACKV_SKIP_GONE 1u
-typedef struct { uint32_t nreg, nobj, flags, pad; } proto_packv;
+#define PACKV_HANDOVER 2u
+#define PACKV_HANDBACK 4u
+#define PACKV_NO_RANGES 8u
+#define PACKV_COMMIT 16u
+#define PACKV_FLAGS 31u
+#define PACKV_WORKER_FLAGS (PACKV_HANDOVER | PACKV_HANDBACK | PACKV_NO_RANGES)
+typedef struct { uint32_t nreg, nobj, flags; int32_t peer; } proto_packv;
 typedef struct {
   uint32_t parent;      /* the parent region's ID */
   int32_t level_hint;

@@ -213,8 +213,27 @@ void srv_report_load(sched_server *s) {
 /* ---- requests served here ---- */
 static bool needs_refill(int rc) { return rc == ENOMEM || rc == ENOSPC; }
 
+/* The hand-over rule (include/antheap.h): only the worker that holds a region may act on it.
+ * True when the worker that asked m does not hold region rid (answered: EPERM, or ENOENT). */
+static bool refused_region(sched_server *s, const proto_msg *m, rid_t rid) {
+  int rc = region_check_holder(s->layer, rid, m->h->origin);
+  if (rc) srv_answer(s, m, rc, NULL, 0);
+  return rc != 0;
+}
+
+/* ... the same for the region of the live object at addr; an address that is no live object
+ * is left to the request's own answer (EINVAL). */
+static bool refused_object(sched_server *s, const proto_msg *m, uintptr_t addr) {
+  rid_t rid;
+  uintptr_t start;
+  size_t size;
+  if (region_query(s->layer, addr, &rid, &start, &size)) return false;
+  return refused_region(s, m, rid);
+}
+
 static void serve_alloc(sched_server *s, int from, const proto_msg *m) {
   const proto_alloc *a = m->fixed;
+  if (refused_region(s, m, a->rid)) return;
   uint64_t one, *addrs = a->n == 1 ? &one : malloc((size_t)a->n * sizeof *addrs);
   if (!addrs) {
     srv_answer(s, m, ENOMEM, NULL, 0);
@@ -232,10 +251,12 @@ static void serve_alloc(sched_server *s, int from, const proto_msg *m) {
 static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
   const proto_realloc *r = m->fixed;
   rid_t to = r->rid;
+  if (refused_object(s, m, r->addr)) return;
   if (to != REGION_NONE && route_region(s, to).kind != ROUTE_LOCAL) {
     srv_answer(s, m, EXDEV, NULL, 0); /* the worker moves it: alloc there, copy, free here */
     return;
   }
+  if (to != REGION_NONE && refused_region(s, m, to)) return;
   uintptr_t addr;
   size_t old;
   int rc = region_realloc(s->layer, r->addr, r->size, to, &addr, &old);
@@ -250,6 +271,7 @@ static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
 /* A worker's cache leases slabs: the reply names this scheduler (its UNLEASE comes here). */
 static void serve_lease(sched_server *s, int from, const proto_msg *m) {
   const proto_lease *l = m->fixed;
+  if (refused_region(s, m, l->rid)) return;
   uint64_t *tail = malloc((2 + (size_t)l->want) * sizeof *tail);
   if (!tail) {
     srv_answer(s, m, ENOMEM, NULL, 0);
@@ -283,9 +305,11 @@ static void serve_unlease(sched_server *s, const proto_msg *m) {
 static void serve_local(sched_server *s, int from, const proto_msg *m) {
   switch (m->h->type) {
     case MSG_ALLOC: case MSG_BALLOC: serve_alloc(s, from, m); break;
-    case MSG_FREE:
-      srv_answer(s, m, region_free_object(s->layer, ((const proto_addr *)m->fixed)->addr), NULL, 0);
+    case MSG_FREE: {
+      uintptr_t addr = ((const proto_addr *)m->fixed)->addr;
+      if (!refused_object(s, m, addr)) srv_answer(s, m, region_free_object(s->layer, addr), NULL, 0);
       break;
+    }
     case MSG_QUERY: {
       rid_t rid;
       uintptr_t start;
@@ -302,7 +326,7 @@ static void serve_local(sched_server *s, int from, const proto_msg *m) {
       const proto_ralloc *r = m->fixed;
       if (r->level_hint < -1 || r->level_hint >= s->tree->levels) /* a level the tree has */
         srv_answer(s, m, EINVAL, NULL, 0);
-      else
+      else if (!refused_region(s, m, r->parent))
         place_region(s, from, m, r->parent, r->level_hint, s->me);
       break;
     }

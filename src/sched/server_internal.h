@@ -1,5 +1,6 @@
 /* server_internal.h: the server's state, shared by server.c (dispatch and local service),
- * route.c (routing tries), trade.c (pages and IDs), events.c (multi-step operations). */
+ * route.c (routing tries), trade.c (pages and IDs), events.c (multi-step operations), move.c
+ * (packs and hand-overs). */
 #ifndef AH_SCHED_SERVER_INTERNAL_H
 #define AH_SCHED_SERVER_INTERNAL_H
 
@@ -29,11 +30,14 @@ typedef struct event {
   uint64_t id;
   int remaining;            /* replies still expected */
   unsigned type;            /* MSG_RFREE, MSG_PACK or MSG_PACKV */
-  int status;               /* MSG_PACKV: the first error a part answered */
+  int status;               /* the first error a part answered */
   uint64_t req;             /* the original request */
   int32_t origin, reply_to; /* worker that asked; rank the final reply goes to */
-  uint64_t *ranges;         /* MSG_PACK: collected {addr, len} pairs */
+  uint64_t *ranges;         /* MSG_PACK(V): collected {addr, len} pairs */
   size_t nranges, cap;
+  int phase;                /* a hand-over (move.c): 1 checking and packing, 2 committing */
+  unsigned char *request;   /* ... and the worker's PACKV, which the commit round names again */
+  size_t request_len;
 } event;
 
 struct sched_server {
@@ -109,9 +113,9 @@ void trade_on_return(sched_server *s, int from, const proto_msg *m);
 uint64_t page_of(const sched_server *s, uintptr_t addr);
 
 /* events.c */
+event *event_new(sched_server *s, unsigned type, const proto_msg *m, int remaining);
+void event_drop(sched_server *s, event *e);
 void event_rfree(sched_server *s, const proto_msg *m);
-void event_pack(sched_server *s, const proto_msg *m);
-void event_packv(sched_server *s, const proto_msg *m);
 void event_on_reply(sched_server *s, const proto_msg *m);
 /* Place a new region under parent: here, or further down. parent_sched holds the parent region
  * (this scheduler for a RALLOC served here). */
@@ -119,5 +123,10 @@ void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, i
                   int parent_sched);
 void event_on_created(sched_server *s, const proto_msg *m);
 void event_on_unlink(sched_server *s, const proto_msg *m);
+
+/* move.c */
+void event_pack(sched_server *s, const proto_msg *m);
+void event_packv(sched_server *s, const proto_msg *m);
+void move_on_reply(sched_server *s, event *e, const proto_msg *m);
 
 #endif

@@ -317,7 +317,7 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
 }
 
 static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
-                         gas_range **out, size_t *nout);
+                         int32_t to, gas_range **out, size_t *nout);
 
 /* Regions this large (or larger) give their memory back to the OS when freed, unless they fit
  * the worker's budget of kept memory (retain.h). */
@@ -327,16 +327,18 @@ static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, i
  * the schedulers can hand its addresses to anyone else, when it does not fit the budget of
  * freed memory this worker keeps mapped for reuse. Only for regions of RELEASE_MIN or more: a
  * pack round trip costs more than small regions are worth. */
-static void release_region(rid_t region) {
+static int release_region(rid_t region) {
   gas_range *r;
   size_t n;
-  if (gather_ranges(&region, 1, NULL, 0, &r, &n)) return; /* the rfree will say why */
+  int rc = gather_ranges(&region, 1, NULL, 0, PROTO_NO_DEST, &r, &n);
+  if (rc) return rc;
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += r[i].len;
   for (size_t i = 0; W.free_hook && i < n; i++) W.free_hook(r[i].addr, r[i].len);
   bool give_back = total >= RELEASE_MIN && !retain_keep(&W.kept, total);
   for (size_t i = 0; give_back && i < n; i++) gas_release(r[i].addr, r[i].len);
   free(r);
+  return 0;
 }
 
 int sys_rfree(rid_t region) {
@@ -344,7 +346,8 @@ int sys_rfree(rid_t region) {
   memo_forget_all(&W.memo);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
-  release_region(region);
+  /* the pack checks the whole subtree, on every scheduler, before anything is freed */
+  if (release_region(region) == EPERM) return fail_errno(EPERM);
   proto_rid b = {.rid = region};
   rc = rpc(MSG_RFREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
@@ -505,10 +508,13 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
 
 /* ---- moving data ---- */
 
-/* The ranges of every named region (with descendants) and object, sorted and merged: one
- * request (MSG_PACKV), whatever their number and wherever they live. */
-static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
-                       gas_range **out, size_t *nout) {
+/* One MSG_PACKV naming regions and objects, with flags (proto.h: PACKV_HANDOVER, _HANDBACK,
+ * _NO_RANGES) and the peer (a world rank) they concern: the schedulers check that this worker
+ * holds what it names, hand regions over when asked, and answer with the ranges of every
+ * named region (with descendants) and object, sorted and merged, whatever their number and
+ * wherever they live. *out is NULL when there are none. */
+static int packv(const rid_t *regions, int nreg, void *const *objects, int nobj, uint32_t flags,
+                 int32_t peer, gas_range **out, size_t *nout) {
   *out = NULL;
   *nout = 0;
   if (nreg + nobj == 0) return 0;
@@ -517,13 +523,14 @@ static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int
   if (!names) return ENOMEM;
   for (int i = 0; i < nreg; i++) names[i] = regions[i];
   for (int i = 0; i < nobj; i++) names[nreg + i] = (uintptr_t)objects[i];
-  proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj};
+  proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj, .flags = flags, .peer = peer};
   const uint64_t *t;
   uint32_t nt;
   int rc = rpc_tail(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
   free(names);
   if (rc) return rc;
-  if (nt % 2) return EPROTO;
+  if (nt % 2 || ((flags & PACKV_NO_RANGES) && nt)) return EPROTO;
+  if (nt == 0) return 0;
   gas_range *v = malloc((nt / 2 ? nt / 2 : 1) * sizeof *v);
   if (!v) return ENOMEM;
   for (uint32_t i = 0; i < nt / 2; i++) v[i] = (gas_range){(uintptr_t)t[2 * i], (size_t)t[2 * i + 1]};
@@ -532,11 +539,39 @@ static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int
   return 0;
 }
 
-/* pack_ranges, counted (antheap_debug_packs). */
+/* The ranges of what a move names, checked as held by this worker, in one request. */
+static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                       gas_range **out, size_t *nout) {
+  return packv(regions, nreg, objects, nobj, 0, PROTO_NO_DEST, out, nout);
+}
+
+/* pack_ranges, counted (antheap_debug_packs), handing the regions to world rank `to` when it
+ * is not PROTO_NO_DEST. */
 static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
-                         gas_range **out, size_t *nout) {
+                         int32_t to, gas_range **out, size_t *nout) {
   if (nreg + nobj) W.packs++;
-  return pack_ranges(regions, nreg, objects, nobj, out, nout);
+  uint32_t flags = to != PROTO_NO_DEST && nreg ? PACKV_HANDOVER : 0;
+  return packv(regions, nreg, objects, nobj, flags, to, out, nout);
+}
+
+/* Hand regions (with descendants) to world rank `to` without their ranges; with none, only
+ * check that this worker holds the objects' regions. Not a pack (antheap_debug_packs). */
+static int hand_over(const rid_t *regions, int nreg, void *const *objects, int nobj, int32_t to) {
+  gas_range *none;
+  size_t n;
+  uint32_t flags = PACKV_NO_RANGES | (nreg ? PACKV_HANDOVER : 0);
+  return packv(regions, nreg, objects, nobj, flags, to, &none, &n);
+}
+
+/* A move failed after its hand-over (the receiver refused it): the regions come back. */
+static void hand_back(const rid_t *regions, int nreg, int32_t to) {
+  gas_range *none;
+  size_t n;
+  int rc = nreg ? packv(regions, nreg, NULL, 0, PACKV_HANDBACK | PACKV_NO_RANGES, to, &none, &n)
+                : 0;
+  if (rc)
+    fprintf(stderr, "antheap: worker %d: the regions of a failed sys_send could not be taken "
+            "back (%s); they stay with the receiver\n", W.id, sys_strerror(rc));
 }
 
 /* ANTHEAP_MOVE_MEMO=check: pack what a memo served (uncounted) and say where they differ; the
@@ -571,11 +606,14 @@ static uint64_t *move_handles(const rid_t *regions, int nreg, void *const *objec
   return h;
 }
 
+/* Is peer another worker's index? */
+static bool valid_peer(int peer) { return peer >= 0 && peer < W.nworkers && peer != W.id; }
+
 int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
-  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
-      (nreg && !regions) || (nobj && !objects))
-    return fail_errno(EINVAL);
-  int rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
+  if (!W.up || !valid_peer(peer)) return fail_errno(EINVAL);
+  int32_t to = W.job.plan.worker_ranks[peer];
+  int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
+  if (!rc) rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
   if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
   uint32_t nh = rc ? 0 : (uint32_t)(2 + (uint64_t)nreg + (uint64_t)nobj);
   uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
@@ -583,10 +621,12 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   transfer_mode mode = share_with(&W.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
   gas_range *r = NULL;
   size_t n = 0;
-  /* shared: what we received and did not change goes on without a pack (memo.h) */
+  /* shared: what we received and did not change goes on without a pack (memo.h), but the
+   * schedulers still check it and hand it over */
   bool served = !rc && mode == TRANSFER_SHARED && memo_take(&W.memo, h, nh, &r, &n);
   if (served && W.memo_check) rc = check_memo(regions, nreg, objects, nobj, &r, &n);
-  else if (!rc && !served) rc = gather_ranges(regions, nreg, objects, nobj, &r, &n);
+  if (served && !rc) rc = hand_over(regions, nreg, objects, nobj, to);
+  else if (!rc && !served) rc = gather_ranges(regions, nreg, objects, nobj, to, &r, &n);
   if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
     free(h);
     free(r);
@@ -600,6 +640,19 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
                      r, n, &refusal);
   free(h);
   free(r);
+  if (rc) hand_back(regions, nreg, to); /* the move did not happen: they are ours again */
+  if (rc == ECONNREFUSED && refusal == ESHUTDOWN) rc = ESHUTDOWN; /* the receiver left */
+  return rc ? fail_errno(rc) : 0;
+}
+
+int sys_give(int peer, const rid_t *regions, int num_regions) {
+  if (!W.up || !valid_peer(peer) || num_regions < 0 || (num_regions && !regions))
+    return fail_errno(EINVAL);
+  if ((uint64_t)num_regions > PROTO_MAX_TAIL) return fail_errno(E2BIG);
+  if (num_regions == 0) return 0;
+  memo_drop_all(&W.memo); /* a memo of them could only be refused now */
+  int rc = flush_cache(); /* the new holder must be able to allocate and free in them */
+  if (!rc) rc = hand_over(regions, num_regions, NULL, 0, W.job.plan.worker_ranks[peer]);
   return rc ? fail_errno(rc) : 0;
 }
 
@@ -655,6 +708,9 @@ const char *sys_strerror(int err) {
     case ENOMEM: return "antheap: out of memory (the global address space is exhausted)";
     case ENOSPC: return "antheap: no region IDs left";
     case E2BIG: return "antheap: more objects than one sys_balloc can carry (at most 1,048,576)";
+    case EPERM: return "antheap: this worker does not hold the region (only the worker that "
+                       "created it, or the last one it was moved or given to, may allocate, "
+                       "free, send or give in it)";
     case EPROTO: return "antheap: protocol error (malformed message)";
     case EXDEV: return "antheap: object and region on different schedulers";
     case ECANCELED: return "antheap: the sender gave up the move (its sys_send failed)";

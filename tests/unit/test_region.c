@@ -1076,6 +1076,80 @@ START_TEST(test_region_freed_with_a_leased_run_buries_each_of_its_slabs) {
 }
 END_TEST
 
+
+/* ---- holders (holder.c) ---- */
+
+START_TEST(test_new_regions_and_the_root_let_anyone_act_until_a_holder_is_set) {
+  region_layer *L = default_layer();
+  rid_t r;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, &r), 0);
+  REQUIRE_EQ(region_check_holder(L, REGION_ROOT, 7), 0);
+  REQUIRE_EQ(region_check_holder(L, r, 7), 0);
+  REQUIRE_EQ(region_set_holder(L, r, 3), 0);
+  REQUIRE_EQ(region_check_holder(L, r, 3), 0);
+  REQUIRE_EQ(region_check_holder(L, r, 7), EPERM);
+  REQUIRE_EQ(region_check_holder(L, 999, 3), ENOENT);
+  REQUIRE_EQ(region_set_holder(L, 999, 3), ENOENT);
+  int32_t h, prev;
+  REQUIRE_EQ(region_get_holder(L, r, &h, &prev), 0);
+  REQUIRE_EQ(h, 3);
+  REQUIRE_EQ(prev, REGION_ANYONE);
+  teardown(L);
+}
+END_TEST
+
+/* A tree a -> {b -> d, c}, every region held by `who`. */
+static void small_tree(region_layer *L, int32_t who, rid_t *a, rid_t *b, rid_t *c, rid_t *d) {
+  REQUIRE_EQ(region_create(L, REGION_ROOT, 0, a), 0);
+  REQUIRE_EQ(region_create(L, *a, 0, b), 0);
+  REQUIRE_EQ(region_create(L, *a, 0, c), 0);
+  REQUIRE_EQ(region_create(L, *b, 0, d), 0);
+  rid_t all[4] = {*a, *b, *c, *d};
+  for (int i = 0; i < 4; i++) REQUIRE_EQ(region_set_holder(L, all[i], who), 0);
+}
+
+START_TEST(test_a_subtree_check_needs_every_descendant_and_a_hand_over_moves_them_all) {
+  region_layer *L = default_layer();
+  rid_t a, b, c, d;
+  small_tree(L, 3, &a, &b, &c, &d);
+  REQUIRE_EQ(region_check_subtree(L, a, 3), 0);
+  REQUIRE_EQ(region_hand_subtree(L, d, 5), 0); /* a grandchild handed over alone */
+  REQUIRE_EQ(region_check_subtree(L, a, 3), EPERM);
+  REQUIRE_EQ(region_check_subtree(L, b, 3), EPERM);
+  REQUIRE_EQ(region_check_subtree(L, c, 3), 0);
+  REQUIRE_EQ(region_check_holder(L, b, 3), 0); /* b itself is still 3's */
+  REQUIRE_EQ(region_check_subtree(L, d, 5), 0);
+  REQUIRE_EQ(region_hand_subtree(L, d, 3), 0); /* back */
+  REQUIRE_EQ(region_hand_subtree(L, a, 9), 0);
+  rid_t all[4] = {a, b, c, d};
+  for (int i = 0; i < 4; i++) {
+    int32_t h, prev;
+    REQUIRE_EQ(region_get_holder(L, all[i], &h, &prev), 0);
+    REQUIRE_EQ(h, 9);
+    REQUIRE_EQ(prev, 3);
+  }
+  REQUIRE_EQ(region_check_subtree(L, a, 3), EPERM);
+  REQUIRE_EQ(region_hand_subtree(L, 999, 3), ENOENT);
+  REQUIRE_EQ(region_check_subtree(L, 999, 3), ENOENT);
+  teardown(L);
+}
+END_TEST
+
+START_TEST(test_a_hand_back_is_allowed_only_to_the_worker_that_handed_over) {
+  region_layer *L = default_layer();
+  rid_t a, b, c, d;
+  small_tree(L, 3, &a, &b, &c, &d);
+  REQUIRE_EQ(region_check_handed(L, a, 3, REGION_ANYONE), EPERM); /* never handed over */
+  REQUIRE_EQ(region_hand_subtree(L, a, 5), 0);
+  REQUIRE_EQ(region_check_handed(L, a, 5, 3), 0);
+  REQUIRE_EQ(region_check_handed(L, a, 5, 4), EPERM); /* 4 never had it */
+  REQUIRE_EQ(region_check_handed(L, a, 6, 3), EPERM); /* 6 does not hold it */
+  REQUIRE_EQ(region_hand_subtree(L, b, 7), 0);        /* 5 passed a part on */
+  REQUIRE_EQ(region_check_handed(L, a, 5, 3), EPERM);
+  teardown(L);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("region");
   TCase *tc = tcase_create("core");
@@ -1107,6 +1181,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_region_freed_with_descendants_holding_leases_buries_theirs);
   tcase_add_test(tc, test_runs_of_two_regions_handed_back_in_one_batch);
   tcase_add_test(tc, test_region_freed_with_a_leased_run_buries_each_of_its_slabs);
+  tcase_add_test(tc, test_new_regions_and_the_root_let_anyone_act_until_a_holder_is_set);
+  tcase_add_test(tc, test_a_subtree_check_needs_every_descendant_and_a_hand_over_moves_them_all);
+  tcase_add_test(tc, test_a_hand_back_is_allowed_only_to_the_worker_that_handed_over);
   suite_add_tcase(s, tc);
   return s;
 }
