@@ -133,7 +133,8 @@ static void test_wrong_usage(void) {
   CHECK(sys_free(base) == 0); /* the daemon is alive and answers */
 }
 
-/* Worker i allocates in its region; worker i+1 frees those objects and the region. */
+/* Worker i allocates in its region and gives it to worker i+1, which frees those objects and
+ * the region. */
 static void test_cross_scheduler_frees(void) {
   int me = sys_worker_id(), n = sys_workers();
   if (n < 2) return;
@@ -143,7 +144,10 @@ static void test_cross_scheduler_frees(void) {
   handles[0] = mine;
   for (int i = 1; i < 9; i++) handles[i] = (uintptr_t)sys_alloc(512, mine);
   uint64_t theirs[9];
-  sys_barrier(); /* every region created before any is freed */
+  CHECK(sys_give((me + 1) % n, &mine, 1) == 0);
+  CHECK(sys_alloc(64, mine) == NULL && errno == EPERM); /* given: no longer mine */
+  CHECK(sys_free((void *)(uintptr_t)handles[7]) == -1 && errno == EPERM);
+  sys_barrier(); /* every region given before any is freed */
   MPI_Sendrecv(handles, 9, MPI_UINT64_T, (me + 1) % n, 7, theirs, 9, MPI_UINT64_T,
                (me + n - 1) % n, 7, sys_comm(), MPI_STATUS_IGNORE);
   for (int i = 1; i < 5; i++) CHECK(sys_free((void *)(uintptr_t)theirs[i]) == 0);
@@ -184,6 +188,7 @@ static void test_transfer(void) {
     rid_t regs[2] = {list, tree};
     void *objs[2] = {head, t[0]};
     CHECK(sys_send(partner, regs, 2, objs, 2) == 0);
+    CHECK(sys_rfree(tree) == -1 && errno == EPERM); /* the partner holds both now */
     rid_t back_regs[1];
     void *back[1];
     CHECK(sys_recv(partner, back_regs, 1, back, 1) == 0);
@@ -191,7 +196,7 @@ static void test_transfer(void) {
     long i = 0;
     for (node *x = head; x; x = x->next, i++) CHECK(x->value == -(i * 3 + me));
     CHECK(i == LEN);
-    CHECK(sys_rfree(list) == 0 && sys_rfree(tree) == 0);
+    CHECK(sys_rfree(list) == 0);
   } else {
     rid_t regs[2];
     void *objs[2];
@@ -215,6 +220,7 @@ static void test_transfer(void) {
     }
     CHECK(keys == (long)TREE * (TREE - 1) / 2);
     CHECK(sys_send(partner, &regs[0], 1, objs, 1) == 0); /* the list goes back */
+    CHECK(sys_rfree(regs[1]) == 0);                      /* the tree is ours to free */
   }
 }
 
