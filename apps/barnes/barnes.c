@@ -4,15 +4,15 @@
  *   1. exchanges bounding boxes with every other worker (MPI_Allgather on sys_comm),
  *   2. builds the octree of its bodies, one region per level below a tree region,
  *   3. decides how many levels each peer needs (the opening criterion on the distance from
- *      each cell to the peer's box), tells each peer (MPI_Alltoall), and in P-1 rounds of a
- *      tournament (partner = me XOR round) sends those level regions en masse with sys_send,
- *      receiving the peer's levels with sys_recv at the same addresses,
- *   4. walks every tree, its own and the grafted remote ones, by pointer, in worker order;
- *      waits at a barrier (timed: the walk's load imbalance shows there); frees its tree
- *      region (peers' copies are the peers' regions: not freed, just no longer read),
+ *      each cell to the peer's box) and tells each peer (MPI_Alltoall),
+ *   4. walks its own tree, then passes the level regions of the tree it holds round a ring of
+ *      the workers with sys_send (a tree has one holder at a time: the hand-over rule), walking
+ *      each tree that arrives, by pointer at the same addresses, as deep as its owner said;
+ *      after P moves its own tree is back; waits at a barrier (timed: the walk's load
+ *      imbalance shows there); frees its tree region,
  *   5. kicks, and rebalances by recursive bisection along the longest dimension, weighted by
  *      each body's interactions in this step; bodies cross between partners as a bodies
- *      region (sys_send of a region holding one array object).
+ *      region (sys_send of a region holding one array object), which the receiver frees.
  * Time goes to four columns: computation, worker communication (MPI collectives and
  * sys_send/sys_recv, whose pack request to the scheduler is inside), scheduler communication
  * (sys_ralloc, sys_balloc, sys_alloc, sys_rfree) and barrier wait. Main entry: main(). */
@@ -85,12 +85,38 @@ static int reserve(size_t n) {
 }
 
 /* ---- forces ---- */
+
+/* Add the forces of one tree (its root, walked to `levels` levels) to every body. */
+static void walk_tree(const bh_cell *root, int levels) {
+  for (size_t i = 0; i < G.n; i++) {
+    bh_body *x = &G.b[i];
+    int64_t before = x->work;
+    G.missing += bh_walk(root, levels, x->pos, x->id, G.o.theta, G.o.eps, x->acc, &x->pot,
+                         &x->work);
+    G.work += x->work - before;
+  }
+}
+
+/* Move a tree's level regions (and its root object) one step round the ring: to the right
+ * neighbour, from the left one. Even workers send first, odd ones receive first, so that no
+ * two neighbours both wait in sys_send (which waits for the receiver). */
+static void ring_step(rid_t *out, int nout, void *out_root, int nin, rid_t *in, void **in_root) {
+  int P = G.P, right = (G.me + 1) % P, left = (G.me + P - 1) % P;
+  for (int turn = 0; turn < 2; turn++) {
+    if ((turn == 0) == (G.me % 2 == 0)) {
+      if (sys_send(right, out, nout, &out_root, 1)) die("sys_send of a tree");
+    } else if (sys_recv(left, in, nin, in_root, 1)) {
+      die("sys_recv of a tree");
+    }
+  }
+}
+
 static void forces(void) {
   int P = G.P, me = G.me;
   double t0, mine[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
   int *send_lev = calloc((size_t)P, sizeof *send_lev), *recv_lev = calloc((size_t)P, sizeof *recv_lev);
-  bh_cell **root = calloc((size_t)P, sizeof *root);
-  if (!boxes || !send_lev || !recv_lev || !root) die("out of memory");
+  int *nlev = calloc((size_t)P, sizeof *nlev);
+  if (!boxes || !send_lev || !recv_lev || !nlev) die("out of memory");
   bh_box(G.b, G.n, mine, mine + 3);
   t0 = now();
   MPI_Allgather(mine, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, sys_comm());
@@ -101,29 +127,10 @@ static void forces(void) {
   if (bh_tree_build(&MEM, G.b, G.n, &t, err, sizeof err)) die(err);
   for (int p = 0; p < P; p++)
     if (p != me) send_lev[p] = bh_tree_levels_for_box(&t, boxes + 6 * p, boxes + 6 * p + 3, G.o.theta);
-  root[me] = t.root;
-  recv_lev[me] = t.nlevels;
 
   t0 = now();
   MPI_Alltoall(send_lev, 1, MPI_INT, recv_lev, 1, MPI_INT, sys_comm());
-  recv_lev[me] = t.nlevels;
-  for (int r = 1; r < P; r++) { /* a tournament: every pair meets once; the lower sends first */
-    int peer = me ^ r;
-    for (int turn = 0; turn < 2; turn++) {
-      if ((turn == 0) == (me < peer)) {
-        if (send_lev[peer] > 0) {
-          void *obj = t.root;
-          if (sys_send(peer, t.level, send_lev[peer], &obj, 1)) die("sys_send of tree levels");
-        }
-      } else if (recv_lev[peer] > 0) {
-        rid_t regs[BH_MAX_LEVELS];
-        void *obj;
-        if (recv_lev[peer] > BH_MAX_LEVELS) die("a peer announced too many levels");
-        if (sys_recv(peer, regs, recv_lev[peer], &obj, 1)) die("sys_recv of tree levels");
-        root[peer] = obj; /* grafted: its pointers are valid here as they are */
-      }
-    }
-  }
+  MPI_Allgather(&t.nlevels, 1, MPI_INT, nlev, 1, MPI_INT, sys_comm());
   G.wcomm += now() - t0;
 
   for (size_t i = 0; i < G.n; i++) {
@@ -131,16 +138,27 @@ static void forces(void) {
     memset(x->acc, 0, sizeof x->acc);
     x->pot = 0;
     x->work = 0;
-    for (int w = 0; w < P; w++)
-      G.missing += bh_walk(root[w], recv_lev[w], x->pos, x->id, G.o.theta, G.o.eps, x->acc,
-                           &x->pot, &x->work);
-    G.work += x->work;
+  }
+  walk_tree(t.root, t.nlevels);
+  /* Every tree goes round the ring, held by one worker at a time (the hand-over rule): in
+   * round k this worker holds the tree of worker me - k, walks it as deep as that worker said
+   * it needs, and passes it on; after P rounds its own tree is back, and it frees it. */
+  rid_t cur[BH_MAX_LEVELS], next[BH_MAX_LEVELS];
+  memcpy(cur, t.level, (size_t)t.nlevels * sizeof *cur);
+  void *cur_root = t.root;
+  for (int k = 1; k <= P && P > 1; k++) {
+    int holding = (me - k + 1 + P) % P, coming = (me - k + P) % P;
+    t0 = now();
+    ring_step(cur, nlev[holding], cur_root, nlev[coming], next, &cur_root);
+    G.wcomm += now() - t0;
+    memcpy(cur, next, (size_t)nlev[coming] * sizeof *cur);
+    if (coming != me) walk_tree(cur_root, recv_lev[coming]);
   }
   t0 = now(); /* the walk's load imbalance shows here, not in the next collective */
   sys_barrier();
   G.barrier += now() - t0;
   if (bh_tree_free(&MEM, &t)) die("sys_rfree of the tree region");
-  free(boxes), free(send_lev), free(recv_lev), free(root);
+  free(boxes), free(send_lev), free(recv_lev), free(nlev);
 }
 
 /* ---- load balancing ---- */
@@ -166,7 +184,8 @@ static int64_t group_below(void *ctx, int dim, double cut) {
   return w;
 }
 
-/* Send b[0..cnt) to peer as a region holding one array object; the region is freed after. */
+/* Send b[0..cnt) to peer as a region holding one array object: the region is the peer's now
+ * (it frees it once it has copied the bodies out). */
 static void send_bodies(int peer, const bh_body *b, size_t cnt) {
   double t0 = now();
   rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
@@ -178,13 +197,10 @@ static void send_bodies(int peer, const bh_body *b, size_t cnt) {
   t0 = now();
   void *o = obj;
   if (sys_send(peer, &r, 1, &o, 1)) die("sys_send of bodies");
-  double t1 = now();
-  G.wcomm += t1 - t0;
-  if (sys_rfree(r)) die("sys_rfree of a bodies region");
-  G.scomm += now() - t1;
+  G.wcomm += now() - t0;
 }
 
-/* Append the peer's bodies to G.b (copied out of the peer's region at once). */
+/* Append the peer's bodies to G.b (copied out of the region it sent, which we then free). */
 static void recv_bodies(int peer) {
   rid_t r;
   void *o;
@@ -196,6 +212,9 @@ static void recv_bodies(int peer) {
   if (reserve(G.n + cnt)) die("out of memory for bodies");
   memcpy(G.b + G.n, obj + 2, cnt * sizeof *G.b);
   G.n += cnt;
+  t0 = now();
+  if (sys_rfree(r)) die("sys_rfree of a received bodies region");
+  G.scomm += now() - t0;
 }
 
 static void balance(void) {

@@ -85,7 +85,7 @@ static void balance(sim *s, size_t begin, size_t end, long d0, long d1) {
   balance(s, mid, end, dm, d1);
 }
 
-/* ---- forces: every domain's tree, walked by every body in domain order ---- */
+/* ---- forces: every domain's tree, walked by every body in barnes's ring order ---- */
 static int forces(sim *s) {
   long D = s->domains;
   bh_tree *t = calloc((size_t)D, sizeof *t);
@@ -111,9 +111,11 @@ static int forces(sim *s) {
       memset(x->acc, 0, sizeof x->acc);
       x->pot = 0;
       x->work = 0;
-      for (long w = 0; w < D; w++)
+      for (long k = 0; k < D; k++) { /* barnes's ring order: its own tree, then d-1, d-2, ... */
+        long w = (d - k + D) % D;
         s->missing += bh_walk(t[w].root, lev[d * D + w], x->pos, x->id, s->o.theta, s->o.eps,
                               x->acc, &x->pot, &x->work);
+      }
       s->work += x->work;
     }
   for (long d = 0; d < D; d++) bh_tree_free(&s->mem, &t[d]);
