@@ -301,11 +301,10 @@ int main(int argc, char **argv) {
 
   int failed = check_at_0(world, total, collinear);
   MPI_Bcast(&failed, 1, MPI_INT, 0, sys_comm());
-  /* free the whole tree: one sys_rfree of the top region */
-  if (G.me == 0 && sys_rfree(G.rid[0])) die("sys_rfree of the top region");
+  par_free_regions();
   for (int c = 0; c < p->ncells; c++) free(G.pend[c]);
   free(G.pend), free(G.npend), free(G.cap_pend), free(G.pts), free(G.pairs);
-  free(G.rid), free(G.hdr), free(G.pools), free(G.own);
+  free(G.rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
   dt_mesh_release(&G.m);
   dt_band_free(&G.band);
   dt_input_free(&G.in);

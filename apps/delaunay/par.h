@@ -27,6 +27,8 @@ typedef struct par {
   dt_input in;
   double box[4];
   rid_t *rid;      /* per node */
+  int *holder;     /* per node: the worker that holds its region (the same on every worker:
+                      each one replays every move, par_regions.c) */
   cell_hdr **hdr;  /* per cell */
   dt_pool **pools; /* per cell: &hdr[c]->pool */
   uint8_t *own;    /* per cell, this worker now */
@@ -69,5 +71,7 @@ int64_t par_my_pending(void);
 void par_move(int d, int k0, int ph0, int k1, int ph1);
 /* Every cell region to worker 0 (from the owners of the last phase). */
 void par_gather_to_0(void);
+/* Free every region of the quadtree, each by its holder, the deepest first. */
+void par_free_regions(void);
 
 #endif

@@ -34,10 +34,12 @@ int par_refill(void *ctx, int cell, dt_pool *pool) {
   return 0;
 }
 
-/* ---- set-up: worker 0 creates the inner regions of the quadtree; every worker then creates
- * the four cells of its last-level block (with their headers) at the same time, and all learn
- * every ID and header. A sys_barrier (a flush point) makes the headers ordinary objects before
- * any region moves. Worker 0 clears every header when it starts (it owns every cell then; with
+/* ---- set-up: worker 0 creates the inner regions of the quadtree and gives each worker the
+ * last-level region of its block; every worker then creates the four cells of that block (with
+ * their headers) at the same time and gives the block back, and all learn every ID and header.
+ * Worker 0 holds every region when level 0 starts (the hand-over rule: a region has one
+ * holder, and sys_give passes it on without moving bytes). A sys_barrier makes the headers
+ * ordinary objects before any region moves. Worker 0 clears every header when it starts (with
  * a private GAS it does not see the other workers' bytes). ---- */
 typedef struct cell_made {
   int32_t cell;
@@ -48,6 +50,7 @@ typedef struct cell_made {
 void par_make_regions(void) {
   const dt_plan *p = &G.p;
   G.rid = calloc((size_t)p->nnodes, sizeof *G.rid);
+  G.holder = calloc((size_t)p->nnodes, sizeof *G.holder); /* worker 0 holds all at first */
   G.hdr = calloc((size_t)p->ncells, sizeof *G.hdr);
   G.pools = calloc((size_t)p->ncells, sizeof *G.pools);
   G.own = calloc((size_t)p->ncells, 1);
@@ -55,7 +58,7 @@ void par_make_regions(void) {
   G.npend = calloc((size_t)p->ncells, sizeof *G.npend);
   G.cap_pend = calloc((size_t)p->ncells, sizeof *G.cap_pend);
   cell_made mine[4], *all = calloc((size_t)G.W * 4, sizeof *all);
-  if (!G.rid || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend || !all)
+  if (!G.rid || !G.holder || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend || !all)
     die("out of memory");
   double t0 = now();
   if (G.me == 0)
@@ -66,23 +69,32 @@ void par_make_regions(void) {
           if (!(G.rid[plan_node(d, x, y)] = sys_ralloc(parent, SYS_NO_LEVEL_HINT)))
             die("sys_ralloc");
         }
+  for (int c = 0; G.me == 0 && c < p->ncells; c += 2) { /* each block's node to its worker */
+    int x = c % p->G, y = c / p->G, w = plan_cell_owner(p, p->K, 0, x, y);
+    if (x % 2 == 0 && y % 2 == 0 && w != 0 &&
+        sys_give(w, &G.rid[plan_node(p->K, x / 2, y / 2)], 1))
+      die("sys_give of a block's region"); /* and back below: the holders end as they began */
+  }
   G.scomm += now() - t0;
   t0 = now();
   MPI_Bcast(G.rid, p->nnodes, MPI_UINT32_T, 0, sys_comm());
   G.wcomm += now() - t0;
   t0 = now();
   int n = 0;
+  rid_t block = 0;
   for (int c = 0; c < p->ncells; c++) {
     int x = c % p->G, y = c / p->G;
     if (plan_cell_owner(p, p->K, 0, x, y) != G.me) continue;
-    rid_t r = sys_ralloc(G.rid[plan_node(p->K, x / 2, y / 2)], SYS_NO_LEVEL_HINT);
+    block = G.rid[plan_node(p->K, x / 2, y / 2)];
+    rid_t r = sys_ralloc(block, SYS_NO_LEVEL_HINT);
     cell_hdr *h = r ? sys_alloc(sizeof *h, r) : NULL;
     if (!h) die("creating a cell region and its header");
     memset(h, 0, sizeof *h);
     mine[n++] = (cell_made){c, r, h};
   }
-  G.scomm += now() - t0;
   if (n != 4) die("a last-level block is not four cells");
+  if (G.me != 0 && sys_give(0, &block, 1)) die("sys_give of a block to worker 0");
+  G.scomm += now() - t0;
   t0 = now();
   MPI_Allgather(mine, 4 * (int)sizeof *mine, MPI_BYTE, all, 4 * (int)sizeof *mine, MPI_BYTE,
                 sys_comm());
@@ -149,6 +161,17 @@ void par_store_pending(void) {
   }
 }
 
+/* A move of the depth-d region at (x, y) from worker a to worker b takes every region of its
+ * subtree that a holds (the others stay with their holders). */
+static void replay_move(int d, int x, int y, int a, int b) {
+  for (int e = d, side = 1; e <= G.p.K + 1; e++, side *= 2)
+    for (int j = y * side; j < (y + 1) * side; j++)
+      for (int i = x * side; i < (x + 1) * side; i++) {
+        int *h = &G.holder[plan_node(e, i, j)];
+        if (*h == a) *h = b;
+      }
+}
+
 /* Execute the moves of the depth-d regions between two ownership states. */
 void par_move(int d, int k0, int ph0, int k1, int ph1) {
   dt_move *mv;
@@ -162,6 +185,10 @@ void par_move(int d, int k0, int ph0, int k1, int ph1) {
     for (int j = 0; j < cnt; j++) r[j] = G.rid[mv[i].nodes[j]];
     if (mv[i].from == G.me && sys_send(mv[i].to, r, cnt, NULL, 0)) die("sys_send of regions");
     if (mv[i].to == G.me && sys_recv(mv[i].from, r, cnt, NULL, 0)) die("sys_recv of regions");
+    for (int j = 0; j < mv[i].count; j++) { /* every worker follows every move */
+      int at = mv[i].nodes[j] - plan_node(d, 0, 0);
+      replay_move(d, at & ((1 << d) - 1), at >> d, mv[i].from, mv[i].to);
+    }
   }
   G.wcomm += now() - t0;
   free(mv);
@@ -194,4 +221,17 @@ void par_gather_to_0(void) {
   free(r);
   G.wcomm += now() - t0;
   for (int c = 0; c < n; c++) G.own[c] = G.me == 0;
+  for (int c = 0; c < n; c++) G.holder[plan_node(p->K + 1, c % p->G, c / p->G)] = 0;
+}
+
+void par_free_regions(void) {
+  const dt_plan *p = &G.p;
+  for (int d = p->K + 1; d >= 0; d--) {
+    for (int y = 0; y < 1 << d; y++)
+      for (int x = 0; x < 1 << d; x++) {
+        int node = plan_node(d, x, y);
+        if (G.holder[node] == G.me && sys_rfree(G.rid[node])) die("sys_rfree of a region");
+      }
+    MPI_Barrier(sys_comm()); /* the next depth up frees nothing that is still held below */
+  }
 }
