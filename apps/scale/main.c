@@ -4,9 +4,10 @@
  *
  * Per round, every worker
  *   - allocates --objects objects of 32..256 B in its own region, fills, checks and frees them;
- *   - creates --team-regions regions under its team's shared parent region (a team is --team
- *     consecutive workers, the parent made by the team's first worker), fills --team-objects
- *     objects in each, checks them and frees the regions;
+ *   - creates --team-regions regions under its part of its team's region (a team is --team
+ *     consecutive workers; the team's first worker makes the team region and a part under it
+ *     for each member, which it gives to that member: sys_give), fills --team-objects objects
+ *     in each, checks them and frees the regions;
  *   - exchanges its travel region (--items objects linked from a header) with each partner of
  *     the fixed schedule (work.h: ring neighbours and --cube hypercube dimensions, 2 + K at
  *     most): the partner checks every item, adds a stamp object allocated in the region and
@@ -436,19 +437,26 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
 
-  /* Set-up: a top region (worker 0, at the root), team parents under it, own regions. */
+  /* Set-up: a team region (its leader's, at the leader's leaf) with a part for each member
+   * (made by the leader, given to the member), own regions. */
   void **v = malloc(sizeof(void *) * (size_t)(o.objects > o.team_objects ? o.objects + 1
                                                                          : o.team_objects + 1));
-  rid_t top = 0, team = 0;
-  if (me == 0 && !(top = sys_ralloc(SYS_ROOT_REGION, 0))) die("sys_ralloc (top region)");
-  MPI_Bcast(&top, 1, MPI_UINT32_T, 0, comm);
-  int leader = me - me % o.team;
-  if (me == leader && !(team = sys_ralloc(top, SYS_NO_LEVEL_HINT))) die("sys_ralloc (team)");
-  /* the team's parent ID, from its leader: a split by team, one broadcast each */
+  rid_t team = 0, part = 0, *parts = calloc((size_t)o.team, sizeof *parts);
+  int leader = me - me % o.team, members = nw - leader < o.team ? nw - leader : o.team;
+  if (!parts) die("out of memory");
+  if (me == leader) {
+    if (!(team = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT))) die("sys_ralloc (team)");
+    for (int m = 0; m < members; m++) {
+      if (!(parts[m] = sys_ralloc(team, SYS_NO_LEVEL_HINT))) die("sys_ralloc (team part)");
+      if (m && sys_give(leader + m, &parts[m], 1)) die("sys_give (team part)");
+    }
+  }
+  /* each member's part, from its leader: a split by team, one scatter each */
   MPI_Comm tc;
   MPI_Comm_split(comm, me / o.team, me, &tc);
-  MPI_Bcast(&team, 1, MPI_UINT32_T, 0, tc);
+  MPI_Scatter(parts, 1, MPI_UINT32_T, &part, 1, MPI_UINT32_T, 0, tc);
   MPI_Comm_free(&tc);
+  free(parts);
   rid_t own = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
   rid_t travel = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
   if (!own || !travel || !v) die("sys_ralloc (own regions)");
@@ -465,7 +473,7 @@ int main(int argc, char **argv) {
   double t0 = now(), last = t0;
   for (int round = 0; round < o.rounds; round++) {
     own_objects(own, o.objects, round, v);
-    team_regions(team, &o, round, v);
+    team_regions(part, &o, round, v);
     stamp_round(h, round);
     for (int s = 0; s < scale_stages(o.cube); s++) {
       int p = scale_partner(me, nw, s, o.cube);
@@ -490,11 +498,9 @@ int main(int argc, char **argv) {
   r.ops_avg = ops_sum / nw;
 
   /* Clean up: the job ends with every region freed (the root checks conservation anyway). */
-  if (sys_rfree(own) || sys_rfree(travel)) die("sys_rfree (own regions)");
+  if (sys_rfree(own) || sys_rfree(travel) || sys_rfree(part)) die("sys_rfree (own regions)");
   if (sys_barrier()) die("sys_barrier");
   if (me == leader && sys_rfree(team)) die("sys_rfree (team)");
-  if (sys_barrier()) die("sys_barrier");
-  if (me == 0 && sys_rfree(top)) die("sys_rfree (top)");
   MPI_Allreduce(&faults, &fsum, 1, MPI_LONG, MPI_SUM, comm);
   uint64_t hwm = procstat_peak_rss_kib();
   MPI_Allreduce(&hwm, &r.rss_w_max, 1, MPI_UINT64_T, MPI_MAX, comm);
