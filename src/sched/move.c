@@ -370,7 +370,8 @@ static event *handover_event(sched_server *s, const proto_msg *m) {
 void event_packv(sched_server *s, const proto_msg *m) {
   const proto_packv *v = m->fixed;
   move_ask a = {v->flags, v->peer, m->h->origin};
-  bool first = m->h->sched < 0; /* the worker's own request: this scheduler leads the rounds */
+  bool first = m->h->sched < 0; /* the worker's own request (a part names the scheduler whose
+                                 * event it is): this scheduler leads the rounds */
   int rc = first ? worker_ask_ok(s, &a) : 0;
   if (rc) {
     srv_answer(s, m, rc, NULL, 0);

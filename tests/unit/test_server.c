@@ -84,8 +84,9 @@ START_TEST(test_local_requests_are_served) {
   uint64_t got = 0;
   REQUIRE_EQ(ask(2, MSG_QUERY, &q, &got), 0); /* another worker may ask about it */
   REQUIRE_EQ(got, rid);
-  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), 0);
-  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), EINVAL);
+  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), EPERM); /* but not free it: worker 1 holds it */
+  REQUIRE_EQ(ask(1, MSG_FREE, &q, NULL), 0);
+  REQUIRE_EQ(ask(1, MSG_FREE, &q, NULL), EINVAL);
   proto_rid rf = {.rid = (uint32_t)rid};
   REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0);
   REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), ENOENT);
@@ -308,7 +309,7 @@ START_TEST(test_unlease_hands_the_slabs_back_and_live_slots_become_objects) {
   q.addr = r[2] + 128;
   REQUIRE_EQ(ask(2, MSG_QUERY, &q, NULL), EINVAL);
   q.addr = r[2];
-  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), 0);
+  REQUIRE_EQ(ask(1, MSG_FREE, &q, NULL), 0);
   REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 6, d, 4, &nd), EINVAL); /* not twice */
   sched_stats st;
   sched_server_get_stats(srv, &st);
@@ -338,7 +339,8 @@ START_TEST(test_unlease_after_the_region_was_freed_drops_the_live_slots) {
   size_t n, nd;
   REQUIRE_EQ(lease(1, rid, 2048, 1, r, &n), 0); /* 2 slots */
   proto_rid rf = {.rid = rid};
-  REQUIRE_EQ(ask(2, MSG_RFREE, &rf, NULL), 0); /* another worker frees the region */
+  REQUIRE_EQ(ask(2, MSG_RFREE, &rf, NULL), EPERM); /* not another worker's to free */
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0); /* a raw RFREE before the lessee's flush */
   uint64_t pairs[2] = {r[2], 0x3};
   proto_unlease u = {.n = 1};
   REQUIRE_EQ(ask_tail(1, MSG_UNLEASE, &u, pairs, 2, d, 4, &nd), 0);
@@ -392,6 +394,95 @@ START_TEST(test_shutdown_takes_back_a_lease_nobody_returned) {
 }
 END_TEST
 
+
+/* ---- holders: the hand-over rule ---- */
+
+START_TEST(test_requests_by_a_worker_that_does_not_hold_the_region_are_eperm) {
+  uint32_t rid = new_region(1), other = new_region(2);
+  uint64_t addr = 0, kid = 0, r[64];
+  size_t n;
+  proto_alloc al = {.size = 100, .rid = rid, .n = 1}, bal = {.size = 100, .rid = rid, .n = 3};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &al, &addr), 0);
+  proto_addr q = {.addr = addr};
+  proto_realloc re = {.addr = addr, .size = 300, .rid = UINT32_MAX}; /* stay in its region */
+  proto_ralloc ra = {.parent = rid, .level_hint = -1};
+  proto_rid rf = {.rid = rid};
+  REQUIRE_EQ(ask(2, MSG_ALLOC, &al, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_BALLOC, &bal, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_FREE, &q, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_REALLOC, &re, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_RALLOC, &ra, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_RFREE, &rf, NULL), EPERM);
+  REQUIRE_EQ(ask(2, MSG_PACK, &rf, NULL), EPERM);
+  REQUIRE_EQ(lease(2, rid, 64, 1, r, &n), EPERM);
+  re.rid = other; /* worker 1 moving its object into worker 2's region */
+  REQUIRE_EQ(ask(1, MSG_REALLOC, &re, NULL), EPERM);
+  /* nothing changed: looking is allowed, and the holder still does all of it */
+  REQUIRE_EQ(ask(2, MSG_QUERY, &q, NULL), 0);
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &ra, &kid), 0);
+  REQUIRE_EQ(ask(1, MSG_FREE, &q, NULL), 0);
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0);
+  proto_alloc root = {.size = 64, .rid = 0, .n = 1}; /* the root region: everyone's */
+  REQUIRE_EQ(ask(2, MSG_ALLOC, &root, &addr), 0);
+  q.addr = addr;
+  REQUIRE_EQ(ask(1, MSG_FREE, &q, NULL), 0);
+}
+END_TEST
+
+/* A PACKV as `from`; the reply's ranges in out (at most 64 words). */
+static int packv_ask(int from, uint32_t flags, int32_t peer, const uint64_t *names, uint32_t nreg,
+                     uint32_t nobj, uint64_t *out, size_t *nout) {
+  proto_packv v = {.nreg = nreg, .nobj = nobj, .flags = flags, .peer = peer};
+  return ask_tail(from, MSG_PACKV, &v, names, nreg + nobj, out, 64, nout);
+}
+
+START_TEST(test_a_hand_over_moves_the_subtree_to_the_peer_once_and_back_only_to_the_giver) {
+  uint32_t rid = new_region(1);
+  uint64_t kid = 0, addr = 0, out[64];
+  size_t n;
+  proto_ralloc ra = {.parent = rid, .level_hint = -1};
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &ra, &kid), 0);
+  proto_alloc in_kid = {.size = 100, .rid = (uint32_t)kid, .n = 1};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &in_kid, &addr), 0);
+  uint64_t names[1] = {rid};
+  REQUIRE_EQ(packv_ask(2, PACKV_HANDOVER, 1, names, 1, 0, out, &n), EPERM); /* not 2's to give */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 2, names, 1, 0, out, &n), 0);
+  REQUIRE_EQ(n, 2); /* the ranges come back with the hand-over */
+  REQUIRE_EQ(out[0], addr);
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &in_kid, NULL), EPERM); /* the child went with it */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 1 + 1, names, 1, 0, out, &n), EPERM); /* not twice */
+  REQUIRE_EQ(packv_ask(2, PACKV_HANDBACK, 1, names, 1, 0, out, &n), EPERM); /* 1 gave it, not 2 */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDBACK | PACKV_NO_RANGES, 2, names, 1, 0, out, &n), 0);
+  REQUIRE_EQ(n, 0);
+  REQUIRE_EQ(ask(2, MSG_ALLOC, &in_kid, NULL), EPERM);
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &in_kid, NULL), 0); /* worker 1's again */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDBACK, 2, names, 1, 0, out, &n), EPERM); /* only once */
+}
+END_TEST
+
+START_TEST(test_a_packv_a_worker_may_not_send_is_einval_and_changes_nothing) {
+  uint32_t rid = new_region(1), other = new_region(2);
+  uint64_t addr = 0, theirs = 0, out[64];
+  size_t n;
+  proto_alloc al = {.size = 256, .rid = rid, .n = 1}, al2 = {.size = 64, .rid = other, .n = 1};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &al, &addr), 0);
+  REQUIRE_EQ(ask(2, MSG_ALLOC, &al2, &theirs), 0);
+  uint64_t names[2] = {rid, addr};
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER | PACKV_COMMIT, 2, names, 1, 0, out, &n), EINVAL);
+  REQUIRE_EQ(packv_ask(1, PACKV_SKIP_GONE, -1, names, 1, 0, out, &n), EINVAL);
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 0, names, 1, 0, out, &n), EINVAL); /* a scheduler */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 1, names, 1, 0, out, &n), EINVAL); /* itself */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 9, names, 1, 0, out, &n), EINVAL); /* nobody */
+  uint64_t root[1] = {0};
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 2, root, 1, 0, out, &n), EPERM); /* everyone's */
+  uint64_t interior[1] = {addr + 64};
+  REQUIRE_EQ(packv_ask(1, 0, -1, interior, 0, 1, out, &n), EINVAL); /* no object starts there */
+  uint64_t foreign[1] = {theirs};
+  REQUIRE_EQ(packv_ask(1, 0, -1, foreign, 0, 1, out, &n), EPERM); /* in worker 2's region */
+  REQUIRE_EQ(packv_ask(1, PACKV_HANDOVER, 2, names, 1, 1, out, &n), 0); /* and still worker 1's */
+}
+END_TEST
+
 /* ---- packs that span schedulers ---- */
 
 /* A root (rank 0) over one leaf (rank 1) that serves worker 2, driven by hand: the root's
@@ -401,7 +492,7 @@ static sched_server *proot;
 static proto_grant boot_grant;
 
 static void pack_setup(void) {
-  REQUIRE_EQ(sched_tree_heap(&ptree, 2, 1, 1), 0);
+  REQUIRE_EQ(sched_tree_heap(&ptree, 2, 1, 2), 0); /* workers 2 and 3 on the leaf */
   sched_config cfg = sched_config_default();
   cfg.quiet = true;
   cfg.log = fopen("/dev/null", "w");
@@ -421,6 +512,13 @@ static void pack_setup(void) {
 }
 
 /* Hand the root a message from the leaf (rank 1) on behalf of worker 2. */
+static int leaf_part(unsigned type, uint64_t req, int32_t dest, int32_t status, int32_t sched,
+                     const void *fixed, const uint64_t *tail, uint32_t ntail) {
+  static unsigned char msg[1 << 14];
+  size_t len = proto_build(msg, sizeof msg, type, req, 2, dest, status, sched, fixed, tail, ntail);
+  REQUIRE(len > 0);
+  return sched_server_handle(proot, 1, msg, len);
+}
 static int leaf_says(unsigned type, uint64_t req, int32_t dest, int32_t status,
                      const void *fixed, const uint64_t *tail, uint32_t ntail) {
   static unsigned char msg[1 << 14];
@@ -510,15 +608,15 @@ START_TEST(test_packv_skips_gone_children_only_when_told) {
   uint32_t top = root_region_with_leaf_kids(0);
   uint64_t names[2] = {top, boot_grant.id_first + boot_grant.id_count + 5};
   proto_packv strict = {.nreg = 2}, lenient = {.nreg = 2, .flags = PACKV_SKIP_GONE},
-              bad_flags = {.nreg = 1, .flags = 2};
+              bad_flags = {.nreg = 1, .flags = 64};
   nlog = 0;
   from_leaf(MSG_PACKV, 9, PROTO_NO_DEST, 0, &strict, names, 2);
   proto_msg m;
   REQUIRE_EQ(nlog, 1);
   REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
   REQUIRE_EQ(m.h->status, ENOENT);
-  nlog = 0;
-  from_leaf(MSG_PACKV, 10, PROTO_NO_DEST, 0, &lenient, names, 2);
+  nlog = 0; /* a part of the leaf's own event (only a scheduler may skip) */
+  REQUIRE_EQ(leaf_part(MSG_PACKV, 10, PROTO_NO_DEST, 0, 1, &lenient, names, 2), 0);
   REQUIRE_EQ(nlog, 1);
   REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
   REQUIRE_EQ(m.h->status, 0);
@@ -526,6 +624,76 @@ START_TEST(test_packv_skips_gone_children_only_when_told) {
   nlog = 0;
   REQUIRE_EQ(leaf_says(MSG_PACKV, 11, PROTO_NO_DEST, 0, &bad_flags, names, 1), EPROTO);
   REQUIRE_EQ(nlog, 0);
+}
+END_TEST
+
+
+/* The root's messages since nlog was reset: exactly one, decoded into *m. */
+static void one_sent(proto_msg *m, int to) {
+  REQUIRE_EQ(nlog, 1);
+  REQUIRE_EQ(sent_log[0].to, to);
+  REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, m), 0);
+}
+
+START_TEST(test_a_hand_over_across_schedulers_commits_only_after_every_part_checked) {
+  uint32_t top = root_region_with_leaf_kids(3); /* worker 2's */
+  uint64_t names[1] = {top};
+  proto_packv v = {.nreg = 1, .flags = PACKV_HANDOVER, .peer = 3};
+  nlog = 0;
+  from_leaf(MSG_PACKV, 20, PROTO_NO_DEST, 0, &v, names, 1);
+  proto_msg m;
+  one_sent(&m, 1); /* the first round: the leaf checks and packs the remote children */
+  const proto_packv *part = m.fixed;
+  REQUIRE_EQ(part->flags, PACKV_HANDOVER | PACKV_SKIP_GONE);
+  REQUIRE_EQ(part->peer, 3);
+  proto_ralloc ra = {.parent = top, .level_hint = 0};
+  REQUIRE_EQ(leaf_says(MSG_RALLOC, 21, PROTO_NO_DEST, 0, &ra, NULL, 0), 0); /* still worker 2's */
+  uint64_t ranges[2] = {0x200000000000ull, 4096};
+  proto_reply r = {.ntail = 2};
+  nlog = 0;
+  from_leaf(MSG_REPLY, m.h->req, 0, 0, &r, ranges, 2);
+  one_sent(&m, 1); /* the second round: commit, no ranges */
+  part = m.fixed;
+  REQUIRE_EQ(part->flags, PACKV_HANDOVER | PACKV_SKIP_GONE | PACKV_COMMIT | PACKV_NO_RANGES);
+  r.ntail = 0;
+  nlog = 0;
+  from_leaf(MSG_REPLY, m.h->req, 0, 0, &r, NULL, 0);
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(m.h->dest, 2);
+  REQUIRE_EQ(m.h->req, 20);
+  REQUIRE_EQ(m.h->status, 0);
+  bool has_leaf_range = false; /* the first round's ranges */
+  for (uint32_t i = 0; i + 1 < m.ntail; i += 2)
+    has_leaf_range |= m.tail[i] == ranges[0] && m.tail[i + 1] == ranges[1];
+  REQUIRE(has_leaf_range);
+  nlog = 0; /* worker 2 gave it away: its RALLOC under top is refused now */
+  from_leaf(MSG_RALLOC, 22, PROTO_NO_DEST, 0, &ra, NULL, 0);
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, EPERM);
+}
+END_TEST
+
+START_TEST(test_a_hand_over_whose_part_is_refused_changes_no_holder) {
+  uint32_t top = root_region_with_leaf_kids(3);
+  uint64_t names[1] = {top};
+  proto_packv v = {.nreg = 1, .flags = PACKV_HANDOVER, .peer = 3};
+  nlog = 0;
+  from_leaf(MSG_PACKV, 30, PROTO_NO_DEST, 0, &v, names, 1);
+  proto_msg m;
+  one_sent(&m, 1);
+  proto_reply r = {.ntail = 0};
+  nlog = 0;
+  from_leaf(MSG_REPLY, m.h->req, 0, EPERM, &r, NULL, 0); /* a child down there is not 2's */
+  one_sent(&m, 1); /* no commit round: the answer */
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(m.h->req, 30);
+  REQUIRE_EQ(m.h->status, EPERM);
+  proto_ralloc ra = {.parent = top, .level_hint = 0};
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 31, PROTO_NO_DEST, 0, &ra, NULL, 0);
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0); /* still worker 2's */
 }
 END_TEST
 
@@ -551,12 +719,17 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_unlease_after_the_region_was_freed_drops_the_live_slots);
   tcase_add_test(tc, test_shutdown_after_every_lease_came_back_loses_nothing);
   tcase_add_test(tc, test_shutdown_takes_back_a_lease_nobody_returned);
+  tcase_add_test(tc, test_requests_by_a_worker_that_does_not_hold_the_region_are_eperm);
+  tcase_add_test(tc, test_a_hand_over_moves_the_subtree_to_the_peer_once_and_back_only_to_the_giver);
+  tcase_add_test(tc, test_a_packv_a_worker_may_not_send_is_einval_and_changes_nothing);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("pack");
   tcase_add_checked_fixture(tp, pack_setup, pack_teardown);
   tcase_add_test(tp, test_pack_asks_the_leaf_once_for_all_its_remote_children);
   tcase_add_test(tp, test_a_failed_part_fails_the_whole_pack);
   tcase_add_test(tp, test_packv_skips_gone_children_only_when_told);
+  tcase_add_test(tp, test_a_hand_over_across_schedulers_commits_only_after_every_part_checked);
+  tcase_add_test(tp, test_a_hand_over_whose_part_is_refused_changes_no_holder);
   suite_add_tcase(s, tp);
   return s;
 }
