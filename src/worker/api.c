@@ -11,10 +11,12 @@
 
 #include "common/idle.h"
 #include "common/idle_mpi.h"
+#include "common/watch.h"
 #include "sched/job.h"
 #include "sched/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
+#include "worker/guard.h"
 #include "worker/hook.h"
 #include "worker/memo.h"
 #include "worker/retain.h"
@@ -29,6 +31,10 @@ static struct {
   memo memo;         /* range lists of shared moves received and not changed since (memo.h) */
   bool memo_check;   /* ANTHEAP_MOVE_MEMO=check: pack anyway, report differences */
   worker_free_hook free_hook; /* told of memory about to be freed (hook.h: src/gpu) */
+  watch_config watch;         /* ANTHEAP_WAIT_WARN / _TIMEOUT: waits that say why (watch.h) */
+  watch_config watch_warn;    /* ... the warning alone, for waits that cannot give up */
+  bool barrier_pending;       /* a sys_barrier gave up (ETIMEDOUT): the next one finishes it */
+  MPI_Request barrier_rq;
   ah_job job;
   int leaf, id, nworkers;
   uint64_t req;
@@ -46,6 +52,8 @@ static int fail_errno(int err) {
 static int receive_reply(proto_msg *m) {
   idle_wait idle;
   idle_start(&idle, W.job.idle_cap_ns);
+  watch wt;
+  watch_start(&wt, &W.watch_warn, "a request", "its scheduler (rank %d) to answer", W.leaf);
   for (;;) {
     int flag = 0;
     MPI_Status st;
@@ -62,12 +70,30 @@ static int receive_reply(proto_msg *m) {
       MPI_Recv(W.buf, count, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto, MPI_STATUS_IGNORE);
       return proto_decode(W.buf, (size_t)count, m);
     }
+    watch_poll(&wt);
     idle_pause(&idle);
   }
 }
 
-/* Complete a nonblocking collective of the workers, backing off while it is not done. */
-static void wait_collective(MPI_Request *rq) { idle_wait_request(rq, W.job.idle_cap_ns); }
+/* Complete a nonblocking collective of the workers (call: the API call that waits), backing
+ * off while it is not done, watched by cfg: 0 or ETIMEDOUT (*rq still under way). */
+static int wait_collective(MPI_Request *rq, const watch_config *cfg, const char *call) {
+  watch wt;
+  watch_start(&wt, cfg, call, "every other worker to call it too", 0);
+  if (!wt.cfg) {
+    idle_wait_request(rq, W.job.idle_cap_ns);
+    return 0;
+  }
+  idle_wait idle;
+  idle_start(&idle, W.job.idle_cap_ns);
+  for (int done = 0;;) {
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done) return 0;
+    int rc = watch_poll(&wt);
+    if (rc) return rc;
+    idle_pause(&idle);
+  }
+}
 
 /* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
  * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. */
@@ -120,6 +146,7 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
   *slot = (uint32_t)t[1];
   *got = n - 2;
   for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
+  for (uint32_t i = 0; guard_on() && i < *got; i++) guard_release(slabs[i], AH_SLAB_SIZE);
   retain_reused(&W.kept, (size_t)*got * AH_SLAB_SIZE);
   if (*got >= 16) populate_runs(slabs, *got); /* big leases: a call per run, not a fault a page */
   return 0;
@@ -206,6 +233,8 @@ static void leave_job(void) {
     MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
     const gas_bounds *g = gas_current();
     if (W.free_hook && g) W.free_hook(g->base, g->size);
+    guard_stop();
+    transfer_set_landing(NULL);
     gas_unmap();
   }
   share_free(&W.share);
@@ -251,6 +280,16 @@ int sys_init(int *argc, char ***argv) {
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
                          W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
   if (!rc && (rc = memo_setting(err, sizeof err))) gas_unmap();
+  if (!rc && (rc = watch_config_from_env(&W.watch, W.id, err, sizeof err))) gas_unmap();
+  bool guard = false;
+  if (!rc && (rc = guard_setting(&guard, err, sizeof err))) gas_unmap();
+  if (!rc && guard) {
+    guard_start(W.id);
+    transfer_set_landing(guard_release);
+  }
+  W.watch_warn = W.watch;
+  W.watch_warn.timeout_ns = 0;
+  transfer_set_watch(&W.watch);
   if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
   long mib = W.job.plan.retain_mib;
   retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
@@ -271,11 +310,13 @@ static void leaving_barrier(void) {
   MPI_Ibarrier(W.job.workers, &rq);
   idle_wait idle;
   idle_start(&idle, W.job.idle_cap_ns);
+  watch wt;
+  watch_start(&wt, &W.watch_warn, "sys_finalize", "every other worker to call it too", 0);
   for (int done = 0;;) {
     MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
     if (done) break;
     if (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) idle_start(&idle, W.job.idle_cap_ns);
-    else idle_pause(&idle);
+    else watch_poll(&wt), idle_pause(&idle);
   }
   while (transfer_refuse_pending(W.job.xfer, AH_TAG_XFER, ESHUTDOWN)) {
   }
@@ -284,6 +325,8 @@ static void leaving_barrier(void) {
 int sys_finalize(void) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* before the barrier: the schedulers shut down after it */
+  if (W.barrier_pending) wait_collective(&W.barrier_rq, &W.watch_warn, "sys_finalize");
+  W.barrier_pending = false;
   leaving_barrier();
   leave_job();
   if (W.mpi_ours) MPI_Finalize();
@@ -297,10 +340,14 @@ int sys_workers(void) { return W.up ? W.nworkers : 0; }
 int sys_barrier(void) {
   if (!W.up) return fail_errno(EINVAL);
   int rc = flush_cache(); /* after the barrier every worker's objects are known everywhere */
-  memo_forget_all(&W.memo); /* a barrier may hand regions over too (memo.h) */
-  MPI_Request rq;
-  if (MPI_Ibarrier(W.job.workers, &rq) != MPI_SUCCESS) return fail_errno(EPROTO);
-  wait_collective(&rq);
+  memo_forget_all(&W.memo);
+  /* a barrier that gave up is still under way: this call waits for that one */
+  if (!W.barrier_pending && MPI_Ibarrier(W.job.workers, &W.barrier_rq) != MPI_SUCCESS)
+    return fail_errno(EPROTO);
+  W.barrier_pending = true;
+  int late = wait_collective(&W.barrier_rq, &W.watch, "sys_barrier");
+  if (late) return fail_errno(late);
+  W.barrier_pending = false;
   return rc ? fail_errno(rc) : 0;
 }
 
@@ -371,6 +418,7 @@ void *sys_alloc(size_t size, rid_t region) {
   uint32_t n;
   int rc = rpc(MSG_ALLOC, &b, &t, &n);
   if (rc || n != 1) return fail_errno(rc ? rc : EPROTO), NULL;
+  guard_release((uintptr_t)t[0], size); /* (ANTHEAP_CHECK: pages of a region we handed over) */
   return (void *)(uintptr_t)t[0];
 }
 
@@ -389,6 +437,7 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   int rc = rpc(MSG_BALLOC, &b, &t, &n);
   if (rc || n != (uint32_t)num) return fail_errno(rc ? rc : EPROTO);
   for (int i = 0; i < num; i++) objects[i] = (void *)(uintptr_t)t[i];
+  for (int i = 0; guard_on() && i < num; i++) guard_release((uintptr_t)t[i], size);
   return 0;
 }
 
@@ -455,6 +504,8 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
   return fresh;
 }
 
+static int hand_over(const rid_t *regions, int nreg, void *const *objects, int nobj, int32_t to);
+
 /* Realloc in three requests, the old slot freed only after the copy: for a new region on
  * another scheduler (MSG_REALLOC answers EXDEV), and on a shared GAS, where MSG_REALLOC would
  * free the old slot at the scheduler before the reply and another worker of the host could
@@ -471,11 +522,18 @@ static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
   rid_t to = new_region == SYS_SAME_REGION ? rid : new_region;
   size_t slot = new_size <= AH_SLAB_SIZE ? ah_round_up(new_size, AH_SLOT_ALIGN)
                                          : ah_round_up(new_size, AH_SLAB_SIZE);
-  if (to == rid && slot == old) return ptr; /* stays, as the scheduler decides */
+  if (to == rid && slot == old) { /* stays, as the scheduler decides: if it is ours */
+    int held = hand_over(NULL, 0, &ptr, 1, PROTO_NO_DEST);
+    return held ? fail_errno(held), NULL : ptr;
+  }
   void *fresh = sys_alloc(new_size, to);
   if (!fresh) return NULL;
   memcpy(fresh, ptr, old < new_size ? old : new_size);
-  if (sys_free(ptr)) return NULL;
+  if (sys_free(ptr)) { /* not ours (EPERM): nothing may change */
+    int err = errno;
+    sys_free(fresh);
+    return fail_errno(err), NULL;
+  }
   return fresh;
 }
 
@@ -502,6 +560,7 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (rc || n != 2) return fail_errno(rc ? rc : EPROTO), NULL;
   void *fresh = (void *)(uintptr_t)t[0];
   size_t old = (size_t)t[1];
+  guard_release((uintptr_t)fresh, new_size);
   if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* private GAS: ours */
   return fresh;
 }
@@ -625,11 +684,15 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
    * schedulers still check it and hand it over */
   bool served = !rc && mode == TRANSFER_SHARED && memo_take(&W.memo, h, nh, &r, &n);
   if (served && W.memo_check) rc = check_memo(regions, nreg, objects, nobj, &r, &n);
+  gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: the regions' own ranges (guard.h) */
+  size_t nguarded = 0;
+  if (!rc && guard_on() && nreg && nobj) rc = pack_ranges(regions, nreg, NULL, 0, &guarded, &nguarded);
   if (served && !rc) rc = hand_over(regions, nreg, objects, nobj, to);
   else if (!rc && !served) rc = gather_ranges(regions, nreg, objects, nobj, to, &r, &n);
   if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
     free(h);
     free(r);
+    free(guarded);
     transfer_send_abort(W.job.xfer, peer, AH_TAG_XFER, rc);
     return fail_errno(rc);
   }
@@ -638,9 +701,14 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   int refusal;
   rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h, nh,
                      r, n, &refusal);
+  if ((rc == 0 || rc == ETIMEDOUT) && nreg) /* handed over (after ETIMEDOUT too): hands off */
+    guard_protect(nobj ? guarded : r, nobj ? nguarded : n, "sys_send", peer, regions, nreg);
   free(h);
   free(r);
-  if (rc) hand_back(regions, nreg, to); /* the move did not happen: they are ours again */
+  free(guarded);
+  /* refused: the move did not happen, they are ours again (after ETIMEDOUT the receiver may
+   * still take them) */
+  if (rc && rc != ETIMEDOUT) hand_back(regions, nreg, to);
   if (rc == ECONNREFUSED && refusal == ESHUTDOWN) rc = ESHUTDOWN; /* the receiver left */
   return rc ? fail_errno(rc) : 0;
 }
@@ -652,7 +720,12 @@ int sys_give(int peer, const rid_t *regions, int num_regions) {
   if (num_regions == 0) return 0;
   memo_drop_all(&W.memo); /* a memo of them could only be refused now */
   int rc = flush_cache(); /* the new holder must be able to allocate and free in them */
+  gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: their ranges (guard.h) */
+  size_t nguarded = 0;
+  if (!rc && guard_on()) rc = pack_ranges(regions, num_regions, NULL, 0, &guarded, &nguarded);
   if (!rc) rc = hand_over(regions, num_regions, NULL, 0, W.job.plan.worker_ranks[peer]);
+  if (!rc) guard_protect(guarded, nguarded, "sys_give", peer, regions, num_regions);
+  free(guarded);
   return rc ? fail_errno(rc) : 0;
 }
 
@@ -717,6 +790,7 @@ const char *sys_strerror(int err) {
     case ECONNREFUSED: return "antheap: the receiver refused the move (its sys_recv names other "
                               "counts, or the list was not one it could take)";
     case ESHUTDOWN: return "antheap: the receiver left the job (sys_finalize) without receiving";
+    case ETIMEDOUT: return "antheap: the peer did not come within ANTHEAP_WAIT_TIMEOUT seconds";
     default: return strerror(err);
   }
 }

@@ -16,6 +16,7 @@ _Static_assert(sizeof(uintptr_t) == 8 && sizeof(size_t) == 8, "antheap needs a 6
 
 #include "common/idle.h"
 #include "common/idle_mpi.h"
+#include "common/watch.h"
 
 #define TAG_LIST(t) (t)
 #define TAG_ANSWER(t) ((t) + 1)
@@ -30,22 +31,38 @@ static MPI_Count message_bytes(const MPI_Status *st) {
 
 /* ---- waiting (transfer_set_idle_cap) ------------------------------------------------------- */
 
-static uint64_t idle_cap; /* 0: MPI's blocking calls */
+static uint64_t idle_cap;              /* 0: MPI's blocking calls (when nothing watches) */
+static const watch_config *watching; /* transfer_set_watch; NULL: waits say nothing */
 
 void transfer_set_idle_cap(uint64_t cap_ns) { idle_cap = cap_ns; }
+void transfer_set_watch(const watch_config *cfg) { watching = cfg; }
 
-static void probe_message(int peer, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st) {
-  if (!idle_cap) {
+static void (*landing)(uintptr_t addr, size_t len); /* transfer_set_landing */
+void transfer_set_landing(void (*fn)(uintptr_t addr, size_t len)) { landing = fn; }
+
+/* Wait for a message from peer with tag, watched by wt: 0, or ETIMEDOUT (nothing taken). */
+static int probe_watched(int peer, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st,
+                         watch *wt) {
+  if (!idle_cap && !wt->cfg) {
     MPI_Mprobe(peer, tag, comm, msg, st);
-    return;
+    return 0;
   }
   idle_wait w;
   idle_start(&w, idle_cap);
   for (int flag = 0;;) {
     MPI_Improbe(peer, tag, comm, &flag, msg, st);
-    if (flag) return;
+    if (flag) return 0;
+    int rc = watch_poll(wt);
+    if (rc) return rc;
     idle_pause(&w);
   }
+}
+
+/* ... unwatched: the data of a transfer already under way. */
+static void probe_message(int peer, int tag, MPI_Comm comm, MPI_Message *msg, MPI_Status *st) {
+  watch none;
+  watch_start(&none, NULL, NULL, NULL, 0);
+  probe_watched(peer, tag, comm, msg, st, &none);
 }
 
 /* ---- the data plan (both sides) ------------------------------------------------------------ */
@@ -173,26 +190,47 @@ static void slot_start(window *w, int k, const data_msg *m, const gas_range *r, 
   w->busy[k] = true;
 }
 
+/* The sender gave up waiting (ETIMEDOUT): the messages under way stay with MPI (freed
+ * requests complete if the receiver ever takes them), and so do their staging buffers, which
+ * are therefore not freed. */
+static void window_abandon(window *w) {
+  for (int k = 0; k < TRANSFER_WINDOW; k++)
+    if (w->busy[k]) {
+      MPI_Request_free(&w->req[k]);
+      w->buf[k] = NULL; /* MPI may still read it */
+    }
+  window_free(w);
+}
+
 /* Run the plan of r[0..n) through a prepared window (freed here), calling first_window()
  * once the first window of messages is started: the receiver answers there (its receives are
  * posted, so data lands only where it may), the sender waits there for that answer (its first
- * messages are on their way meanwhile). */
-static void run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
-                     unsigned shift,
-                     bool receiving, void (*first_window)(void *), void *ctx) {
+ * messages are on their way meanwhile). 0, or what first_window failed with (the sender gave
+ * up: the rest of the plan is not sent). */
+static int run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
+                    unsigned shift, bool receiving, int (*first_window)(void *), void *ctx) {
   planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
   size_t i = 0;
   bool told = !first_window;
+  int rc = 0;
   while (plan_next(&p, &m)) {
     int k = (int)(i++ % TRANSFER_WINDOW);
-    if (!told && k == 0 && i > 1) first_window(ctx), told = true;
+    if (!told && k == 0 && i > 1) {
+      told = true;
+      if ((rc = first_window(ctx))) break;
+    }
     slot_finish(w, k, r, receiving);
     slot_start(w, k, &m, r, receiving, comm, peer, tag);
   }
-  if (!told) first_window(ctx);
+  if (!told && !rc) rc = first_window(ctx);
+  if (rc) {
+    window_abandon(w);
+    return rc;
+  }
   for (int k = 0; k < TRANSFER_WINDOW; k++) slot_finish(w, k, r, receiving);
   window_free(w);
+  return 0;
 }
 
 /* ---- sender ---------------------------------------------------------------------------- */
@@ -255,9 +293,38 @@ static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, unsig
 typedef struct {
   MPI_Request rq;
   int32_t answer;
+  int peer;
 } answer_wait;
 
-static void await_answer(void *ctx) { idle_wait_request(&((answer_wait *)ctx)->rq, idle_cap); }
+/* Give up the wait for an answer: 0 when it came meanwhile after all. */
+static int cancel_answer(answer_wait *a) {
+  MPI_Cancel(&a->rq);
+  MPI_Status st;
+  MPI_Wait(&a->rq, &st);
+  int cancelled = 0;
+  MPI_Test_cancelled(&st, &cancelled);
+  return cancelled ? ETIMEDOUT : 0;
+}
+
+static int await_answer(void *ctx) {
+  answer_wait *a = ctx;
+  watch wt;
+  watch_start(&wt, watching, "sys_send", "worker %d to receive the move (sys_recv); two workers "
+              "that send to each other at once wait for ever: one of them must receive first",
+              a->peer);
+  if (!idle_cap && !wt.cfg) {
+    MPI_Wait(&a->rq, MPI_STATUS_IGNORE);
+    return 0;
+  }
+  idle_wait w;
+  idle_start(&w, idle_cap);
+  for (int done = 0;;) {
+    MPI_Test(&a->rq, &done, MPI_STATUS_IGNORE);
+    if (done) return 0;
+    if (watch_poll(&wt)) return cancel_answer(a);
+    idle_pause(&w);
+  }
+}
 
 int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
                   const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
@@ -278,10 +345,11 @@ int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool nea
   if (rc) return transfer_send_abort(comm, peer, tag, rc);
   /* The data follows the list at once; a receiver that refuses takes it truncated to nothing
    * (transfer.h), so it is sent whatever the answer. */
-  answer_wait a = {.answer = -1};
+  answer_wait a = {.answer = -1, .peer = peer};
   MPI_Irecv(&a.answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, &a.rq);
-  if (copy) run_plan(&w, comm, peer, tag, r, n, shift, false, await_answer, &a);
-  else await_answer(&a);
+  rc = copy ? run_plan(&w, comm, peer, tag, r, n, shift, false, await_answer, &a)
+            : await_answer(&a);
+  if (rc) return rc;
   if (a.answer) {
     if (refusal) *refusal = a.answer;
     return ECONNREFUSED;
@@ -409,9 +477,10 @@ static void send_answer(MPI_Comm comm, int src, int tag, int32_t status) {
   MPI_Send(&status, 1, MPI_INT32_T, src, TAG_ANSWER(tag), comm);
 }
 
-static void answer_go(void *ctx) {
+static int answer_go(void *ctx) {
   answer_ctx *a = ctx;
   send_answer(a->comm, a->src, a->tag, 0);
+  return 0;
 }
 
 /* Take the n data messages a refused transfer's sender sends anyway, truncated to nothing:
@@ -444,7 +513,12 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   if (!gas) return EINVAL;
   MPI_Message msg;
   MPI_Status st;
-  probe_message(peer, TAG_LIST(tag), comm, &msg, &st);
+  watch wt;
+  watch_start(&wt, watching, "sys_recv",
+              peer == MPI_ANY_SOURCE ? "any worker to send it a move (sys_send)"
+                                     : "worker %d to send it a move (sys_send)", peer);
+  int rc = probe_watched(peer, TAG_LIST(tag), comm, &msg, &st, &wt);
+  if (rc) return rc;
   int src = st.MPI_SOURCE;
   if (src_out) *src_out = src;
   list_msg m;
@@ -457,7 +531,7 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
     list_free(&m);
     return ECANCELED;
   }
-  int rc = judge(&m, src, accept, ctx, gas);
+  rc = judge(&m, src, accept, ctx, gas);
   gas_range *list = rc ? NULL : to_ranges(m.w, m.records);
   if (!rc && !list) rc = ENOMEM;
   bool copy = m.h.mode == TRANSFER_COPY && m.h.total > 0;
@@ -474,9 +548,10 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
     list_free(&m);
     return rc;
   }
+  for (size_t i = 0; landing && i < m.records; i++) landing(list[i].addr, list[i].len);
   answer_ctx a = {comm, src, tag};
   if (copy) run_plan(&w, comm, src, tag, list, m.records, m.h.piece, true, answer_go, &a);
-  else answer_go(&a);
+  else answer_go(&a); /* (a receiver's answer cannot fail) */
   size_t count = m.records;
   if (count == 0) {
     free(list);

@@ -100,7 +100,8 @@ typedef struct transfer_wire_range {
  *   EINVAL / E2BIG / EOVERFLOW / ENOMEM  a list this side cannot send (a bad range or one
  *                outside its GAS, too many ranges or handles, no memory): the receiver is
  *                told and returns ECANCELED;
- *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL).
+ *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL);
+ *   ETIMEDOUT    no answer within the watch's timeout (transfer_set_watch).
  * MPI errors follow the communicator's error handler. */
 int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
                   const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
@@ -118,6 +119,19 @@ bool transfer_host_uses_shm(void);
  * always waits in MPI_Wait: both sides are then in the transfer, and MPI moves the bytes only
  * inside its calls. */
 void transfer_set_idle_cap(uint64_t cap_ns);
+
+/* What watches the waits for the peer (watch.h: a warning after ANTHEAP_WAIT_WARN, ETIMEDOUT
+ * after ANTHEAP_WAIT_TIMEOUT); NULL (the default): nothing. The configuration must outlive
+ * the transfers. A receiver that gives up has taken nothing; a sender that gives up leaves
+ * what it had started sending with MPI (the receiver may still take it, and MPI may still read
+ * its staging buffers, which stay allocated): after ETIMEDOUT from transfer_send, the pair
+ * is out of step. */
+struct watch_config;
+void transfer_set_watch(const struct watch_config *cfg);
+
+/* Called by a receiver for every range of a transfer it takes, before anything lands there
+ * (guard.h: pages this worker had handed over become its own again); NULL: nothing. */
+void transfer_set_landing(void (*fn)(uintptr_t addr, size_t len));
 
 /* Tell a receiver that the transfer it waits for will not come (err: why). */
 int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err);
@@ -137,7 +151,8 @@ typedef int (*transfer_accept_fn)(void *ctx, int src, transfer_mode mode, const 
  *            ECONNREFUSED and this code), or what accept refused with (its code);
  *   EPROTO   a list that breaks the protocol (refused, unless even its header is unreadable);
  *   ECANCELED the sender gave up;
- *   ENOMEM   no memory for the list (refused). */
+ *   ENOMEM   no memory for the list (refused);
+ *   ETIMEDOUT nothing came within the watch's timeout (transfer_set_watch). */
 int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
                   uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
                   const gas_bounds *gas, int *src);
