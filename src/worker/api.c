@@ -248,6 +248,8 @@ static void leave_job(void) {
   W.cap = 0;
 }
 
+static void catch_mpi_finalize(void);
+
 int sys_init(int *argc, char ***argv) {
   if (W.up) return fail_errno(EBUSY);
   int flag;
@@ -300,6 +302,7 @@ int sys_init(int *argc, char ***argv) {
     leave_job();
     return fail_errno(rc ? rc : ECANCELED);
   }
+  catch_mpi_finalize();
   return 0;
 }
 
@@ -322,15 +325,41 @@ static void leaving_barrier(void) {
   }
 }
 
-int sys_finalize(void) {
-  if (!W.up) return fail_errno(EINVAL);
+/* What sys_finalize does before MPI_Finalize: 0 or the flush's error. */
+static int leave_cleanly(void) {
   int rc = flush_cache(); /* before the barrier: the schedulers shut down after it */
   if (W.barrier_pending) wait_collective(&W.barrier_rq, &W.watch_warn, "sys_finalize");
   W.barrier_pending = false;
   leaving_barrier();
   leave_job();
+  return rc;
+}
+
+int sys_finalize(void) {
+  if (!W.up) return fail_errno(EINVAL);
+  int rc = leave_cleanly();
   if (W.mpi_ours) MPI_Finalize();
   return rc ? fail_errno(rc) : 0;
+}
+
+/* A worker that calls MPI_Finalize without sys_finalize would leave the schedulers (and so the
+ * whole job) waiting for ever. MPI_Finalize first deletes the attributes of MPI_COMM_SELF, with
+ * MPI still usable (MPI 3.1, section 8.7.1): one set in sys_init names the mistake there and
+ * leaves the job as sys_finalize would. */
+static int on_mpi_finalize(MPI_Comm comm, int key, void *attr, void *extra) {
+  (void)comm, (void)key, (void)attr, (void)extra;
+  if (!W.up) return MPI_SUCCESS; /* sys_finalize came first, as it should */
+  fprintf(stderr, "antheap: worker %d: MPI_Finalize was called before sys_finalize: antheap "
+          "leaves the job now, as sys_finalize would (call sys_finalize before MPI_Finalize)\n",
+          W.id);
+  leave_cleanly();
+  return MPI_SUCCESS;
+}
+
+static void catch_mpi_finalize(void) {
+  int key;
+  if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_mpi_finalize, &key, NULL) == MPI_SUCCESS)
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
 }
 
 MPI_Comm sys_comm(void) { return W.up ? W.job.workers : MPI_COMM_NULL; }

@@ -11,7 +11,9 @@
  * and two workers sending to each other at once give up with ETIMEDOUT after a warning that
  * names the wait, and what was sent arrives when the peers come after all.
  * At least 3 workers (worker 0 sends, 1 receives, 2 watches); worker 0 prints the summary.
- * After it, worker 1 leaves first and worker 0's move to it comes back ESHUTDOWN. */
+ * After it, worker 1 leaves first and worker 0's move to it comes back ESHUTDOWN.
+ * --mpi-finalize-only: the same tests, then MPI_Finalize without sys_finalize (the library
+ * names the mistake and leaves the job cleanly instead of hanging it). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -301,7 +303,7 @@ int main(int argc, char **argv) {
     sys_finalize();
     return 1;
   }
-  bool waits = argc > 1 && !strcmp(argv[1], "--waits");
+  bool waits = argc > 1 && !strcmp(argv[1], "--waits");  /* else: every test */
   if (waits) {
     test_waits();
   } else {
@@ -313,6 +315,10 @@ int main(int argc, char **argv) {
     test_rejected_sends_tell_the_receiver();
   }
   int bad = check_summary(comm, "");
+  if (argc > 1 && !strcmp(argv[1], "--mpi-finalize-only")) { /* the mistake the library catches */
+    MPI_Finalize();
+    return bad ? 1 : 0;
+  }
   if (!waits) bad |= late_check();
   if (sys_finalize()) bad = 1;
   return bad ? 1 : 0;
