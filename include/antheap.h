@@ -9,26 +9,46 @@
  * Launch, SPMD:  mpirun -np N ./app  [--antheap-schedulers S] [--antheap-fanout F]
  *        MPMD:   mpirun -np S antheapd : -np W ./app
  * Every call except sys_init and sys_finalize is made by workers only. On failure a call
- * returns 0 (IDs), NULL (pointers) or -1 (the rest) and sets errno:
+ * returns 0 (IDs), NULL (pointers) or -1 (the rest), changes nothing, and sets errno:
  *   ENOENT  no such region          EINVAL  bad pointer or argument (wild, interior, freed)
  *   ENOMEM  GAS exhausted           ENOSPC  no region IDs left
+ *   EPERM   the worker does not hold the region (the hand-over rule, below)
  *   EPROTO  a malformed message     EXDEV   (internal: a move between schedulers)
  *   E2BIG   sys_balloc of more objects than one request carries (1,048,576)
+ *   ETIMEDOUT, ECANCELED, ECONNREFUSED, ESHUTDOWN: moves and waits (below)
  * sys_strerror(errno) explains them.
+ *
+ * The hand-over rule: a region has one holder. A region is held by the worker that created it,
+ * then by the receiver of each sys_send (or sys_give) that names it or an ancestor; the root
+ * region (SYS_ROOT_REGION) belongs to every worker and is never handed over. Only the holder
+ * may allocate in a region (sys_alloc, sys_balloc, sys_realloc into it), free or reallocate its
+ * objects, create children under it (sys_ralloc), free it (sys_rfree: it and every descendant
+ * must be the worker's), or send or give it (likewise with every descendant; an object named
+ * in a sys_send must lie in a region the sender holds, and be an object's start). Anyone may
+ * look (sys_query). Any other call fails with EPERM and changes nothing, whichever scheduler
+ * serves it, so a region can never be delivered twice. After a sys_send the sender must not
+ * read or write what it sent either (on one host the receiver sees the same memory); nothing
+ * can stop a plain load or store, but ANTHEAP_CHECK=handover catches them: the sender loses
+ * access to the pages of the regions it handed over until they come back to it, and a stale
+ * access stops the job with a message naming the address, the region, the hand-over (its
+ * number, the peer, a backtrace) and the worker. The check costs no message: it is made by the
+ * schedulers on the requests they see anyway, and a worker's allocation cache only ever holds
+ * slabs of regions it holds (it hands them back before any hand-over).
+ *
+ * Threads: antheap is not thread-safe. Call sys_* from one thread at a time (an application
+ * that uses threads funnels or serializes its calls, and initialises MPI itself with
+ * MPI_Init_thread at the level it needs before sys_init; sys_init calls plain MPI_Init, which
+ * provides MPI_THREAD_SINGLE, only when MPI is not initialised yet).
  *
  * The allocation cache. A worker serves sys_alloc, sys_balloc, sys_free, sys_realloc and
  * sys_query of objects up to 4 KiB itself, with no message, from whole slabs its schedulers
  * lease to it (a few at first, more while it keeps allocating in the same region and size);
  * errors (double free, interior or wild pointer) stay exact and synchronous. The schedulers
- * learn of such objects at the worker's next flush point: sys_rfree, sys_send, sys_barrier and
- * sys_finalize hand every leased slab back first. So another worker sees an object (sys_query,
- * sys_free, a region it sends) once its allocator has passed a flush point, which every
- * correct hand-over (sys_send, or a barrier) implies. A region freed by another worker is
- * noticed at this worker's next flush point, or when its cache needs a new lease there
- * (ENOENT): until then objects may still come from slabs cached in the dead region; they never
- * overlap a live object (the schedulers keep those slabs and the region's ID out of use until
- * they are handed back) and are dropped at the flush, with a message on stderr. ANTHEAP_CACHE=off
- * turns the cache off: every call is then a round trip to the schedulers.
+ * learn of such objects at the worker's next flush point: sys_rfree, sys_send, sys_give,
+ * sys_barrier and sys_finalize hand every leased slab back first. So another worker sees an
+ * object (sys_query, a region it receives) once its allocator has passed a flush point, which
+ * every hand-over implies. ANTHEAP_CACHE=off turns the cache off: every call is then a round
+ * trip to the schedulers.
  *
  * Memory is not zeroed: a new object may hold old bytes, also from regions that other workers
  * freed (freed regions stay mapped for reuse up to --antheap-retain MiB per worker).
@@ -79,14 +99,18 @@ typedef uint32_t rid_t;
  * the --antheap-* options out of argv. 0 on workers, -1 on failure. */
 int sys_init(int *argc, char ***argv);
 /* Leave the job: a barrier of all workers, then every scheduler returns what it holds to the
- * root, which checks that nothing is lost. Calls MPI_Finalize if sys_init called MPI_Init. */
+ * root, which checks that nothing is lost. Calls MPI_Finalize if sys_init called MPI_Init.
+ * Moves still sent to a worker in sys_finalize are refused (the sender gets ESHUTDOWN). A
+ * worker that calls MPI_Finalize without sys_finalize is told so on stderr, and leaves the job
+ * as sys_finalize would, inside MPI_Finalize (the job would hang otherwise). */
 int sys_finalize(void);
 
 /* Regions. level_hint: 0 = top scheduler level, larger = closer to the workers, at most the
  * tree's deepest level (the leaves); SYS_NO_LEVEL_HINT places it at a leaf. Any other value
- * (deeper than the tree, or negative) is EINVAL: a hint is never clamped silently. */
+ * (deeper than the tree, or negative) is EINVAL: a hint is never clamped silently. The new
+ * region is the caller's; the parent must be too (EPERM), or the root region. */
 rid_t sys_ralloc(rid_t parent, int level_hint);
-int sys_rfree(rid_t region); /* frees its objects and every descendant region */
+int sys_rfree(rid_t region); /* frees its objects and every descendant region (all the caller's) */
 
 /* Objects. */
 void *sys_alloc(size_t size, rid_t region);
@@ -102,16 +126,39 @@ int sys_query(const void *ptr, rid_t *region, size_t *size);
 
 /* Moving data: whole regions (with their descendants) and single objects, to worker peer
  * (an index in 0 .. sys_workers()-1). The receiver names the same number of regions and
- * objects and gets their IDs and pointers. A move hands them over: until the receiver moves
- * them on (or a barrier hands them on by the application's own convention), no other worker
- * allocates, frees or writes in them. Workers of one host share the memory, so the receiver
- * sees exactly what the sender left; and a worker that received regions and changed nothing
- * since sends the same regions and objects on without asking the schedulers for their
- * ranges (ANTHEAP_MOVE_MEMO). */
+ * objects and gets their IDs and pointers, at the same addresses. A move hands the regions
+ * over (the hand-over rule, above): the receiver holds them when both calls return, the
+ * sender holds nothing of them any more. An object moved alone stays in its region, with that
+ * region's holder: the receiver gets its bytes, the sender keeps the right to free it.
+ * Workers of one host share the memory, so the receiver sees exactly what the sender left;
+ * and a worker that received regions and changed nothing since sends them on without the
+ * schedulers packing them again (ANTHEAP_MOVE_MEMO; they still check the holder).
+ * Both calls block until the other side comes: sys_send waits for the receiver's sys_recv (a
+ * rendezvous), so two workers that send to each other at once wait for ever (a deadlock):
+ * one of them must receive first. Errors:
+ *   sys_send  EPERM (not the holder: nothing leaves), EINVAL (bad arguments, an interior
+ *             pointer), ECONNREFUSED (the receiver named other counts: the regions stay the
+ *             sender's), ESHUTDOWN (the receiver left in sys_finalize: likewise), ETIMEDOUT;
+ *   sys_recv  ECANCELED (the sender's sys_send failed before anything moved), EINVAL (other
+ *             counts than the sender's), ETIMEDOUT.
+ * A sys_send that fails always tells the receiver, which never waits for a move that will not
+ * come. Waits that say why: a worker waiting in sys_recv, sys_send or sys_barrier for more
+ * than ANTHEAP_WAIT_WARN seconds (default 60; 0: never) prints once what it waits for (call,
+ * peer, time); with ANTHEAP_WAIT_TIMEOUT=S the call gives up after S seconds with ETIMEDOUT
+ * (default: never). After ETIMEDOUT from sys_recv nothing was taken, and a later call takes the
+ * move if it comes; after ETIMEDOUT from sys_send the regions count as handed over (the peer may
+ * still receive them) and that pair of workers is out of step: end the job; a sys_barrier that
+ * gave up is still under way, and the next sys_barrier (or sys_finalize) waits for that one. */
 int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
 int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);
-/* Hand regions (with their descendants) over to worker peer without moving their bytes. */
+/* Hand regions (with their descendants) over to worker peer without moving their bytes: for
+ * regions one worker makes for another (empty ones, or where both share the GAS memory).
+ * Returns once the schedulers have made peer the holder; the application tells peer by its
+ * own means (the IDs in an MPI message, a collective). The barrier is not a hand-over. EPERM,
+ * EINVAL (peer is this worker or no worker). */
 int sys_give(int peer, const rid_t *regions, int num_regions);
+/* A barrier of all workers; every allocation cache is flushed first, so every worker's objects
+ * are known to the schedulers (sys_query) afterwards. ETIMEDOUT (above). */
 int sys_barrier(void);
 
 /* The workers' own communicator (rank = worker index), for the application's MPI calls. */
