@@ -1,18 +1,32 @@
 /* hostile.c: hostile workers, the protocol fuzzer (issue 14). Each one sends cfg->hostile_ops
  * messages to the schedulers: well-formed requests with hostile arguments (sizes near 2^64
  * and past the GAS, counts of billions, wrong and interior addresses, addresses at the GAS
- * end, unknown and near-max region IDs, level hints out of range, reallocs into other
- * workers' regions, leases and returns of slabs that are not theirs), forged headers and
- * random bytes. A message the schedulers can read as this worker's request must be answered
- * (else: a silent drop); anything else must be dropped and counted as malformed. Replies are
- * checked against what the request makes certain (a size past the GAS cannot succeed), and
- * whatever a hostile worker is given must overlap no live object.
+ * end, unknown and near-max region IDs, level hints out of range, leases and returns of slabs
+ * that are not theirs), forged headers and random bytes. A message the schedulers can read as
+ * this worker's request must be answered (else: a silent drop); anything else must be dropped
+ * and counted as malformed. Replies are checked against what the request makes certain (a size
+ * past the GAS cannot succeed), and whatever a hostile worker is given must overlap no live
+ * object.
+ *
+ * The hand-over rule: a hostile worker also asks, with every request a worker can send, what
+ * only another worker may ask: alloc, balloc, lease, ralloc, rfree, pack and PACKV in regions
+ * another worker holds for sure (the public regions of the others, sim_internal.h, and the
+ * regions it handed over itself), free and realloc of objects in them (their pinned objects,
+ * and those it handed over), reallocs of its own objects into them, PACKVs handing over the
+ * root region or regions it does not hold, hand-backs of regions it never handed over. Each
+ * must be refused with EPERM (ENOENT for a region that may be gone: a near-max ID may be
+ * anybody's or nobody's; EINVAL for an address no object starts at), never accepted: an
+ * acceptance is a wrong reply. PACKVs with the flags only schedulers may set (PACKV_COMMIT,
+ * PACKV_SKIP_GONE) or a hand-over peer that is itself, a scheduler or no rank must be EINVAL.
+ * It hands its own top regions (with descendants and objects) to well-behaved workers, which
+ * never learn of them (so the regions stay as handed), and hands some back: both must succeed,
+ * and from the hand-over on, what it asks of those regions and objects must be refused.
  *
  * A hostile worker never disturbs the well-behaved ones through legal means: it frees and
- * reallocs only its own objects (or addresses no object can start at), rfrees only its own
- * regions or IDs nobody can hold. Its objects in its own regions (and its leased slabs) are
- * in the hlive trie, where no other allocation may land. Main entries: hostile_start,
- * hostile_on_message, hostile_on_quiet. */
+ * reallocs only its own objects (or addresses no object can start at, or objects whose region
+ * another worker holds), rfrees only its own regions or IDs it cannot hold. Its objects in its
+ * own regions (and its leased slabs) are in the hlive trie, where no other allocation may land.
+ * Main entries: hostile_start, hostile_on_message, hostile_on_quiet. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -23,8 +37,10 @@
 #define MAX_PENDING 4 /* requests one hostile worker has in flight */
 #define MAX_REGS 16
 #define MAX_TAIL 16 /* tail words of the hostile requests built here */
+#define B(e) (1u << (e)) /* an errno in a set of them (all used here are below 32) */
 
-enum expect { EXP_ANY, EXP_OK, EXP_FAIL, EXP_ERRNO };
+/* EXP_SET: an errno of p.errs (never success). */
+enum expect { EXP_ANY, EXP_OK, EXP_FAIL, EXP_ERRNO, EXP_SET };
 
 /* What a request was about, to check its reply and to update the worker's shadow. */
 enum hkind {
@@ -37,7 +53,11 @@ enum hkind {
   HK_PACK,
   HK_PACKV,
   HK_LEASE,
-  HK_UNLEASE
+  HK_UNLEASE,
+  HK_HANDOVER, /* of its own top region, to a well-behaved worker */
+  HK_HANDBACK, /* of a region it handed over */
+  HK_PUBLIC,   /* its public region */
+  HK_PIN       /* the object pinned in it */
 };
 
 typedef struct {
@@ -45,10 +65,14 @@ typedef struct {
   size_t size;
   int reg;
 } hobj; /* reg: index, -1 the root */
+/* given_to: the well-behaved rank it was handed to (then not alive), -1 if none; handing: a
+ * hand-over or hand-back of it is in flight (neither its own nor surely handed over). */
 typedef struct {
   rid_t rid;
   int parent;
   bool alive, safe;
+  int given_to;
+  bool handing;
 } hreg; /* parent: -1 root, -2 other */
 typedef struct {
   uintptr_t slab;
@@ -64,12 +88,17 @@ typedef struct pend {
   bool own; /* about an own object or region */
   bool safe; /* what it makes is this worker's alone (goes into hlive) */
   bool sound; /* what it makes stays until the reply comes, unless reg dies meanwhile: its
-               * overlap with live objects can be checked (a region of another worker may
-               * be freed, and its memory handed out again, before the reply arrives) */
+               * overlap with live objects can be checked */
   uint64_t n; /* BALLOC: the count */
-  int reg; /* RALLOC: the parent's index; RFREE / PACK: the region's */
-  rid_t rid; /* QUERY: the region an own object is in */
+  int reg; /* RALLOC: the parent's index; RFREE / PACK: the region's; HANDOVER / HANDBACK: the
+            * top region's */
+  rid_t rid; /* QUERY: the region an own object is in; near: the near-max ID named */
   uint32_t slot; /* LEASE: the slot size asked for */
+  uint32_t errs; /* EXP_SET: the errnos it may answer, B(e) */
+  uint32_t flags; /* PACKV: its flags */
+  bool nonholder; /* it names what another worker holds: EPERM is a refusal of the rule */
+  bool near; /* it names near-max ID rid: should that be its own after all, anything goes */
+  bool badmove; /* a PACKV no worker may send: EINVAL is a refusal of the rule */
 } pend;
 
 struct hostile {
@@ -79,12 +108,17 @@ struct hostile {
   int npend;
   hobj *objs;
   size_t nobjs, objcap;
+  hobj *gobjs; /* its objects in regions handed over (or being handed): in hlive still */
+  size_t ngobjs, gobjcap;
   hreg regs[MAX_REGS];
   int nregs;
   hlease *leases;
   size_t nleases, leasecap;
   uint64_t gave_up[16]; /* requests timed out (a late answer to one is no news) */
   int ngave_up;
+  int setup; /* 0: no public region yet; 1: no pinned object yet; 2: done (or given up) */
+  int drain; /* 1 (2): a hand-over (hand-back) waits for every reply to come back first */
+  int pub;   /* its public region in S->publics, -1 if none */
   bool leases_slabs; /* even workers lease; odd ones return others' slabs (never theirs) */
   bool done, finalized;
 };
@@ -98,13 +132,17 @@ static void hlive_add(sim *S, uintptr_t addr, size_t extent) {
 }
 static void hlive_del(sim *S, uintptr_t addr) { trie_delete(&S->hlive, sim_live_key(addr), NULL); }
 
-static void add_obj(sim *S, hostile *h, hobj o) {
-  if (h->nobjs == h->objcap) {
-    h->objcap = h->objcap ? 2 * h->objcap : 32;
-    h->objs = realloc(h->objs, h->objcap * sizeof *h->objs);
-    if (!h->objs) abort(); /* the simulator itself out of memory */
+static void push_hobj(hobj **v, size_t *n, size_t *cap, hobj o) {
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 32;
+    *v = realloc(*v, *cap * sizeof **v);
+    if (!*v) abort(); /* the simulator itself out of memory */
   }
-  h->objs[h->nobjs++] = o;
+  (*v)[(*n)++] = o;
+}
+
+static void add_obj(sim *S, hostile *h, hobj o) {
+  push_hobj(&h->objs, &h->nobjs, &h->objcap, o);
   hlive_add(S, o.addr, sim_extent(o.size));
 }
 
@@ -147,6 +185,18 @@ static int live_reg(sim *S, hostile *h) { /* an alive region of this worker, or 
   return n ? idx[pick(S, (uint64_t)n)] : -1;
 }
 
+static int live_safe_reg(sim *S, hostile *h) { /* ... under its own regions only, or -1 */
+  int idx[MAX_REGS], n = 0;
+  for (int r = 0; r < h->nregs; r++)
+    if (h->regs[r].alive && h->regs[r].safe) idx[n++] = r;
+  return n ? idx[pick(S, (uint64_t)n)] : -1;
+}
+
+/* Is region r handed over for sure (no hand-back of it in flight)? */
+static bool reg_given(const hostile *h, int r) {
+  return r >= 0 && h->regs[r].given_to >= 0 && !h->regs[r].handing;
+}
+
 /* ---- region IDs and addresses to lie with ---- */
 
 /* An ID no region can have: REGION_NONE, or one in the middle the root never hands out. */
@@ -154,13 +204,86 @@ static rid_t unknown_rid(sim *S) {
   return pick(S, 2) ? REGION_NONE : 0x80000000u + (rid_t)pick(S, 1000);
 }
 
-/* A region of a well-behaved worker: a public one (*public: never freed), or a near-max ID
- * (which may be anybody's, or nobody's). */
-static rid_t foreign_rid(sim *S, bool *public) {
-  *public = S->npublic && pick(S, 3);
-  if (*public) return S->publics[pick(S, (uint64_t)S->npublic)];
-  const sim_config *c = S->cfg;
-  return (rid_t)(0xFFFFFFFEu - pick(S, (uint64_t)c->sched.boot_ids * 2 + 1)); /* near max */
+/* Does this worker know rid as one of its regions (in any state) or its public region? */
+static bool rid_known(const sim *S, const hostile *h, rid_t rid) {
+  for (int r = 0; r < h->nregs; r++)
+    if (h->regs[r].rid == rid) return true;
+  return h->pub >= 0 && S->publics[h->pub].rid == rid;
+}
+
+/* A near-max ID (the top of the ID space goes to the leaves: anybody's region, or nobody's)
+ * that none of its regions has; one in the middle nobody has when the draws keep hitting its
+ * own (never REGION_NONE, which a realloc reads as "stay"). It may still turn out its own: a
+ * region its RALLOC in flight makes. */
+static rid_t near_rid(sim *S, hostile *h) {
+  for (int t = 0; t < 4; t++) {
+    rid_t rid = (rid_t)(0xFFFFFFFEu - pick(S, (uint64_t)S->cfg->sched.boot_ids * 2 + 1));
+    if (!rid_known(S, h, rid)) return rid;
+  }
+  return 0x80000000u + (rid_t)pick(S, 1000);
+}
+
+/* Is near-max ID rid this worker's after all (made by a RALLOC that was in flight)? */
+static bool near_own(const sim *S, const hostile *h, rid_t rid) {
+  if (rid_known(S, h, rid)) return true;
+  for (int i = 0; i < h->npend; i++)
+    if (h->pend[i].kind == HK_RALLOC) return true; /* its answer may still be on its way */
+  return false;
+}
+
+/* A region another worker holds for sure: a public one of another worker (never freed nor
+ * handed over), or one this worker handed over (its receiver never learns of it); REGION_NONE
+ * when there is none. */
+static rid_t held_rid(sim *S, hostile *h) {
+  int given[MAX_REGS], n = 0;
+  for (int r = 0; r < h->nregs; r++)
+    if (reg_given(h, r)) given[n++] = r;
+  if (n && pick(S, 2)) return h->regs[given[pick(S, (uint64_t)n)]].rid;
+  int k = sim_public_other(S, h->rank, false);
+  if (k >= 0) return S->publics[k].rid;
+  return n ? h->regs[given[0]].rid : REGION_NONE;
+}
+
+/* An object another worker holds for sure (the start of one pinned in a public region of
+ * another worker, or of one handed over with its region), or 0. */
+static uintptr_t held_obj(sim *S, hostile *h) {
+  for (int t = 0; t < 4 && h->ngobjs && pick(S, 2); t++) {
+    hobj o = h->gobjs[pick(S, h->ngobjs)];
+    if (reg_given(h, o.reg)) return o.addr;
+  }
+  int k = sim_public_other(S, h->rank, true);
+  return k >= 0 ? S->publics[k].pinned : 0;
+}
+
+/* A region of another worker: held for sure (*held), or a near-max ID. */
+static rid_t other_rid(sim *S, hostile *h, bool *held) {
+  rid_t rid = pick(S, 3) ? held_rid(S, h) : REGION_NONE;
+  *held = rid != REGION_NONE;
+  return *held ? rid : near_rid(S, h);
+}
+
+/* A rank to hand over to that is a well-behaved worker; -1 when there is none. */
+static int wb_peer(sim *S) {
+  return S->cfg->workers ? sim_worker_rank(S, (int)pick(S, (uint64_t)S->cfg->workers)) : -1;
+}
+
+/* Another worker's rank (well-behaved or hostile): a peer a worker may name. */
+static int32_t valid_peer(sim *S, hostile *h) {
+  int32_t r;
+  do r = (int32_t)(S->cfg->schedulers + (int)pick(S, (uint64_t)(S->tree.nranks - S->cfg->schedulers)));
+  while (r == h->rank && S->tree.nranks - S->cfg->schedulers > 1);
+  return r;
+}
+
+/* A peer no worker may name: itself, a scheduler, no rank at all. */
+static int32_t bad_peer(sim *S, hostile *h) {
+  static const int32_t odd[] = {-1, INT32_MIN, INT32_MAX};
+  switch (pick(S, 4)) {
+    case 0: return h->rank;
+    case 1: return (int32_t)pick(S, (uint64_t)S->cfg->schedulers);
+    case 2: return S->tree.nranks + (int32_t)pick(S, 3);
+    default: return odd[pick(S, 3)];
+  }
 }
 
 /* An address no object starts at: off the slot alignment, outside the GAS, or at its end. */
@@ -177,7 +300,6 @@ static uintptr_t wild_addr(sim *S) {
       return base + pick(S, S->cfg->sched.gas_size >> AH_SLOT_ALIGN_SHIFT) * AH_SLOT_ALIGN + off;
   }
 }
-
 /* An address inside some live object (of this worker or a well-behaved one), not its start
  * (off the slot alignment, or a whole slot in when the object is this worker's). */
 static uintptr_t interior_addr(sim *S, hostile *h, bool *own) {
@@ -267,10 +389,11 @@ static void request(sim *S, hostile *h, pend p, const void *fixed, const uint64_
   size_t len = proto_build(buf, sizeof buf, p.type, p.req, h->rank, PROTO_NO_DEST, 0, -1, fixed,
                            tail, ntail);
   if (S->trace)
-    fprintf(stderr, "trace: hostile %d sends %s req %lu kind %d (word0 %#lx word1 %#lx)\n", h->rank,
-            proto_type_name(p.type), (unsigned long)p.req, p.kind,
+    fprintf(stderr, "trace: hostile %d sends %s req %lu kind %d (word0 %#lx word1 %#lx word2 %#lx)\n",
+            h->rank, proto_type_name(p.type), (unsigned long)p.req, p.kind,
             (unsigned long)*(const uint64_t *)fixed,
-            proto_fixed_size(p.type) >= 16 ? (unsigned long)((const uint64_t *)fixed)[1] : 0ul);
+            proto_fixed_size(p.type) >= 16 ? (unsigned long)((const uint64_t *)fixed)[1] : 0ul,
+            proto_fixed_size(p.type) >= 24 ? (unsigned long)((const uint64_t *)fixed)[2] : 0ul);
   if (judge(h, h->leaf, buf, len) != V_REPLY) abort(); /* the fuzzer's own bug */
   h->pend[h->npend++] = p;
   send_to(S, h, h->leaf, buf, len);
@@ -281,16 +404,29 @@ static pend mk(unsigned type, int kind, int expect, int err) {
   return (pend){.type = type, .kind = kind, .expect = expect, .err = err, .reg = -1};
 }
 
+/* What a request naming region rid of another worker must get, once its fields are good:
+ * EPERM for one held for sure; for a near-max ID, EPERM or ENOENT (or, should it turn out its
+ * own, anything). */
+static void expect_other(pend *p, rid_t rid, bool held) {
+  p->nonholder = true;
+  if (held) {
+    p->expect = EXP_ERRNO, p->err = EPERM;
+    return;
+  }
+  p->expect = EXP_SET, p->errs = B(EPERM) | B(ENOENT);
+  p->near = true, p->rid = rid;
+}
+
 /* Allocation requests: a region (own, root, another worker's, unknown) and sizes/counts. */
 static void hostile_alloc(sim *S, hostile *h) {
   int reg = -1;
   rid_t rid = REGION_ROOT;
-  bool safe = true, unknown = false, public = false;
+  bool safe = true, unknown = false, other = false, held = false;
   uint64_t r = pick(S, 10);
   if (r < 3 && (reg = live_reg(S, h)) >= 0)
     rid = h->regs[reg].rid, safe = h->regs[reg].safe;
   else if (r < 5)
-    rid = foreign_rid(S, &public), safe = false, reg = -2;
+    rid = other_rid(S, h, &held), other = true, safe = false, reg = -2;
   else if (r < 6)
     rid = unknown_rid(S), unknown = true, reg = -2;
   else
@@ -307,42 +443,57 @@ static void hostile_alloc(sim *S, hostile *h) {
     n = pick(S, 2) ? 0 : 2; /* ALLOC carries n = 1, nothing else */
   }
   if (pick(S, 32) == 0) size = 0;
-  /* what is certain, in the order the server checks: fields, region, space */
+  /* what is certain, in the order the server checks: fields, region, holder, space */
   if (size == 0 || n == 0 || (!batch && n != 1))
     p.expect = EXP_ERRNO, p.err = EINVAL;
   else if (batch && n > PROTO_MAX_TAIL)
     p.expect = EXP_ERRNO, p.err = E2BIG;
   else if (unknown)
     p.expect = EXP_ERRNO, p.err = ENOENT;
+  else if (other)
+    expect_other(&p, rid, held);
   else if (size > S->cfg->sched.gas_size / n)
     p.expect = EXP_FAIL;
   p.obj = (hobj){0, size, reg};
   p.n = n;
   p.safe = safe && reg >= -1;
-  p.sound = p.safe || public;
+  p.sound = p.safe;
   proto_alloc b = {.size = size, .rid = rid, .n = n};
   request(S, h, p, &b, NULL, 0);
 }
 
-static void hostile_free(sim *S, hostile *h) {
-  pend p = mk(MSG_FREE, HK_FREE, EXP_ERRNO, EINVAL);
+/* An address no object starts at (EINVAL; EPERM inside an object another worker holds). */
+static uintptr_t no_start(sim *S, hostile *h, pend *p) {
   bool own = false;
+  uintptr_t addr = pick(S, 2) ? interior_addr(S, h, &own) : wild_addr(S);
+  p->expect = EXP_SET, p->errs = B(EINVAL) | (own ? 0 : B(EPERM)), p->nonholder = !own;
+  return addr;
+}
+
+/* Free: an own object, one another worker holds (EPERM), an address no object starts at. */
+static void hostile_free(sim *S, hostile *h) {
+  pend p = mk(MSG_FREE, HK_FREE, EXP_OK, 0);
   uintptr_t addr;
-  if (h->nobjs && pick(S, 2)) {
+  uint64_t r = pick(S, 4);
+  if (h->nobjs && r < 2) {
     p.obj = take_obj(S, h, pick(S, h->nobjs));
     p.own = true;
-    p.expect = EXP_OK;
     addr = p.obj.addr;
+  } else if (r == 2 && (addr = held_obj(S, h))) {
+    p.expect = EXP_ERRNO, p.err = EPERM, p.nonholder = true;
   } else {
-    addr = pick(S, 2) ? interior_addr(S, h, &own) : wild_addr(S);
+    addr = no_start(S, h, &p);
   }
   proto_addr b = {.addr = addr};
   request(S, h, p, &b, NULL, 0);
 }
 
+/* Realloc of an own object (into its region, the root, another own region, or a region
+ * another worker holds: EPERM where the object lives, EXDEV elsewhere), of an object another
+ * worker holds (EPERM, checked before anything else), of an address no object starts at. */
 static void hostile_realloc(sim *S, hostile *h) {
   pend p = mk(MSG_REALLOC, HK_REALLOC, EXP_FAIL, 0);
-  bool own = false, public = false;
+  bool other = false, held = false;
   uint64_t size = pick(S, 3) == 0 ? huge_size(S) : fair_size(S);
   rid_t to = REGION_NONE;
   int reg = -3; /* the object's own region */
@@ -350,28 +501,34 @@ static void hostile_realloc(sim *S, hostile *h) {
   if (r == 0)
     to = REGION_ROOT, reg = -1;
   else if (r == 1)
-    to = foreign_rid(S, &public), reg = -2;
+    to = other_rid(S, h, &held), reg = -2, other = true;
   else if (r == 2 && (reg = live_reg(S, h)) >= 0)
     to = h->regs[reg].rid;
   else
     reg = -3;
   if (pick(S, 32) == 0) size = 0;
   uintptr_t addr;
-  if (h->nobjs && pick(S, 3)) {
+  uint64_t w = pick(S, 6);
+  if (h->nobjs && w < 4) {
     p.obj = take_obj(S, h, pick(S, h->nobjs));
     p.own = true;
     addr = p.obj.addr;
     p.expect = size > S->cfg->sched.gas_size ? EXP_FAIL : EXP_ANY;
+    if (other) {
+      p.expect = EXP_SET, p.errs = B(EXDEV) | B(EPERM), p.nonholder = true;
+      p.near = !held, p.rid = to;
+    }
     p.safe = reg == -3 || reg == -1 || (reg >= 0 && h->regs[reg].safe);
-    p.sound = p.safe || public;
-    if (reg != -3)
-      p.reg = reg; /* where it goes if it moves */
-    else
-      p.reg = p.obj.reg;
+    p.sound = p.safe;
+    p.reg = reg != -3 ? reg : p.obj.reg; /* where it goes if it moves */
+  } else if (w == 4 && (addr = held_obj(S, h))) {
+    p.expect = EXP_ERRNO, p.err = EPERM, p.nonholder = true;
   } else {
-    addr = pick(S, 2) ? interior_addr(S, h, &own) : wild_addr(S);
+    addr = no_start(S, h, &p);
+    if (to != REGION_NONE) p.errs |= B(EXDEV) | B(EPERM); /* a region elsewhere, or another's */
+    p.nonholder |= other;
   }
-  if (size == 0) p.expect = EXP_ERRNO, p.err = EINVAL;
+  if (size == 0) p.expect = EXP_ERRNO, p.err = EINVAL, p.near = false, p.nonholder = false;
   p.obj.size = p.own ? p.obj.size : size;
   p.n = size;
   proto_realloc b = {.addr = addr, .size = size, .rid = to};
@@ -397,10 +554,12 @@ static void hostile_query(sim *S, hostile *h) {
   request(S, h, p, &b, NULL, 0);
 }
 
+/* ralloc under an own region, the root, another worker's (EPERM once the level hint is good:
+ * the scheduler of the parent checks the hint first), an unknown one (ENOENT: routed first). */
 static void hostile_ralloc(sim *S, hostile *h) {
   static const int32_t hints[] = {-5, 99, INT32_MIN, INT32_MAX, -2, -1, 0, 1, 2};
   pend p = mk(MSG_RALLOC, HK_RALLOC, EXP_ANY, 0);
-  bool public;
+  bool other = false, held = false, unknown = false;
   int32_t hint = hints[pick(S, sizeof hints / sizeof *hints)];
   rid_t parent = REGION_ROOT;
   int reg = -1;
@@ -408,41 +567,50 @@ static void hostile_ralloc(sim *S, hostile *h) {
   if (r < 3 && (reg = live_reg(S, h)) >= 0)
     parent = h->regs[reg].rid;
   else if (r == 3)
-    parent = foreign_rid(S, &public), reg = -2;
+    parent = other_rid(S, h, &held), reg = -2, other = true;
   else if (r == 4)
-    parent = unknown_rid(S), reg = -2, p.expect = EXP_ERRNO, p.err = ENOENT;
+    parent = unknown_rid(S), reg = -2, unknown = true;
   else
     reg = -1;
-  if (hint < -1 || hint >= S->tree.levels) p.expect = EXP_FAIL;
   p.reg = reg;
   p.safe = reg == -1 || (reg >= 0 && h->regs[reg].safe);
-  if (h->nregs == MAX_REGS) { /* no room to remember another: make it fail for sure */
-    hint = 99;
+  if (h->nregs == MAX_REGS) hint = 99; /* no room to remember another: make it fail for sure */
+  bool bad_hint = hint < -1 || hint >= S->tree.levels;
+  if (unknown)
+    p.expect = EXP_ERRNO, p.err = ENOENT;
+  else if (other && bad_hint)
+    p.expect = EXP_SET, p.errs = B(EINVAL) | (held ? 0 : B(ENOENT)), p.near = !held, p.rid = parent;
+  else if (other)
+    expect_other(&p, parent, held);
+  else if (bad_hint)
     p.expect = EXP_FAIL;
-  }
   proto_ralloc b = {.parent = parent, .level_hint = hint};
   request(S, h, p, &b, NULL, 0);
 }
 
-/* rfree and pack: own regions, the root, unknown IDs (pack also other workers'). */
+/* rfree and pack: own regions, the root, regions another worker holds (EPERM; pack also
+ * near-max IDs), unknown IDs. */
 static void hostile_by_rid(sim *S, hostile *h, bool rfree) {
   pend p = mk(rfree ? MSG_RFREE : MSG_PACK, rfree ? HK_RFREE : HK_PACK, EXP_ANY, 0);
   int reg = pick(S, 2) ? live_reg(S, h) : -1;
-  rid_t rid;
+  rid_t rid = REGION_NONE;
+  bool held = false;
+  uint64_t r = pick(S, 3);
   if (reg >= 0 && rfree && !h->regs[reg].safe) /* under another worker's region: it may be */
     reg = -1; /* gone with it, and its ID another worker's now */
+  if (reg < 0 && r == 1) rid = rfree ? held_rid(S, h) : other_rid(S, h, &held);
+  held |= rfree;
   if (reg >= 0) {
     rid = h->regs[reg].rid;
     p.reg = reg;
     p.own = true;
     if (h->regs[reg].safe) p.expect = EXP_OK;
     if (rfree) kill_regs(S, h, reg); /* what the worker hands over is gone from now on */
-  } else if (pick(S, 3) == 0) {
+  } else if (r == 0) {
     rid = REGION_ROOT;
-    if (rfree) p.expect = EXP_FAIL; /* the root region is never freed */
-  } else if (!rfree && pick(S, 2)) {
-    bool public;
-    rid = foreign_rid(S, &public);
+    if (rfree) p.expect = EXP_ERRNO, p.err = EINVAL; /* the root region is never freed */
+  } else if (rid != REGION_NONE) {
+    expect_other(&p, rid, held);
   } else {
     rid = unknown_rid(S);
     p.expect = EXP_ERRNO, p.err = ENOENT;
@@ -451,31 +619,234 @@ static void hostile_by_rid(sim *S, hostile *h, bool rfree) {
   request(S, h, p, &b, NULL, 0);
 }
 
-static void hostile_packv(sim *S, hostile *h) {
+/* ---- PACKV: moves, hand-overs and hand-backs ---- */
+
+/* A region name for a PACKV: own (safe), another worker's (EPERM), near-max (at most one:
+ * EPERM or ENOENT), unknown (ENOENT); p->errs gathers what it may make the reply, *sure is set
+ * when the name cannot be this worker's. */
+static uint64_t packv_region(sim *S, hostile *h, pend *p, bool *sure) {
+  int reg;
+  rid_t rid;
+  switch (pick(S, 4)) {
+    case 0:
+      if ((reg = live_safe_reg(S, h)) >= 0) return h->regs[reg].rid;
+      /* fall through */
+    case 1:
+      if ((rid = held_rid(S, h)) != REGION_NONE) return *sure = true, p->errs |= B(EPERM), rid;
+      /* fall through */
+    case 2:
+      if (!p->near) return p->near = true, p->errs |= B(EPERM) | B(ENOENT), p->rid = near_rid(S, h);
+      /* fall through */
+    default: return *sure = true, p->errs |= B(ENOENT), unknown_rid(S);
+  }
+}
+
+/* An object name: an own object's start, another worker's (EPERM), no object's start (EINVAL;
+ * EPERM inside another worker's object). */
+static uint64_t packv_object(sim *S, hostile *h, pend *p, bool *sure) {
+  uintptr_t a;
+  bool own = false;
+  switch (pick(S, 4)) {
+    case 0:
+      if (h->nobjs) return h->objs[pick(S, h->nobjs)].addr;
+      /* fall through */
+    case 1:
+      if ((a = held_obj(S, h))) return *sure = true, p->errs |= B(EPERM), a;
+      /* fall through */
+    default:
+      a = pick(S, 2) ? interior_addr(S, h, &own) : wild_addr(S);
+      p->errs |= B(EINVAL) | (own ? 0 : B(EPERM));
+      *sure = true;
+      return a;
+  }
+}
+
+/* A PACKV of regions and objects (flags 0 or PACKV_NO_RANGES): only own names succeed; any
+ * other fails it with an errno one of them can draw (the parts answer in any order), unless
+ * the only other is a near-max ID that turns out its own. */
+static void packv_names(sim *S, hostile *h, uint32_t flags) {
   uint64_t tail[MAX_TAIL];
-  proto_packv b = {.nreg = (uint32_t)pick(S, 4), .nobj = (uint32_t)pick(S, 4)};
-  bool own, public;
-  for (uint32_t i = 0; i < b.nreg; i++)
-    tail[i] = pick(S, 2) ? foreign_rid(S, &public) : unknown_rid(S);
-  for (uint32_t i = 0; i < b.nobj; i++)
-    tail[b.nreg + i] = pick(S, 2) ? interior_addr(S, h, &own) : wild_addr(S);
-  pend p = mk(MSG_PACKV, HK_PACKV, EXP_ANY, 0);
-  if (b.nreg + b.nobj == 0) p.expect = EXP_ERRNO, p.err = EINVAL;
+  proto_packv b = {.nreg = (uint32_t)pick(S, 4)};
+  b.nobj = (uint32_t)pick(S, 4), b.flags = flags;
+  pend p = mk(MSG_PACKV, HK_PACKV, EXP_OK, 0);
+  bool sure = false;
+  p.flags = flags;
+  for (uint32_t i = 0; i < b.nreg; i++) tail[i] = packv_region(S, h, &p, &sure);
+  for (uint32_t i = 0; i < b.nobj; i++) tail[b.nreg + i] = packv_object(S, h, &p, &sure);
+  if (b.nreg + b.nobj == 0)
+    p.expect = EXP_ERRNO, p.err = EINVAL, p.near = false;
+  else if (p.errs)
+    p.expect = EXP_SET, p.nonholder = true, p.near = p.near && !sure;
   request(S, h, p, &b, tail, b.nreg + b.nobj);
 }
 
+/* A PACKV no worker may send (EINVAL): flags only schedulers set (PACKV_COMMIT,
+ * PACKV_SKIP_GONE), both hand flags, unknown ones, a hand-back naming objects; or a hand-over
+ * (hand-back) to itself, a scheduler, no rank. It names its own region, which would move. */
+static void packv_bad_ask(sim *S, hostile *h) {
+  static const uint32_t flags[] = {
+      PACKV_SKIP_GONE, PACKV_COMMIT, PACKV_COMMIT | PACKV_HANDOVER, PACKV_COMMIT | PACKV_HANDBACK,
+      PACKV_SKIP_GONE | PACKV_HANDOVER, PACKV_SKIP_GONE | PACKV_NO_RANGES,
+      PACKV_HANDOVER | PACKV_HANDBACK, PACKV_FLAGS + 1, PACKV_FLAGS};
+  int reg = live_safe_reg(S, h);
+  uint64_t tail[2] = {reg >= 0 ? h->regs[reg].rid : REGION_ROOT, 0};
+  proto_packv b = {.nreg = 1, .peer = valid_peer(S, h)};
+  uint64_t r = pick(S, 5);
+  if (r < 2) {
+    b.flags = flags[pick(S, sizeof flags / sizeof *flags)];
+  } else if (r < 4) {
+    b.flags = (r == 2 ? PACKV_HANDOVER : PACKV_HANDBACK) | (pick(S, 2) ? PACKV_NO_RANGES : 0);
+    b.peer = bad_peer(S, h);
+  } else { /* a hand-back names regions only */
+    b.flags = PACKV_HANDBACK, b.nobj = 1;
+    tail[1] = h->nobjs ? h->objs[pick(S, h->nobjs)].addr : wild_addr(S);
+  }
+  pend p = mk(MSG_PACKV, HK_PACKV, EXP_ERRNO, EINVAL);
+  p.badmove = true, p.flags = b.flags;
+  request(S, h, p, &b, tail, b.nreg + b.nobj);
+}
+
+/* A valid peer other than rank `not`, or -1 when there is none. */
+static int32_t valid_peer_but(sim *S, hostile *h, int not) {
+  for (int t = 0; t < 8; t++) {
+    int32_t r = valid_peer(S, h);
+    if (r != not && r != h->rank) return r;
+  }
+  return -1;
+}
+
+/* The index of region rid among those it handed over for sure, or -1. */
+static int given_index(const hostile *h, uint64_t rid) {
+  for (int g = 0; g < h->nregs; g++)
+    if (h->regs[g].rid == rid && reg_given(h, g)) return g;
+  return -1;
+}
+
+/* A hand-over or hand-back of what it may not move (EPERM): the root region; a region another
+ * worker holds; its own region with an object another worker holds (nothing moves: the first
+ * round fails); a hand-back of its own region, of the root, of another's region, or of one it
+ * handed over, from a peer it did not hand it to. */
+static void packv_not_held(sim *S, hostile *h) {
+  int reg = live_safe_reg(S, h);
+  rid_t held = held_rid(S, h);
+  uintptr_t obj = held_obj(S, h);
+  uint64_t tail[2] = {REGION_ROOT, 0};
+  proto_packv b = {.nreg = 1, .flags = PACKV_HANDOVER, .peer = valid_peer(S, h)};
+  uint64_t r = pick(S, 5);
+  if (r == 1 && held != REGION_NONE) {
+    tail[0] = held;
+  } else if (r == 2 && reg >= 0 && obj) {
+    tail[0] = h->regs[reg].rid, tail[1] = obj, b.nobj = 1;
+  } else if (r >= 3) {
+    b.flags = PACKV_HANDBACK;
+    if (r == 3 && reg >= 0) tail[0] = h->regs[reg].rid;
+    else if (held != REGION_NONE) tail[0] = held;
+    int g = given_index(h, tail[0]);
+    if (g >= 0 && (b.peer = valid_peer_but(S, h, h->regs[g].given_to)) < 0)
+      tail[0] = REGION_ROOT, b.peer = valid_peer(S, h);
+  }
+  if (pick(S, 2)) b.flags |= PACKV_NO_RANGES;
+  pend p = mk(MSG_PACKV, HK_PACKV, EXP_ERRNO, EPERM);
+  p.nonholder = true, p.flags = b.flags;
+  if (b.peer == h->rank) p.err = EINVAL, p.nonholder = false, p.badmove = true; /* alone */
+  request(S, h, p, &b, tail, b.nreg + b.nobj);
+}
+
+/* A top region (its parent: the root) of its own, alive (back: one it handed over for sure);
+ * -1 when there is none. */
+static int pick_top(sim *S, hostile *h, bool back) {
+  int idx[MAX_REGS], n = 0;
+  for (int r = 0; r < h->nregs; r++)
+    if (h->regs[r].parent == -1 && (back ? reg_given(h, r) : h->regs[r].alive)) idx[n++] = r;
+  return n ? idx[pick(S, (uint64_t)n)] : -1;
+}
+
+/* A hand-over of top (to peer) or a hand-back of it is sent: its subtree is neither its own
+ * nor handed over for sure until the reply; a hand-over's objects go to gobjs. */
+static void hand_start(hostile *h, int top, bool back, int peer) {
+  for (int r = 0; r < h->nregs; r++) {
+    hreg *g = &h->regs[r];
+    if (!reg_in(h, r, top) || !(back ? reg_given(h, r) : g->alive)) continue;
+    g->alive = false;
+    g->handing = true;
+    g->given_to = back ? g->given_to : peer;
+  }
+  for (size_t i = 0; !back && i < h->nobjs;) {
+    if (h->objs[i].reg < 0 || !h->regs[h->objs[i].reg].handing) {
+      i++;
+      continue;
+    }
+    push_hobj(&h->gobjs, &h->ngobjs, &h->gobjcap, h->objs[i]); /* still live: in hlive */
+    h->objs[i] = h->objs[--h->nobjs];
+  }
+}
+
+/* Its reply: the subtree (with its objects) is its own (a hand-back, or a hand-over that
+ * failed) or handed over for sure. */
+static void hand_end(hostile *h, int top, bool own) {
+  for (int r = 0; r < h->nregs; r++) {
+    hreg *g = &h->regs[r];
+    if (!reg_in(h, r, top) || !g->handing) continue;
+    g->handing = false;
+    g->alive = own;
+    g->given_to = own ? -1 : g->given_to;
+  }
+  for (size_t i = 0; own && i < h->ngobjs;) {
+    if (!h->regs[h->gobjs[i].reg].alive) {
+      i++;
+      continue;
+    }
+    push_hobj(&h->objs, &h->nobjs, &h->objcap, h->gobjs[i]); /* in hlive all along */
+    h->gobjs[i] = h->gobjs[--h->ngobjs];
+  }
+}
+
+/* A hand-over of one of its top regions (with up to two of its objects named) to a
+ * well-behaved worker, which never learns of it and so never acts on it, or a hand-back of
+ * one it handed over: both must succeed. Sent only with nothing else in flight, so that no
+ * request of its own races with the commit. False when there is nothing to hand. */
+static bool hand_own(sim *S, hostile *h, bool back) {
+  int top = S->cfg->workers && h->npend == 0 ? pick_top(S, h, back) : -1;
+  if (top < 0) return false;
+  uint64_t tail[3] = {h->regs[top].rid};
+  proto_packv b = {.nreg = 1, .flags = back ? PACKV_HANDBACK : PACKV_HANDOVER};
+  b.peer = back ? h->regs[top].given_to : wb_peer(S);
+  if (pick(S, 2)) b.flags |= PACKV_NO_RANGES;
+  size_t first = h->ngobjs;
+  hand_start(h, top, back, b.peer);
+  for (size_t k = 0; !back && k < 2 && h->ngobjs > first; k++)
+    if (pick(S, 2)) tail[1 + b.nobj++] = h->gobjs[first + pick(S, h->ngobjs - first)].addr;
+  pend p = mk(MSG_PACKV, back ? HK_HANDBACK : HK_HANDOVER, EXP_OK, 0);
+  p.reg = top, p.flags = b.flags;
+  request(S, h, p, &b, tail, b.nreg + b.nobj);
+  return true;
+}
+
+static void hostile_packv(sim *S, hostile *h) {
+  uint64_t r = pick(S, 10);
+  if (r < 2 && hand_own(S, h, r == 1)) return;
+  if (r < 2 && h->npend) h->drain = 1 + (int)r; /* once nothing else is in flight */
+  if (r == 2) packv_bad_ask(S, h);
+  else if (r == 3) packv_not_held(S, h);
+  else packv_names(S, h, pick(S, 3) ? 0 : PACKV_NO_RANGES);
+}
+
+/* Lease slabs in its own region, the root, or a region another worker holds (EPERM). */
 static void hostile_lease(sim *S, hostile *h) {
   static const uint64_t sizes[] = {0, 64, 100, 4096, 4097, 1 << 20};
   pend p = mk(MSG_LEASE, HK_LEASE, EXP_ANY, 0);
   proto_lease b = {.size = sizes[pick(S, 6)], .rid = REGION_ROOT, .want = 1 + (uint32_t)pick(S, 4)};
   b.min = 1 + (uint32_t)pick(S, b.want);
-  int reg = pick(S, 2) ? live_reg(S, h) : -1;
+  uint64_t r = pick(S, 4);
+  int reg = r < 2 ? live_reg(S, h) : -1;
   if (reg >= 0) b.rid = h->regs[reg].rid;
+  if (r == 2 && (b.rid = held_rid(S, h)) != REGION_NONE) expect_other(&p, b.rid, true);
+  else if (r == 2) b.rid = REGION_ROOT;
   if (pick(S, 8) == 0) b.want = pick(S, 2) ? PROTO_LEASE_MAX + 1 : 0;
   if (pick(S, 8) == 0) b.min = b.want + 1;
   if (b.size == 0 || b.size > AH_SLAB_SIZE || b.min < 1 || b.want < b.min ||
       b.want > PROTO_LEASE_MAX)
-    p.expect = EXP_ERRNO, p.err = EINVAL;
+    p.expect = EXP_ERRNO, p.err = EINVAL, p.nonholder = false;
   p.slot = (uint32_t)ah_round_up(b.size, AH_SLOT_ALIGN);
   p.n = b.want;
   request(S, h, p, &b, NULL, 0);
@@ -600,19 +971,19 @@ static bool send_one(sim *S, hostile *h) {
   uint64_t r = pick(S, 100);
   if (r < 20)
     hostile_garbage(S, h);
-  else if (r < 40)
+  else if (r < 37)
     hostile_alloc(S, h);
-  else if (r < 50)
+  else if (r < 47)
     hostile_free(S, h);
-  else if (r < 58)
+  else if (r < 55)
     hostile_realloc(S, h);
-  else if (r < 66)
+  else if (r < 63)
     hostile_query(S, h);
-  else if (r < 74)
+  else if (r < 71)
     hostile_ralloc(S, h);
-  else if (r < 79)
+  else if (r < 76)
     hostile_by_rid(S, h, true);
-  else if (r < 83)
+  else if (r < 80)
     hostile_by_rid(S, h, false);
   else if (r < 87)
     hostile_packv(S, h);
@@ -644,8 +1015,33 @@ static void return_leases(sim *S, hostile *h) {
   request(S, h, mk(MSG_UNLEASE, HK_UNLEASE, EXP_OK, 0), &b, tail, 2 * n);
 }
 
-/* Send until a reply is awaited (now and then several are), or the worker is done. */
+/* First its public region, then an object pinned in it (sim_internal.h), one at a time and
+ * before anything else. True while they are under way. */
+static bool setup_step(sim *S, hostile *h) {
+  if (h->setup >= 2 || h->ops_left <= 0) return false;
+  if (h->npend) return true;
+  h->ops_left--;
+  if (h->setup == 0) {
+    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = (int32_t)pick(S, (uint64_t)S->tree.levels)};
+    request(S, h, mk(MSG_RALLOC, HK_PUBLIC, EXP_OK, 0), &b, NULL, 0);
+  } else {
+    proto_alloc b = {.size = 64, .rid = S->publics[h->pub].rid, .n = 1};
+    request(S, h, mk(MSG_ALLOC, HK_PIN, EXP_OK, 0), &b, NULL, 0);
+  }
+  return true;
+}
+
+/* Send until a reply is awaited (now and then several are), or the worker is done. A hand-over
+ * (hand-back) waiting for the replies to come back first is sent then, and alone. */
 static void step(sim *S, hostile *h) {
+  if (!h->done && setup_step(S, h)) return;
+  if (h->drain && h->npend) return;
+  if (h->drain && h->ops_left > 0 && hand_own(S, h, h->drain == 2)) {
+    h->drain = 0;
+    h->ops_left--;
+    return;
+  }
+  h->drain = 0;
   while (!h->done && h->ops_left > 0 && h->npend < MAX_PENDING) {
     h->ops_left--;
     if (send_one(S, h) && (h->npend == MAX_PENDING || pick(S, 4))) break;
@@ -673,6 +1069,7 @@ int hostile_setup(sim *S) {
     h->index = -1 - S->role[rank];
     h->ops_left = S->cfg->hostile_ops;
     h->leases_slabs = h->index % 2 == 0;
+    h->pub = -1;
   }
   return 0;
 }
@@ -682,6 +1079,7 @@ void hostile_start(sim *S, int k) { step(S, &S->hostiles[k]); }
 void hostile_teardown(sim *S) {
   for (int k = 0; S->hostiles && k < S->cfg->hostile; k++) {
     free(S->hostiles[k].objs);
+    free(S->hostiles[k].gobjs);
     free(S->hostiles[k].leases);
   }
   free(S->hostiles);
@@ -707,8 +1105,10 @@ void hostile_finalize(sim *S, int k) {
 
 /* ---- replies ---- */
 static const char *kind_name(int kind) {
-  static const char *const names[] = {"alloc", "free", "realloc", "query", "ralloc",
-                                      "rfree", "pack", "packv",   "lease", "unlease"};
+  static const char *const names[] = {"alloc",   "free",  "realloc",  "query",
+                                      "ralloc",  "rfree", "pack",     "packv",
+                                      "lease",   "unlease", "hand-over", "hand-back",
+                                      "ralloc of its public region", "alloc of its pinned object"};
   return names[kind];
 }
 
@@ -719,13 +1119,24 @@ static void wrong(sim *S, hostile *h, const pend *p, const char *what, int st) {
 
 static bool status_ok(sim *S, hostile *h, const pend *p, int st) {
   if (st < 0 || st > 4095) return wrong(S, h, p, "not an errno", st), false;
+  if (p->near && near_own(S, h, p->rid)) return true; /* its own after all: anything goes */
   if (p->expect == EXP_OK && st != 0) return wrong(S, h, p, "expected success", st), false;
   if (p->expect == EXP_FAIL && st == 0) return wrong(S, h, p, "expected an error", st), false;
   if (p->expect == EXP_ERRNO && st != p->err) {
-    char what[64];
-    snprintf(what, sizeof what, "expected errno %d", p->err);
+    char what[96];
+    snprintf(what, sizeof what, "expected errno %d%s", p->err,
+             st == 0 && p->nonholder ? " (a request of a worker that does not hold it)" : "");
     return wrong(S, h, p, what, st), false;
   }
+  if (p->expect == EXP_SET && st == 0)
+    return wrong(S, h, p, "accepted, though it names what this worker does not hold", st), false;
+  if (p->expect == EXP_SET && (st >= 32 || !(p->errs >> st & 1))) {
+    char what[64];
+    snprintf(what, sizeof what, "expected an errno of the set %#x", p->errs);
+    return wrong(S, h, p, what, st), false;
+  }
+  if (p->nonholder && st == EPERM) S->res->nonholder_refused++;
+  if (p->badmove && st == EINVAL) S->res->bad_moves_refused++;
   return true;
 }
 
@@ -778,7 +1189,7 @@ static void on_ralloc(sim *S, hostile *h, const pend *p, const proto_msg *m, int
   }
   if (h->nregs < MAX_REGS) /* born dead when its parent was freed meanwhile */
     h->regs[h->nregs++] = (hreg){(rid_t)m->tail[0], p->reg < -1 ? -2 : p->reg,
-                                 p->reg < -1 || reg_alive(h, p->reg), p->safe};
+                                 p->reg < -1 || reg_alive(h, p->reg), p->safe, -1, false};
 }
 
 static void on_lease(sim *S, hostile *h, const pend *p, const proto_msg *m, int st) {
@@ -803,11 +1214,52 @@ static void on_lease(sim *S, hostile *h, const pend *p, const proto_msg *m, int 
   }
 }
 
+/* A PACKV's ranges: none when it asked for none; else pairs, sorted and coalesced, covering
+ * what it names of its own (a hand-over: every object of the subtree, named or not). */
+static void on_ranges(sim *S, hostile *h, const pend *p, const proto_msg *m) {
+  const uint64_t *t = m->tail;
+  if ((p->flags & PACKV_NO_RANGES) ? m->ntail != 0 : m->ntail % 2 != 0) {
+    wrong(S, h, p, "ranges of the wrong shape", 0);
+    return;
+  }
+  for (uint32_t j = 2; j + 1 < m->ntail; j += 2)
+    if (t[j] <= t[j - 2] + t[j - 1]) wrong(S, h, p, "ranges not sorted and coalesced", 0);
+  for (size_t i = 0; p->kind == HK_HANDOVER && m->ntail && i < h->ngobjs; i++) {
+    hobj o = h->gobjs[i];
+    bool covered = false;
+    for (uint32_t j = 0; j + 1 < m->ntail && !covered; j += 2)
+      covered = o.addr >= t[j] && o.addr + o.size <= t[j] + t[j + 1];
+    if (!covered && reg_in(h, o.reg, p->reg)) wrong(S, h, p, "ranges that miss an object", 0);
+  }
+}
+
+/* Its public region and the object pinned in it: without them it goes on all the same. */
+static void on_setup(sim *S, hostile *h, const pend *p, const proto_msg *m, int st) {
+  h->setup = 2;
+  if (st || m->ntail != 1) return;
+  if (p->kind == HK_PUBLIC) {
+    S->publics[S->npublic] = (sim_public){(rid_t)m->tail[0], h->rank, 0};
+    h->pub = S->npublic++;
+    h->setup = 1;
+  } else if (sim_place_ok(S, m->tail[0], AH_SLOT_ALIGN, "hostile worker", true)) {
+    S->publics[h->pub].pinned = m->tail[0];
+    hlive_add(S, m->tail[0], AH_SLOT_ALIGN);
+  }
+}
+
 static void on_reply(sim *S, hostile *h, const pend *p, const proto_msg *m) {
   int st = m->h->status;
   S->res->hostile_replies++;
   if (m->h->origin != h->rank) wrong(S, h, p, "reply names another origin", st);
   bool ok = status_ok(S, h, p, st);
+  if (p->kind == HK_PUBLIC || p->kind == HK_PIN) {
+    on_setup(S, h, p, m, st);
+    return;
+  }
+  if (p->kind == HK_HANDOVER || p->kind == HK_HANDBACK) {
+    hand_end(h, p->reg, (p->kind == HK_HANDBACK) == (st == 0));
+    if (st == 0) S->res->handovers += p->kind == HK_HANDOVER, S->res->handbacks += p->kind == HK_HANDBACK;
+  }
   if (!ok && p->kind != HK_REALLOC) return;
   switch (p->kind) {
     case HK_ALLOC:
@@ -817,6 +1269,9 @@ static void on_reply(sim *S, hostile *h, const pend *p, const proto_msg *m) {
     case HK_QUERY: on_query(S, h, p, m, st); break;
     case HK_RALLOC: on_ralloc(S, h, p, m, st); break;
     case HK_LEASE: on_lease(S, h, p, m, st); break;
+    case HK_PACKV: case HK_HANDOVER: case HK_HANDBACK:
+      if (!st) on_ranges(S, h, p, m);
+      break;
     case HK_UNLEASE:
       if (!st && (m->ntail != 1 || m->tail[0] != 0))
         wrong(S, h, p, "dropped slots of an empty slab", st);
@@ -847,8 +1302,8 @@ void hostile_on_message(sim *S, int k, const unsigned char *data, size_t len) {
   pend p = h->pend[i];
   h->pend[i] = h->pend[--h->npend];
   if (S->trace)
-    fprintf(stderr, "trace: hostile %d req %lu status %d n %u\n", h->rank, (unsigned long)p.req,
-            m.h->status, m.ntail);
+    fprintf(stderr, "trace: hostile %d req %lu status %d tail[0] %#lx n %u\n", h->rank,
+            (unsigned long)p.req, m.h->status, m.ntail ? (unsigned long)m.tail[0] : 0ul, m.ntail);
   on_reply(S, h, &p, &m);
   step(S, h);
 }
@@ -867,4 +1322,13 @@ bool hostile_on_quiet(sim *S) {
     step(S, h);
   }
   return S->nactive > 0;
+}
+
+bool hostile_gave(const sim *S, rid_t rid, int rank) {
+  for (int k = 0; S->hostiles && k < S->cfg->hostile; k++) {
+    const hostile *h = &S->hostiles[k];
+    for (int r = 0; r < h->nregs; r++)
+      if (h->regs[r].rid == rid && h->regs[r].given_to == rank) return true;
+  }
+  return false;
 }

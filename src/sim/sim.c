@@ -1,4 +1,12 @@
 /* sim.c: the simulator: channels, the delivery loop, simulated workers and their checks.
+ * Well-behaved workers follow the hand-over rule: they act only on regions they hold (their
+ * own, the root region, and those handed to them). Each first makes a public region with an
+ * object pinned in it (never freed, never handed over), then sends random traffic, and hands
+ * whole top regions (with descendants and objects, leases flushed first) to other workers by
+ * PACKV_HANDOVER; the receiver takes them over in its books when the giver's reply comes back
+ * (the scheduler commits before it replies), and its rallocs under them are placed by load
+ * when they live on another branch. Now and then a worker asks of a region (or object) another
+ * worker holds, which must be refused (EPERM; ENOENT or success only where a race allows it).
  * Main entry: sim_run. Hostile workers (the fuzzer) live in hostile.c. */
 #include "sim/sim_internal.h"
 
@@ -84,22 +92,46 @@ static void fail(sim *S, const char *fmt, ...) {
 
 /* ---- simulated workers ---- */
 typedef struct { uintptr_t addr; size_t size; rid_t rid; } sobj;
-typedef struct { rid_t rid, parent; bool alive; } sreg;
+/* serial: unique over the run (IDs are reused after rfree), to tell a region from a later one
+ * with its ID */
+typedef struct { rid_t rid, parent; bool alive; uint64_t serial; } sreg;
 /* A slab leased to a worker (its allocation cache): the whole slab is the worker's. */
 typedef struct { uintptr_t addr; uint32_t slot; rid_t rid; int32_t sched; } slease;
+typedef struct { rid_t rid; uint64_t serial; } sgave;
 
 enum wop { OP_RALLOC, OP_ALLOC, OP_BALLOC, OP_FREE, OP_REALLOC, OP_QUERY, OP_PACK, OP_RFREE,
-           OP_BAD_FREE, OP_BAD_REGION, OP_LEASE, OP_UNLEASE, OP_NONE };
+           OP_BAD_FREE, OP_BAD_REGION, OP_LEASE, OP_UNLEASE, OP_PUBLIC, OP_PIN, OP_HANDOVER,
+           OP_FOREIGN, OP_NONE };
+
+/* OP_FOREIGN: what a worker asks of a region (F_FREE, F_REALLOC: an object) it does not hold. */
+enum fkind { F_ALLOC, F_BALLOC, F_RALLOC, F_LEASE, F_RFREE, F_PACK, F_HANDOVER, F_FREE,
+             F_REALLOC, F_KINDS };
+static const char *const fkind_names[F_KINDS] = {"alloc", "balloc", "ralloc", "lease", "rfree",
+                                                 "pack", "hand-over", "free", "realloc"};
+
+#define MAX_NAMED 2 /* objects a hand-over names besides its region */
+#define GAVE_KEEP 8 /* regions a worker remembers having handed over */
 
 struct sim_worker {
-  int rank, leaf, ops_left;
+  int rank, leaf, index, ops_left;
   uint64_t req;
   enum wop op;        /* in flight */
   size_t arg_index;   /* object or region index the op is about */
   size_t size, n;
   rid_t rid;      /* region the op is about (for realloc: the object's region) */
-  rid_t public_rid;  /* a region other workers may create sub-regions under (never freed) */
-  bool making_public;
+  int public_index;   /* its public region in S->publics (-1: not made yet) */
+  bool pinned;        /* the object pinned in it is made */
+  /* OP_HANDOVER: the receiver (a well-behaved index), the PACKV flags, the objects named */
+  int peer;
+  uint32_t flags;
+  sobj named[MAX_NAMED];
+  size_t nnamed;
+  /* OP_FOREIGN: the request, and the region's serial (0: a public region, refused for sure) */
+  enum fkind fkind;
+  uint64_t serial;
+  sgave gave[GAVE_KEEP]; /* the last regions it handed over (ngave counts them all) */
+  rid_t got;             /* the last top region handed to it (REGION_ROOT: none) */
+  size_t ngave;
   sobj *objs;
   size_t nobjs, objcap;
   sreg *regs;
@@ -154,6 +186,107 @@ static void shadow_add(sim *S, uintptr_t addr, size_t size) {
 }
 static void shadow_del(sim *S, uintptr_t addr) { trie_delete(&S->live, live_key(addr), NULL); }
 
+/* ---- a worker's books: objects and regions ---- */
+static void push_obj(sim_worker *w, sobj o) {
+  if (w->nobjs == w->objcap) {
+    w->objcap = w->objcap ? 2 * w->objcap : 64;
+    w->objs = realloc(w->objs, w->objcap * sizeof *w->objs);
+    if (!w->objs) abort(); /* the simulator itself out of memory */
+  }
+  w->objs[w->nobjs++] = o;
+}
+
+static void push_reg(sim_worker *w, sreg r) {
+  if (w->nregs == w->regcap) {
+    w->regcap = w->regcap ? 2 * w->regcap : 16;
+    w->regs = realloc(w->regs, w->regcap * sizeof *w->regs);
+    if (!w->regs) abort();
+  }
+  w->regs[w->nregs++] = r;
+}
+
+static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t rid) {
+  push_obj(w, (sobj){addr, size, rid});
+  shadow_add(S, addr, sim_extent(size));
+}
+
+static void add_reg(sim *S, sim_worker *w, rid_t rid, rid_t parent) {
+  push_reg(w, (sreg){rid, parent, true, ++S->serials});
+}
+
+static void drop_obj(sim *S, sim_worker *w, size_t i) {
+  shadow_del(S, w->objs[i].addr);
+  w->objs[i] = w->objs[--w->nobjs];
+}
+
+static size_t live_regions(const sim_worker *w, size_t *idx, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < w->nregs && n < cap; i++)
+    if (w->regs[i].alive) idx[n++] = i;
+  return n;
+}
+
+/* Is region rid alive among this worker's regions (the root region always is)? */
+static bool reg_alive(const sim_worker *w, rid_t rid) {
+  if (rid == REGION_ROOT) return true;
+  for (size_t i = 0; i < w->nregs; i++)
+    if (w->regs[i].alive && w->regs[i].rid == rid) return true;
+  return false;
+}
+
+/* Is region rid (of this worker) top or below top? */
+static bool reg_within(const sim_worker *w, rid_t rid, rid_t top) {
+  for (int guard = 0; guard < 1000; guard++) {
+    if (rid == top) return true;
+    size_t i = 0; /* IDs are reused after rfree: only live entries count */
+    while (i < w->nregs && !(w->regs[i].alive && w->regs[i].rid == rid)) i++;
+    if (i == w->nregs) return false;
+    rid = w->regs[i].parent;
+  }
+  return false;
+}
+
+/* The well-behaved worker whose books hold the region with this serial alive, or NULL (it was
+ * freed: books mark a region dead when its RFREE is sent, before the scheduler frees it). */
+static const sim_worker *serial_holder(const sim *S, uint64_t serial) {
+  for (int i = 0; i < S->cfg->workers; i++) {
+    const sim_worker *x = &S->workers[i];
+    for (size_t j = 0; j < x->nregs; j++)
+      if (x->regs[j].alive && x->regs[j].serial == serial) return x;
+  }
+  return NULL;
+}
+
+/* Does w hold region rid now, or is it on its way to w (in a hand-over to w whose reply has not
+ * come back: the scheduler may have committed it)? */
+static bool rid_coming(const sim *S, const sim_worker *w, rid_t rid) {
+  if (reg_alive(w, rid)) return true;
+  for (int i = 0; i < S->cfg->workers; i++) {
+    const sim_worker *x = &S->workers[i];
+    if (x->op == OP_HANDOVER && x->peer == w->index && reg_alive(x, rid) &&
+        reg_within(x, rid, x->regs[x->arg_index].rid))
+      return true;
+  }
+  return false;
+}
+
+/* Another well-behaved worker (there are at least two). */
+static int other_worker(sim *S, const sim_worker *w) {
+  int j = (int)(rnd(&S->rng) % (uint64_t)(S->cfg->workers - 1));
+  return j >= w->index ? j + 1 : j;
+}
+
+int sim_worker_rank(const sim *S, int i) { return S->workers[i].rank; }
+
+int sim_public_other(sim *S, int rank, bool pinned) {
+  for (int t = 0; t < 8 && S->npublic; t++) {
+    int k = (int)(rnd(&S->rng) % (uint64_t)S->npublic);
+    if (S->publics[k].holder != rank && (!pinned || S->publics[k].pinned)) return k;
+  }
+  return -1;
+}
+
+/* ---- requests ---- */
 static void send_req_tail(sim *S, sim_worker *w, unsigned type, const void *fixed,
                           const uint64_t *tail, uint32_t ntail) {
   unsigned char small[sizeof(proto_header) + PROTO_MAX_FIXED], *buf = small;
@@ -175,13 +308,6 @@ static void send_req(sim *S, sim_worker *w, unsigned type, const void *fixed) {
   send_req_tail(S, w, type, fixed, NULL, 0);
 }
 
-static size_t live_regions(const sim_worker *w, size_t *idx, size_t cap) {
-  size_t n = 0;
-  for (size_t i = 0; i < w->nregs && n < cap; i++)
-    if (w->regs[i].alive) idx[n++] = i;
-  return n;
-}
-
 /* A region of this worker (or the root region) to allocate in. */
 static rid_t pick_region(sim *S, sim_worker *w) {
   size_t idx[64], n = live_regions(w, idx, 64);
@@ -189,117 +315,117 @@ static rid_t pick_region(sim *S, sim_worker *w) {
   return w->regs[idx[rnd(&S->rng) % n]].rid;
 }
 
-static void drop_obj(sim *S, sim_worker *w, size_t i);
-static void start_lease(sim *S, sim_worker *w);
-static void start_unlease(sim *S, sim_worker *w);
-static void rfree_shadow(sim *S, sim_worker *w, rid_t top);
-
 /* A level the tree has (up to 3), or -1 (the default: a leaf) when allowed. */
 static int level_hint(sim *S, bool or_default) {
   uint64_t levels = S->tree.levels < 3 ? (uint64_t)S->tree.levels : 3;
   return or_default ? (int)(rnd(&S->rng) % (levels + 1)) - 1 : (int)(rnd(&S->rng) % levels);
 }
 
+/* First a public region, then an object pinned in it: neither is ever freed nor handed over;
+ * other workers ask about them, to be refused. False once both are made. */
+static bool start_setup(sim *S, sim_worker *w) {
+  if (w->public_index < 0) {
+    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = level_hint(S, false)};
+    w->op = OP_PUBLIC;
+    send_req(S, w, MSG_RALLOC, &b);
+    return true;
+  }
+  if (w->pinned) return false;
+  proto_alloc b = {.size = 64, .rid = S->publics[w->public_index].rid, .n = 1};
+  w->op = OP_PIN;
+  send_req(S, w, MSG_ALLOC, &b);
+  return true;
+}
+
+/* ... under one of its regions or the root, half the time under the last region handed to it
+ * while it lives: that one's scheduler may be on another branch, then placement goes by load. */
+static void start_ralloc(sim *S, sim_worker *w) {
+  bool got = w->got != REGION_ROOT && reg_alive(w, w->got) && rnd(&S->rng) % 2;
+  proto_ralloc b = {.parent = got ? w->got : pick_region(S, w)};
+  b.level_hint = level_hint(S, true);
+  w->op = OP_RALLOC;
+  w->rid = b.parent;
+  send_req(S, w, MSG_RALLOC, &b);
+}
+
+static void start_alloc(sim *S, sim_worker *w, bool batch) {
+  static const size_t sizes[] = {8, 64, 100, 192, 256, 1000, 4096, 9000};
+  proto_alloc b = {.size = batch ? 256 : sizes[rnd(&S->rng) % 8], .n = 1};
+  b.rid = pick_region(S, w);
+  if (batch) b.n = 1 + (uint32_t)(rnd(&S->rng) % 8);
+  w->op = batch ? OP_BALLOC : OP_ALLOC;
+  w->size = b.size;
+  w->n = b.n;
+  w->rid = b.rid;
+  send_req(S, w, batch ? MSG_BALLOC : MSG_ALLOC, &b);
+}
+
 /* What a worker hands over when it sends a request is no longer its own, from that moment:
  * the scheduler may give the memory to someone else before the reply comes back. */
-static void start_op(sim *S, sim_worker *w) {
-  uint64_t r = rnd(&S->rng) % 100;
-  size_t idx[64], nreg = live_regions(w, idx, 64);
-  w->op = OP_NONE;
-  if (!w->public_rid && !w->making_public) { /* first: a region the others can build under */
-    proto_ralloc b = {.parent = REGION_ROOT, .level_hint = level_hint(S, false)};
-    w->op = OP_RALLOC;
-    w->making_public = true;
-    w->rid = REGION_ROOT;
-    send_req(S, w, MSG_RALLOC, &b);
-    return;
-  }
-  if (rnd(&S->rng) % 8 == 0) { /* the allocation cache's traffic */
-    if (w->nleases && rnd(&S->rng) % 2) start_unlease(S, w);
-    else if (w->nleases < 160) start_lease(S, w);
-    if (w->op != OP_NONE) return;
-  }
-  if (r < 14 && nreg < 12) {
-    /* under one of my regions, or (a third of the time) under any worker's public region: its
-     * scheduler may be on another branch, so placement goes by load there */
-    rid_t parent = S->npublic && rnd(&S->rng) % 3 == 0 ? S->publics[rnd(&S->rng) % (uint64_t)S->npublic]
-                                                       : pick_region(S, w);
-    proto_ralloc b = {.parent = parent, .level_hint = level_hint(S, true)};
-    w->op = OP_RALLOC;
-    w->rid = b.parent;
-    send_req(S, w, MSG_RALLOC, &b);
-  } else if (r < 45) {
-    static const size_t sizes[] = {8, 64, 100, 192, 256, 1000, 4096, 9000};
-    proto_alloc b = {.size = sizes[rnd(&S->rng) % 8], .rid = pick_region(S, w), .n = 1};
-    w->op = OP_ALLOC;
-    w->size = b.size;
-    w->rid = b.rid;
-    send_req(S, w, MSG_ALLOC, &b);
-  } else if (r < 52) {
-    proto_alloc b = {.size = 256, .rid = pick_region(S, w), .n = 1 + (uint32_t)(rnd(&S->rng) % 8)};
-    w->op = OP_BALLOC;
-    w->size = b.size;
-    w->n = b.n;
-    w->rid = b.rid;
-    send_req(S, w, MSG_BALLOC, &b);
-  } else if (r < 72 && w->nobjs) {
-    w->arg_index = rnd(&S->rng) % w->nobjs;
-    proto_addr b = {.addr = w->objs[w->arg_index].addr};
-    w->op = OP_FREE;
-    drop_obj(S, w, w->arg_index);
-    send_req(S, w, MSG_FREE, &b);
-  } else if (r < 76 && w->nobjs) {
-    w->arg_index = rnd(&S->rng) % w->nobjs;
-    proto_realloc b = {.addr = w->objs[w->arg_index].addr, .size = 64 + rnd(&S->rng) % 2000,
-                       .rid = REGION_NONE};
-    w->op = OP_REALLOC;
-    w->size = b.size;
-    w->rid = w->objs[w->arg_index].rid;
-    drop_obj(S, w, w->arg_index);
-    send_req(S, w, MSG_REALLOC, &b);
-  } else if (r < 82 && w->nobjs) {
-    w->arg_index = rnd(&S->rng) % w->nobjs;
-    proto_addr b = {.addr = w->objs[w->arg_index].addr + rnd(&S->rng) % 8};
-    w->op = OP_QUERY;
-    send_req(S, w, MSG_QUERY, &b);
-  } else if (r < 88 && nreg) {
-    w->arg_index = idx[rnd(&S->rng) % nreg];
-    proto_rid b = {.rid = w->regs[w->arg_index].rid};
-    w->op = OP_PACK;
-    send_req(S, w, MSG_PACK, &b);
-  } else if (r < 95 && nreg) {
-    w->arg_index = idx[rnd(&S->rng) % nreg];
-    proto_rid b = {.rid = w->regs[w->arg_index].rid};
-    w->op = OP_RFREE;
-    rfree_shadow(S, w, b.rid);
-    send_req(S, w, MSG_RFREE, &b);
-  } else if (r < 97) { /* wrong usage: a wild pointer inside the GAS */
+static void start_free(sim *S, sim_worker *w) {
+  if (!w->nobjs) return;
+  w->arg_index = rnd(&S->rng) % w->nobjs;
+  proto_addr b = {.addr = w->objs[w->arg_index].addr};
+  w->op = OP_FREE;
+  drop_obj(S, w, w->arg_index);
+  send_req(S, w, MSG_FREE, &b);
+}
+
+static void start_realloc(sim *S, sim_worker *w) {
+  if (!w->nobjs) return;
+  w->arg_index = rnd(&S->rng) % w->nobjs;
+  proto_realloc b = {.addr = w->objs[w->arg_index].addr, .size = 64 + rnd(&S->rng) % 2000,
+                     .rid = REGION_NONE};
+  w->op = OP_REALLOC;
+  w->size = b.size;
+  w->rid = w->objs[w->arg_index].rid;
+  drop_obj(S, w, w->arg_index);
+  send_req(S, w, MSG_REALLOC, &b);
+}
+
+static void start_query(sim *S, sim_worker *w) {
+  if (!w->nobjs) return;
+  w->arg_index = rnd(&S->rng) % w->nobjs;
+  proto_addr b = {.addr = w->objs[w->arg_index].addr + rnd(&S->rng) % 8};
+  w->op = OP_QUERY;
+  send_req(S, w, MSG_QUERY, &b);
+}
+
+static void rfree_shadow(sim *S, sim_worker *w, rid_t top) {
+  for (size_t i = 0; i < w->nobjs;)
+    if (reg_within(w, w->objs[i].rid, top)) drop_obj(S, w, i); else i++;
+  bool *dies = calloc(w->nregs + 1, sizeof *dies); /* decide first: marking breaks the chains */
+  if (!dies) abort();
+  for (size_t i = 0; i < w->nregs; i++) dies[i] = w->regs[i].alive && reg_within(w, w->regs[i].rid, top);
+  for (size_t i = 0; i < w->nregs; i++)
+    if (dies[i]) w->regs[i].alive = false;
+  free(dies);
+}
+
+/* pack or rfree one of its regions (which holds every descendant: only whole top regions are
+ * ever handed over) */
+static void start_by_rid(sim *S, sim_worker *w, bool rfree) {
+  size_t idx[64], n = live_regions(w, idx, 64);
+  if (!n) return;
+  w->arg_index = idx[rnd(&S->rng) % n];
+  proto_rid b = {.rid = w->regs[w->arg_index].rid};
+  w->op = rfree ? OP_RFREE : OP_PACK;
+  if (rfree) rfree_shadow(S, w, b.rid);
+  send_req(S, w, rfree ? MSG_RFREE : MSG_PACK, &b);
+}
+
+/* Wrong usage: a wild pointer inside the GAS, or a region nobody has (IDs in the middle of the
+ * space stay with the root, which never creates that many). */
+static void start_wrong(sim *S, sim_worker *w, bool wild) {
+  if (wild) {
     proto_addr b = {.addr = AH_GAS_DEFAULT_BASE + (rnd(&S->rng) % (AH_GAS_DEFAULT_SIZE >> 6)) * 64 + 8};
     w->op = OP_BAD_FREE;
     send_req(S, w, MSG_FREE, &b);
-  } else {
-    /* IDs in the middle of the space stay with the root, which never creates that many */
-    proto_alloc b = {.size = 64, .rid = 0x80000000u + (uint32_t)(rnd(&S->rng) % 1000), .n = 1};
-    w->op = OP_BAD_REGION;
-    send_req(S, w, MSG_ALLOC, &b);
+    return;
   }
-  if (w->op == OP_NONE) { /* nothing applicable: allocate in the root region */
-    proto_alloc b = {.size = 64, .rid = REGION_ROOT, .n = 1};
-    w->op = OP_ALLOC;
-    w->size = 64;
-    w->rid = REGION_ROOT;
-    send_req(S, w, MSG_ALLOC, &b);
-  }
-}
-
-static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t rid);
-
-/* Is region rid alive among this worker's regions (the root region always is)? */
-static bool reg_alive(const sim_worker *w, rid_t rid) {
-  if (rid == REGION_ROOT) return true;
-  for (size_t i = 0; i < w->nregs; i++)
-    if (w->regs[i].alive && w->regs[i].rid == rid) return true;
-  return false;
+  proto_alloc b = {.size = 64, .rid = 0x80000000u + (uint32_t)(rnd(&S->rng) % 1000), .n = 1};
+  w->op = OP_BAD_REGION;
+  send_req(S, w, MSG_ALLOC, &b);
 }
 
 /* Lease a few slabs, as a worker's allocation cache does (one time in four, up to 40: the
@@ -316,39 +442,44 @@ static void start_lease(sim *S, sim_worker *w) {
   send_req(S, w, MSG_LEASE, &b);
 }
 
-/* Hand back the leases of one scheduler, each with random live slots: the live slots of a
- * region still alive become this worker's objects; those of a region it freed meanwhile (a
- * zombie) must come back counted as dropped. */
-static void start_unlease(sim *S, sim_worker *w) {
-  int32_t sched = w->leases[rnd(&S->rng) % w->nleases].sched;
+/* One lease into an UNLEASE's tail, with random live slots: the live slots of a region still
+ * alive become this worker's objects; those of a region it freed meanwhile (a zombie) must come
+ * back counted as dropped. */
+static void unlease_one(sim *S, sim_worker *w, slease l, uint64_t *pair) {
+  unsigned cap = (unsigned)(AH_SLAB_SIZE / l.slot);
+  uint64_t all = cap == 64 ? ~0ull : (1ull << cap) - 1, live = rnd(&S->rng) & all;
+  if (rnd(&S->rng) % 3 == 0) live = 0;
+  else if (rnd(&S->rng) % 2 == 0) live = all; /* full: pieces of a run stay runs */
+  pair[0] = l.addr;
+  pair[1] = live;
+  shadow_del(S, l.addr); /* the slab was ours whole; now only its live slots are */
+  if (reg_alive(w, l.rid)) {
+    for (unsigned k = 0; k < cap; k++)
+      if ((live >> k) & 1) add_obj(S, w, l.addr + (uintptr_t)k * l.slot, l.slot, l.rid);
+  } else {
+    w->expect_dropped += (size_t)__builtin_popcountll(live);
+    S->res->zombie_returns++;
+  }
+}
+
+/* Hand back leases of scheduler sched: each with chance 3/4 (at least one), or (flush) every
+ * one in region top's subtree, as the worker library flushes its cache before a hand-over. */
+static void unlease_send(sim *S, sim_worker *w, int32_t sched, bool flush, rid_t top) {
   uint64_t *tail = malloc(2 * w->nleases * sizeof *tail);
   if (!tail) abort();
   uint32_t n = 0;
   w->expect_dropped = 0;
   for (size_t i = 0; i < w->nleases;) {
     slease l = w->leases[i];
-    if (l.sched != sched || rnd(&S->rng) % 4 == 0) {
+    bool take = l.sched == sched && (flush ? reg_within(w, l.rid, top) : rnd(&S->rng) % 4 != 0);
+    if (!take) {
       i++;
       continue;
     }
-    unsigned cap = (unsigned)(AH_SLAB_SIZE / l.slot);
-    uint64_t all = cap == 64 ? ~0ull : (1ull << cap) - 1, live = rnd(&S->rng) & all;
-    if (rnd(&S->rng) % 3 == 0) live = 0;
-    else if (rnd(&S->rng) % 2 == 0) live = all; /* full: pieces of a run stay runs */
-    tail[2 * n] = l.addr;
-    tail[2 * n + 1] = live;
-    n++;
-    shadow_del(S, l.addr); /* the slab was ours whole; now only its live slots are */
-    if (reg_alive(w, l.rid)) {
-      for (unsigned k = 0; k < cap; k++)
-        if ((live >> k) & 1) add_obj(S, w, l.addr + (uintptr_t)k * l.slot, l.slot, l.rid);
-    } else {
-      w->expect_dropped += (size_t)__builtin_popcountll(live);
-      S->res->zombie_returns++;
-    }
+    unlease_one(S, w, l, &tail[2 * n++]);
     w->leases[i] = w->leases[--w->nleases];
   }
-  if (n == 0) { /* drew none: take the first one of that scheduler */
+  if (n == 0) { /* drew none: take the first one of that scheduler, empty */
     size_t i = 0;
     while (w->leases[i].sched != sched) i++;
     slease l = w->leases[i];
@@ -365,11 +496,167 @@ static void start_unlease(sim *S, sim_worker *w) {
   free(tail);
 }
 
+static void start_unlease(sim *S, sim_worker *w) {
+  unlease_send(S, w, w->leases[rnd(&S->rng) % w->nleases].sched, false, REGION_NONE);
+}
+
 uint32_t sim_worker_leased(const sim *S, int i, uint64_t r, uint64_t *slab) {
   const sim_worker *w = &S->workers[i];
   if (!w->nleases) return 0;
   *slab = w->leases[r % w->nleases].addr;
   return 1;
+}
+
+/* ---- the hand-over rule ---- */
+
+/* Hand one of its top regions (parent: the root), with its descendants, to another
+ * well-behaved worker: a PACKV_HANDOVER naming it and up to MAX_NAMED of its objects (checked
+ * and packed, not handed), now and then without ranges. Leased slabs in that subtree go back
+ * first: this op is then their UNLEASE, the hand-over a later one. */
+static void start_handover(sim *S, sim_worker *w) {
+  size_t idx[64], n = 0;
+  for (size_t i = 0; i < w->nregs && n < 64 && S->cfg->workers > 1; i++)
+    if (w->regs[i].alive && w->regs[i].parent == REGION_ROOT) idx[n++] = i;
+  if (n == 0) return;
+  size_t top = idx[rnd(&S->rng) % n];
+  rid_t rid = w->regs[top].rid;
+  for (size_t i = 0; i < w->nleases; i++)
+    if (reg_within(w, w->leases[i].rid, rid)) {
+      unlease_send(S, w, w->leases[i].sched, true, rid);
+      return;
+    }
+  uint64_t tail[1 + MAX_NAMED] = {rid};
+  w->nnamed = 0;
+  for (int k = 0; k < MAX_NAMED && w->nobjs; k++) {
+    sobj o = w->objs[rnd(&S->rng) % w->nobjs];
+    if (rnd(&S->rng) % 2 || (w->nnamed && w->named[0].addr == o.addr)) continue;
+    w->named[w->nnamed++] = o;
+    tail[w->nnamed] = o.addr;
+  }
+  w->op = OP_HANDOVER;
+  w->arg_index = top;
+  w->peer = other_worker(S, w);
+  w->flags = PACKV_HANDOVER | (rnd(&S->rng) % 3 == 0 ? PACKV_NO_RANGES : 0);
+  proto_packv b = {.nreg = 1, .nobj = (uint32_t)w->nnamed, .flags = w->flags,
+                   .peer = S->workers[w->peer].rank};
+  send_req_tail(S, w, MSG_PACKV, &b, tail, 1 + (uint32_t)w->nnamed);
+}
+
+/* Send the request of kind k about region rid (F_FREE, F_REALLOC: about object addr). */
+static void send_foreign(sim *S, sim_worker *w, enum fkind k, rid_t rid, uintptr_t addr) {
+  w->op = OP_FOREIGN;
+  w->fkind = k;
+  w->rid = rid;
+  w->size = 64;
+  if (k == F_ALLOC || k == F_BALLOC) {
+    proto_alloc b = {.size = 64, .rid = rid, .n = k == F_ALLOC ? 1 : 2 + (uint32_t)(rnd(&S->rng) % 4)};
+    send_req(S, w, k == F_ALLOC ? MSG_ALLOC : MSG_BALLOC, &b);
+  } else if (k == F_RALLOC) {
+    proto_ralloc b = {.parent = rid, .level_hint = level_hint(S, true)};
+    send_req(S, w, MSG_RALLOC, &b);
+  } else if (k == F_LEASE) {
+    proto_lease b = {.size = 64, .rid = rid, .want = 2, .min = 1};
+    send_req(S, w, MSG_LEASE, &b);
+  } else if (k == F_RFREE || k == F_PACK) {
+    proto_rid b = {.rid = rid};
+    send_req(S, w, k == F_RFREE ? MSG_RFREE : MSG_PACK, &b);
+  } else if (k == F_HANDOVER) {
+    proto_packv b = {.nreg = 1, .flags = PACKV_HANDOVER, .peer = S->workers[other_worker(S, w)].rank};
+    uint64_t tail[1] = {rid};
+    send_req_tail(S, w, MSG_PACKV, &b, tail, 1);
+  } else if (k == F_FREE) {
+    proto_addr b = {.addr = addr};
+    send_req(S, w, MSG_FREE, &b);
+  } else {
+    proto_realloc b = {.addr = addr, .size = 200, .rid = REGION_NONE};
+    send_req(S, w, MSG_REALLOC, &b);
+  }
+}
+
+/* A region another well-behaved worker holds now, or one this worker handed over (its holder
+ * may free it, or hand it back, before the request arrives): alloc or pack there. (No ralloc:
+ * its ID may be reused meanwhile by a region a hostile worker hands to this one, and a child
+ * made under that would change what the hostile worker takes back.) */
+static bool start_foreign_live(sim *S, sim_worker *w) {
+  sgave g;
+  if (w->ngave && rnd(&S->rng) % 2) {
+    g = w->gave[rnd(&S->rng) % (w->ngave < GAVE_KEEP ? w->ngave : GAVE_KEEP)];
+  } else {
+    const sim_worker *x = &S->workers[other_worker(S, w)];
+    size_t idx[64], n = live_regions(x, idx, 64);
+    if (!n) return false;
+    const sreg *r = &x->regs[idx[rnd(&S->rng) % n]];
+    g = (sgave){r->rid, r->serial};
+  }
+  if (reg_alive(w, g.rid)) return false; /* its own again (or its ID reused for one of its own) */
+  send_foreign(S, w, rnd(&S->rng) % 2 ? F_ALLOC : F_PACK, g.rid, 0);
+  w->serial = g.serial;
+  return true;
+}
+
+/* Ask what only another worker may ask: of a public region (or its pinned object), which must
+ * be refused (EPERM), or (a third of the time) of a region another well-behaved worker holds. */
+static void start_foreign(sim *S, sim_worker *w) {
+  if (S->cfg->workers > 1 && rnd(&S->rng) % 3 == 0 && start_foreign_live(S, w)) return;
+  int k = sim_public_other(S, w->rank, false);
+  if (k < 0) return;
+  const sim_public *p = &S->publics[k];
+  enum fkind f = (enum fkind)(rnd(&S->rng) % F_KINDS);
+  if ((f == F_FREE || f == F_REALLOC) && !p->pinned) f = F_ALLOC;
+  if (f == F_HANDOVER && S->cfg->workers < 2) f = F_PACK;
+  send_foreign(S, w, f, p->rid, p->pinned);
+  w->serial = 0;
+}
+
+static void start_op(sim *S, sim_worker *w) {
+  w->op = OP_NONE;
+  if (start_setup(S, w)) return;
+  if (rnd(&S->rng) % 8 == 0) { /* the allocation cache's traffic */
+    if (w->nleases && rnd(&S->rng) % 2) start_unlease(S, w);
+    else if (w->nleases < 160) start_lease(S, w);
+    if (w->op != OP_NONE) return;
+  }
+  uint64_t r = rnd(&S->rng) % 100;
+  size_t idx[64];
+  if (r < 14) {
+    if (live_regions(w, idx, 64) < 12) start_ralloc(S, w);
+  } else if (r < 43) start_alloc(S, w, false);
+  else if (r < 50) start_alloc(S, w, true);
+  else if (r < 68) start_free(S, w);
+  else if (r < 72) start_realloc(S, w);
+  else if (r < 77) start_query(S, w);
+  else if (r < 83) start_by_rid(S, w, false);
+  else if (r < 89) start_by_rid(S, w, true);
+  else if (r < 94) start_handover(S, w);
+  else if (r < 97) start_foreign(S, w);
+  else start_wrong(S, w, r < 98);
+  if (w->op == OP_NONE) { /* nothing applicable: allocate in the root region */
+    proto_alloc b = {.size = 64, .rid = REGION_ROOT, .n = 1};
+    w->op = OP_ALLOC;
+    w->size = 64;
+    w->rid = REGION_ROOT;
+    send_req(S, w, MSG_ALLOC, &b);
+  }
+}
+
+/* ---- replies ---- */
+static void expect_status(sim *S, sim_worker *w, int got, int want, const char *what) {
+  if (got != want) fail(S, "worker %d: %s answered %d, expected %d", w->rank, what, got, want);
+}
+
+static bool covered(uintptr_t a, size_t size, const uint64_t *tail, uint32_t ntail) {
+  for (uint32_t j = 0; j + 1 < ntail; j += 2)
+    if (a >= tail[j] && a + size <= tail[j] + tail[j + 1]) return true;
+  return false;
+}
+
+static void check_pack(sim *S, sim_worker *w, rid_t top, const uint64_t *tail, uint32_t ntail) {
+  for (size_t i = 0; i < w->nobjs; i++)
+    if (reg_within(w, w->objs[i].rid, top) && !covered(w->objs[i].addr, w->objs[i].size, tail, ntail))
+      fail(S, "worker %d: pack of region %u misses object %#lx", w->rank, top,
+           (unsigned long)w->objs[i].addr);
+  for (uint32_t j = 2; j + 1 < ntail; j += 2)
+    if (tail[j] <= tail[j - 2] + tail[j - 1]) fail(S, "worker %d: pack ranges not sorted/coalesced", w->rank);
 }
 
 static void on_lease_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
@@ -384,6 +671,7 @@ static void on_lease_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uin
     if (w->nleases == w->leasecap) {
       w->leasecap = w->leasecap ? 2 * w->leasecap : 16;
       w->leases = realloc(w->leases, w->leasecap * sizeof *w->leases);
+      if (!w->leases) abort();
     }
     w->leases[w->nleases++] = (slease){t[i], want_slot, w->rid, (int32_t)t[0]};
     shadow_add(S, t[i], AH_SLAB_SIZE);
@@ -391,97 +679,104 @@ static void on_lease_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uin
   }
 }
 
-static void add_obj(sim *S, sim_worker *w, uintptr_t addr, size_t size, rid_t rid) {
-  if (w->nobjs == w->objcap) {
-    w->objcap = w->objcap ? 2 * w->objcap : 64;
-    w->objs = realloc(w->objs, w->objcap * sizeof *w->objs);
+static void on_setup_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
+  bool pin = w->op == OP_PIN;
+  expect_status(S, w, st, 0, pin ? "alloc of the pinned object" : "ralloc of the public region");
+  if (st || nt != 1) return;
+  if (pin) {
+    S->publics[w->public_index].pinned = t[0];
+    shadow_add(S, t[0], 64);
+    w->pinned = true;
+  } else {
+    S->publics[S->npublic] = (sim_public){(rid_t)t[0], w->rank, 0};
+    w->public_index = S->npublic++;
   }
-  w->objs[w->nobjs++] = (sobj){addr, size, rid};
-  shadow_add(S, addr, sim_extent(size));
 }
 
-static void drop_obj(sim *S, sim_worker *w, size_t i) {
-  shadow_del(S, w->objs[i].addr);
-  w->objs[i] = w->objs[--w->nobjs];
-}
-
-/* Is region rid (of this worker) r or below r? */
-static bool reg_within(const sim_worker *w, rid_t rid, rid_t top) {
-  for (int guard = 0; guard < 1000; guard++) {
-    if (rid == top) return true;
-    size_t i = 0; /* IDs are reused after rfree: only live entries count */
-    while (i < w->nregs && !(w->regs[i].alive && w->regs[i].rid == rid)) i++;
-    if (i == w->nregs) return false;
-    rid = w->regs[i].parent;
+/* A hand-over committed: region top with its live descendants and their objects leave from's
+ * books for to's (to may have an op in flight: what that op names stays where it is). */
+static void hand_subtree(sim *S, sim_worker *from, sim_worker *to, size_t top_index) {
+  sreg top = from->regs[top_index];
+  for (size_t i = 0; i < from->nobjs;) {
+    if (!reg_within(from, from->objs[i].rid, top.rid)) {
+      i++;
+      continue;
+    }
+    push_obj(to, from->objs[i]);
+    from->objs[i] = from->objs[--from->nobjs];
   }
-  return false;
+  bool *moves = calloc(from->nregs + 1, sizeof *moves); /* decide first: marking breaks chains */
+  if (!moves) abort();
+  for (size_t i = 0; i < from->nregs; i++)
+    moves[i] = from->regs[i].alive && reg_within(from, from->regs[i].rid, top.rid);
+  for (size_t i = 0; i < from->nregs; i++)
+    if (moves[i]) {
+      push_reg(to, from->regs[i]);
+      from->regs[i].alive = false; /* never used again by from */
+    }
+  free(moves);
+  from->gave[from->ngave++ % GAVE_KEEP] = (sgave){top.rid, top.serial};
+  to->got = top.rid;
+  S->res->handovers++;
 }
 
-static void check_pack(sim *S, sim_worker *w, rid_t top, const uint64_t *tail, uint32_t ntail) {
-  for (size_t i = 0; i < w->nobjs; i++) {
-    if (!reg_within(w, w->objs[i].rid, top)) continue;
-    uintptr_t a = w->objs[i].addr;
-    bool covered = false;
-    for (uint32_t j = 0; j + 1 < ntail && !covered; j += 2)
-      covered = a >= tail[j] && a + w->objs[i].size <= tail[j] + tail[j + 1];
-    if (!covered) fail(S, "worker %d: pack of region %u misses object %#lx", w->rank, top, (unsigned long)a);
+static void on_handover_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
+  expect_status(S, w, st, 0, "hand-over");
+  if (st) return;
+  rid_t top = w->regs[w->arg_index].rid;
+  if (w->flags & PACKV_NO_RANGES) {
+    if (nt) fail(S, "worker %d: hand-over without ranges answered %u words", w->rank, nt);
+  } else {
+    check_pack(S, w, top, t, nt);
+    for (size_t i = 0; i < w->nnamed; i++)
+      if (!covered(w->named[i].addr, w->named[i].size, t, nt))
+        fail(S, "worker %d: hand-over misses the named object %#lx", w->rank,
+             (unsigned long)w->named[i].addr);
   }
-  for (uint32_t j = 2; j + 1 < ntail; j += 2)
-    if (tail[j] <= tail[j - 2] + tail[j - 1]) fail(S, "worker %d: pack ranges not sorted/coalesced", w->rank);
+  hand_subtree(S, w, &S->workers[w->peer], w->arg_index);
 }
 
-static void rfree_shadow(sim *S, sim_worker *w, rid_t top) {
-  for (size_t i = 0; i < w->nobjs;)
-    if (reg_within(w, w->objs[i].rid, top)) drop_obj(S, w, i); else i++;
-  bool *dies = calloc(w->nregs + 1, sizeof *dies); /* decide first: marking breaks the chains */
-  for (size_t i = 0; i < w->nregs; i++) dies[i] = w->regs[i].alive && reg_within(w, w->regs[i].rid, top);
-  for (size_t i = 0; i < w->nregs; i++)
-    if (dies[i]) w->regs[i].alive = false;
-  free(dies);
+/* A request about what another worker holds: EPERM; for a region another well-behaved worker
+ * held (serial), ENOENT if it was freed meanwhile, and success if it was handed to this
+ * worker meanwhile (then the object is this worker's), or its ID reused for a region a
+ * hostile worker handed to this one (then the object is left there, unknown to both). */
+static void on_foreign_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
+  S->res->errors_expected++;
+  if (st == EPERM) {
+    S->res->nonholder_refused++;
+    return;
+  }
+  if (w->serial && st == ENOENT && !serial_holder(S, w->serial)) return;
+  bool coming = w->serial && st == 0 && rid_coming(S, w, w->rid);
+  if (coming || (w->serial && st == 0 && hostile_gave(S, w->rid, w->rank))) {
+    if (w->fkind == F_ALLOC && nt != 1)
+      fail(S, "worker %d: alloc answered %u words", w->rank, nt);
+    else if (w->fkind == F_ALLOC && coming)
+      add_obj(S, w, t[0], w->size, w->rid);
+    return;
+  }
+  fail(S, "worker %d: %s of %s %u, which another worker holds, answered %d (expected EPERM%s)",
+       w->rank, fkind_names[w->fkind], w->fkind >= F_FREE ? "the object pinned in region" : "region",
+       w->rid, st, w->serial ? " or, once it is freed, ENOENT" : "");
 }
 
-static void expect_status(sim *S, sim_worker *w, int got, int want, const char *what) {
-  if (got != want) fail(S, "worker %d: %s answered %d, expected %d", w->rank, what, got, want);
-}
-
-static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
-  int st = m->h->status;
-  const uint64_t *t = m->tail;
-  if (S->trace)
-    fprintf(stderr, "trace: worker %d op %d status %d tail[0] %#lx n %u\n", w->rank, (int)w->op,
-            st, m->ntail ? (unsigned long)t[0] : 0ul, m->ntail);
-  if (m->h->req != w->req) fail(S, "worker %d: reply to request %lu, expected %lu", w->rank,
-                                (unsigned long)m->h->req, (unsigned long)w->req);
-  S->res->replies_checked++;
+static void check_reply(sim *S, sim_worker *w, int st, const uint64_t *t, uint32_t nt) {
   switch (w->op) {
+    case OP_PUBLIC: case OP_PIN: on_setup_reply(S, w, st, t, nt); break;
     case OP_RALLOC:
       expect_status(S, w, st, 0, "ralloc");
-      if (st == 0 && m->ntail == 1 && w->making_public) {
-        w->making_public = false;
-        w->public_rid = (rid_t)t[0];
-        S->publics[S->npublic++] = w->public_rid;
-      } else if (st == 0 && m->ntail == 1) {
-        if (w->nregs == w->regcap) {
-          w->regcap = w->regcap ? 2 * w->regcap : 16;
-          w->regs = realloc(w->regs, w->regcap * sizeof *w->regs);
-        }
-        w->regs[w->nregs++] = (sreg){(rid_t)t[0], w->rid, true};
-      }
+      if (st == 0 && nt == 1) add_reg(S, w, (rid_t)t[0], w->rid);
       break;
-    case OP_ALLOC:
-      expect_status(S, w, st, 0, "alloc");
+    case OP_ALLOC: case OP_REALLOC:
+      expect_status(S, w, st, 0, w->op == OP_ALLOC ? "alloc" : "realloc");
       if (st == 0) add_obj(S, w, t[0], w->size, w->rid);
       break;
     case OP_BALLOC:
       expect_status(S, w, st, 0, "balloc");
-      if (st == 0 && m->ntail != w->n) fail(S, "worker %d: balloc returned %u of %zu", w->rank, m->ntail, w->n);
-      for (uint32_t i = 0; st == 0 && i < m->ntail; i++) add_obj(S, w, t[i], w->size, w->rid);
+      if (st == 0 && nt != w->n) fail(S, "worker %d: balloc returned %u of %zu", w->rank, nt, w->n);
+      for (uint32_t i = 0; st == 0 && i < nt; i++) add_obj(S, w, t[i], w->size, w->rid);
       break;
     case OP_FREE: expect_status(S, w, st, 0, "free"); break;
-    case OP_REALLOC:
-      expect_status(S, w, st, 0, "realloc");
-      if (st == 0) add_obj(S, w, t[0], w->size, w->rid);
-      break;
     case OP_QUERY:
       expect_status(S, w, st, 0, "query");
       if (st == 0 && (t[0] != w->objs[w->arg_index].rid || t[1] != w->objs[w->arg_index].addr))
@@ -490,12 +785,13 @@ static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
       break;
     case OP_PACK:
       expect_status(S, w, st, 0, "pack");
-      if (st == 0) check_pack(S, w, w->regs[w->arg_index].rid, t, m->ntail);
+      if (st == 0) check_pack(S, w, w->regs[w->arg_index].rid, t, nt);
       break;
     case OP_RFREE: expect_status(S, w, st, 0, "rfree"); break;
-    case OP_BAD_FREE:
+    case OP_BAD_FREE: /* EINVAL; EPERM when it falls in an object another worker holds */
       S->res->errors_expected++;
-      expect_status(S, w, st, EINVAL, "free of a wild pointer");
+      if (st == EPERM) S->res->nonholder_refused++;
+      else expect_status(S, w, st, EINVAL, "free of a wild pointer");
       break;
     case OP_BAD_REGION:
       S->res->errors_expected++;
@@ -503,16 +799,28 @@ static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
       break;
     case OP_LEASE:
       expect_status(S, w, st, 0, "lease");
-      on_lease_reply(S, w, st, t, m->ntail);
+      on_lease_reply(S, w, st, t, nt);
       break;
     case OP_UNLEASE:
       expect_status(S, w, st, 0, "unlease");
-      if (st == 0 && (m->ntail != 1 || t[0] != w->expect_dropped))
+      if (st == 0 && (nt != 1 || t[0] != w->expect_dropped))
         fail(S, "worker %d: unlease dropped %lu live slots, expected %zu", w->rank,
-             m->ntail ? (unsigned long)t[0] : 0ul, w->expect_dropped);
+             nt ? (unsigned long)t[0] : 0ul, w->expect_dropped);
       break;
+    case OP_HANDOVER: on_handover_reply(S, w, st, t, nt); break;
+    case OP_FOREIGN: on_foreign_reply(S, w, st, t, nt); break;
     case OP_NONE: fail(S, "worker %d: reply with no request in flight", w->rank); break;
   }
+}
+
+static void on_reply(sim *S, sim_worker *w, const proto_msg *m) {
+  if (S->trace)
+    fprintf(stderr, "trace: worker %d op %d status %d tail[0] %#lx n %u\n", w->rank, (int)w->op,
+            m->h->status, m->ntail ? (unsigned long)m->tail[0] : 0ul, m->ntail);
+  if (m->h->req != w->req) fail(S, "worker %d: reply to request %lu, expected %lu", w->rank,
+                                (unsigned long)m->h->req, (unsigned long)w->req);
+  S->res->replies_checked++;
+  check_reply(S, w, m->h->status, m->tail, m->ntail);
   w->op = OP_NONE;
   if (--w->ops_left > 0) {
     start_op(S, w);
@@ -578,6 +886,8 @@ static int assign_roles(sim *S) {
       continue;
     }
     sim_worker *w = &S->workers[nw];
+    w->index = nw;
+    w->public_index = -1;
     S->role[rank] = nw++;
     w->rank = rank;
     w->leaf = S->tree.parent[rank];
@@ -594,7 +904,7 @@ static int setup(sim *S) {
   S->active = calloc((size_t)n * n, sizeof *S->active);
   S->servers = calloc((size_t)n, sizeof *S->servers);
   S->workers = calloc((size_t)c->workers, sizeof *S->workers);
-  S->publics = calloc((size_t)c->workers, sizeof *S->publics);
+  S->publics = calloc((size_t)c->workers + (size_t)c->hostile, sizeof *S->publics);
   if (!S->chans || !S->active || !S->servers || !S->workers || !S->publics) return ENOMEM;
   for (size_t i = 0; i < (size_t)n * n; i++) S->chans[i].active_slot = -1;
   sched_transport tx = {transport_send, S};

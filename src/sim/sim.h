@@ -3,14 +3,18 @@
  * Messages between two ranks keep their order (as MPI guarantees); which channel delivers
  * next is drawn from the seed, so every interleaving is reproducible from the seed alone.
  * Workers issue random traffic (ralloc, alloc, balloc, free, realloc, query, pack, rfree,
- * and deliberate wrong usage) and check every reply against a shadow model; at the end they
- * finalize and the root must find every page and region ID back.
+ * lease, unlease, and deliberate wrong usage) and check every reply against a shadow model;
+ * at the end they finalize and the root must find every page and region ID back. They follow
+ * the hand-over rule (only a region's holder acts on it): they hand whole top regions, with
+ * their descendants and objects, to other workers (PACKV_HANDOVER), and the receiver takes
+ * them on; and they ask now and then what only another worker may, which must be refused.
  *
  * As the protocol fuzzer (--hostile K), K hostile workers join them: they send well-formed
  * requests with hostile arguments, forged headers and random bytes, and check that every
  * request that reads well is answered with an errno (a silent drop is a failure), that what
- * they are given overlaps no live object, and that the total traffic stays within
- * storm_factor messages per request sent (plus storm_const). */
+ * they are given overlaps no live object, that every request naming what another worker
+ * holds is refused (never accepted), and that the total traffic stays within storm_factor
+ * messages per request sent (plus storm_const). */
 #ifndef AH_SIM_H
 #define AH_SIM_H
 
@@ -48,6 +52,10 @@ typedef struct sim_result {
   uint64_t messages, replies_checked, errors_expected;
   uint64_t leases, zombie_returns; /* slabs leased; slabs handed back after their region died */
   uint64_t placed_by_load; /* regions the schedulers placed by load (requester elsewhere) */
+  /* The hand-over rule: successful hand-overs (PACKV_HANDOVER) and hand-backs; requests naming
+   * what another worker holds, refused with EPERM (well-behaved and hostile workers); PACKVs
+   * with flags or a peer no worker may send, refused with EINVAL (hostile workers). */
+  uint64_t handovers, handbacks, nonholder_refused, bad_moves_refused;
   int conservation; /* the root's verdict: 0 ok */
   uint64_t requests;          /* messages workers sent */
   uint64_t hostile_sent, hostile_garbage, hostile_replies; /* garbage: sent to be dropped */

@@ -25,6 +25,16 @@ typedef struct channel {
 typedef struct sim_worker sim_worker;
 typedef struct hostile hostile;
 
+/* The hand-over rule (include/antheap.h): only a region's holder may act on it. Every worker
+ * (well-behaved and hostile) first makes a public region under the root and pins one object in
+ * it; neither is ever freed nor handed over, so that what other workers ask of them must be
+ * refused (EPERM), with no race to excuse anything else. */
+typedef struct {
+  rid_t rid;
+  int holder;       /* the worker's rank */
+  uintptr_t pinned; /* its pinned object (64 bytes), 0 until made */
+} sim_public;
+
 typedef struct sim {
   const sim_config *cfg;
   sched_tree tree;
@@ -39,8 +49,9 @@ typedef struct sim {
   sim_result *res;
   int workers_finished, hostiles_finished;
   bool trace; /* SIM_TRACE set: every request and reply on stderr */
-  rid_t *publics; /* every worker's public region, once made */
+  sim_public *publics; /* every worker's public region, once made */
   int npublic;
+  uint64_t serials; /* the last serial given to a well-behaved worker's region */
   trie live; /* every live object of every well-behaved worker: (addr - base) / 64 -> size */
   trie hlive; /* hostile workers' objects nobody else can free (and their leased slabs) */
 } sim;
@@ -61,6 +72,11 @@ size_t sim_extent(size_t size);
 uint32_t sim_worker_leased(const sim *S, int i, uint64_t r, uint64_t *slab);
 /* Every worker (well-behaved and hostile) is done: all tell their leaves FINALIZE. */
 void sim_maybe_finalize_all(sim *S);
+/* A public region (its index in S->publics) that worker rank does not hold, with its pinned
+ * object when pinned; -1 when there is none (yet). */
+int sim_public_other(sim *S, int rank, bool pinned);
+/* The rank of well-behaved worker i. */
+int sim_worker_rank(const sim *S, int i);
 
 /* hostile.c */
 int hostile_setup(sim *S);
@@ -69,6 +85,9 @@ void hostile_on_message(sim *S, int k, const unsigned char *data, size_t len);
 /* Nothing left to deliver: requests still unanswered are silent drops. False when no hostile
  * worker sent anything after it (the run is over). */
 bool hostile_on_quiet(sim *S);
+/* Has a hostile worker handed region rid to the well-behaved worker of rank `rank` (the
+ * hand-over or its hand-back may be in flight)? That worker holds it then, without knowing. */
+bool hostile_gave(const sim *S, rid_t rid, int rank);
 void hostile_finalize(sim *S, int k);
 void hostile_teardown(sim *S);
 

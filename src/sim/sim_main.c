@@ -1,7 +1,8 @@
 /* sim_main.c: antheap-sim, the command line of the simulator and of the protocol fuzzer
  * (--hostile): runs one or more seeds, each in a child process with --fork (so a crash or a
  * hang is counted and the next seed runs), prints the seed of any failure so it can be
- * replayed exactly, and the totals by kind of failure. */
+ * replayed exactly, the totals by kind of failure, and what the hand-over rule saw (hand-overs,
+ * requests refused because the asker does not hold what they name). */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,14 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: antheap-sim [options]\n"
           "  Runs a whole antheap job (schedulers + simulated workers) in one process.\n"
+          "  Well-behaved workers follow the hand-over rule (only a region's holder acts on it):\n"
+          "  each makes a public region with a pinned object (never freed nor handed over), then\n"
+          "  sends random traffic (ralloc, alloc, balloc, free, realloc, query, pack, rfree, lease,\n"
+          "  unlease, wrong usage), hands whole top regions with their objects to other workers\n"
+          "  (PACKV_HANDOVER, its leases flushed first; rallocs under a region on another branch\n"
+          "  are placed by load), and asks of regions and objects others hold, which must be\n"
+          "  refused (EPERM; ENOENT once freed, success once handed to it). Each seed prints the\n"
+          "  hand-overs and the non-holder requests refused.\n"
           "  --schedulers S   scheduler count (default 21: three levels with fan-out 4)\n"
           "  --fanout F       scheduler-to-scheduler fan-out (default 4)\n"
           "  --workers W      simulated workers (default 1000)\n"
@@ -32,7 +41,12 @@ static void usage(FILE *f) {
           "  --verbose        progress on stderr\n"
           " The protocol fuzzer:\n"
           "  --hostile K      K hostile workers besides the W well-behaved ones (default 0)\n"
-          "  --hostile-ops N  messages each hostile worker sends (default 200)\n"
+          "  --hostile-ops N  messages each hostile worker sends (default 200); besides forged\n"
+          "                   messages and hostile arguments, every request a worker can send\n"
+          "                   naming what another worker holds (must be EPERM, never accepted),\n"
+          "                   PACKVs no worker may send (COMMIT, SKIP_GONE, a peer that is itself,\n"
+          "                   a scheduler or no rank: EINVAL), hand-overs of its own regions to\n"
+          "                   well-behaved workers and hand-backs (must succeed; then EPERM)\n"
           "  --hostile-keep-leases  hostile workers finalize holding leased slabs (by default\n"
           "                   they hand them back first, as sys_finalize does)\n"
           "  --storm-factor C / --storm-const K  a storm: more than C * requests + K messages\n"
@@ -46,6 +60,7 @@ static void usage(FILE *f) {
 typedef struct {
   int seeds, failed, crashes;
   uint64_t messages, requests, hostile_sent, hostile_garbage, hostile_replies;
+  uint64_t placed_by_load, handovers, handbacks, nonholder_refused, bad_moves_refused;
   uint64_t fails[SIM_FAIL_KINDS];
 } totals;
 
@@ -93,9 +108,12 @@ static void print_seed(const sim_config *c, const sim_result *r, bool quiet) {
          (unsigned long)r->placed_by_load, (unsigned long)r->leases,
          (unsigned long)r->zombie_returns);
   printf(", %lu requests", (unsigned long)r->requests);
+  printf(", %lu hand-overs (%lu back), %lu non-holder requests refused", (unsigned long)r->handovers,
+         (unsigned long)r->handbacks, (unsigned long)r->nonholder_refused);
   if (c->hostile)
-    printf(", hostile: %lu sent, %lu to be dropped, %lu answered", (unsigned long)r->hostile_sent,
-           (unsigned long)r->hostile_garbage, (unsigned long)r->hostile_replies);
+    printf(", hostile: %lu sent, %lu to be dropped, %lu answered, %lu moves no worker may ask"
+           " refused", (unsigned long)r->hostile_sent, (unsigned long)r->hostile_garbage,
+           (unsigned long)r->hostile_replies, (unsigned long)r->bad_moves_refused);
   printf("%s%s\n", r->ok ? "" : ": ", r->ok ? "" : r->failure);
   if (r->ok) return;
   printf("  replay: antheap-sim --schedulers %d --fanout %d --workers %d --ops %d --seed %lu"
@@ -120,6 +138,11 @@ static void add_totals(totals *t, const sim_result *r) {
   t->hostile_sent += r->hostile_sent;
   t->hostile_garbage += r->hostile_garbage;
   t->hostile_replies += r->hostile_replies;
+  t->placed_by_load += r->placed_by_load;
+  t->handovers += r->handovers;
+  t->handbacks += r->handbacks;
+  t->nonholder_refused += r->nonholder_refused;
+  t->bad_moves_refused += r->bad_moves_refused;
   for (int k = 0; k < SIM_FAIL_KINDS; k++) t->fails[k] += r->fails[k];
 }
 
@@ -136,6 +159,11 @@ static void print_totals(const totals *t, bool hostile) {
       printf(", %lu %s", (unsigned long)t->fails[k], sim_fail_names[k]);
     printf("\n");
   }
+  printf("hand-over rule: %lu hand-overs (%lu back), %lu non-holder requests refused (EPERM),"
+         " %lu moves no worker may ask refused (EINVAL), %lu regions placed by load\n",
+         (unsigned long)t->handovers, (unsigned long)t->handbacks,
+         (unsigned long)t->nonholder_refused, (unsigned long)t->bad_moves_refused,
+         (unsigned long)t->placed_by_load);
   printf("%d passed, %d failed\n", t->seeds - t->failed, t->failed);
 }
 
