@@ -105,6 +105,8 @@ void region_layer_walk_free(const region_layer *layer, slab_range_fn range_fn,
 int region_free(region_layer *layer, rid_t id);
 int region_get_info(const region_layer *layer, rid_t id, region_info *info);
 bool region_exists(const region_layer *layer, rid_t id);
+/* The ID of region id's parent (local or remote; REGION_NONE for the root). ENOENT. */
+int region_get_parent(const region_layer *layer, rid_t id, rid_t *parent);
 
 int region_alloc(region_layer *layer, size_t size, rid_t region, uintptr_t *addr);
 /* n objects of one size, all or nothing. */

@@ -188,6 +188,13 @@ int region_free(region_layer *L, rid_t id) {
 
 bool region_exists(const region_layer *L, rid_t id) { return region_find(L, id) != NULL; }
 
+int region_get_parent(const region_layer *L, rid_t id, rid_t *parent) {
+  const region *r = region_find(L, id);
+  if (!r) return ENOENT;
+  *parent = r->parent_id;
+  return 0;
+}
+
 int region_get_info(const region_layer *L, rid_t id, region_info *info) {
   const region *r = region_find(L, id);
   if (!r) return ENOENT;

@@ -34,12 +34,13 @@ void event_drop(sched_server *s, event *e) {
   free(e);
 }
 
-/* Send a request of our own (part of event e) towards the region it names. False when the
- * region routes nowhere (then nothing was sent). */
-static bool send_for_event(sched_server *s, const event *e, unsigned type, rid_t rid) {
+/* Send an RFREE of our own (part of event e) towards remote child rid of region parent.
+ * False when the region routes nowhere (then nothing was sent). */
+static bool send_for_event(sched_server *s, const event *e, unsigned type, rid_t rid,
+                           rid_t parent) {
   route r = route_region(s, rid);
   if (r.kind != ROUTE_CHILD && r.kind != ROUTE_PARENT) return false;
-  proto_rid body = {.rid = rid};
+  proto_rid body = {.rid = rid, .parent1 = parent + 1};
   size_t len = proto_build(s->out, s->outcap, type, e->id, e->origin, PROTO_NO_DEST, 0, s->me,
                            &body, NULL, 0);
   srv_send(s, r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me], s->out, len);
@@ -116,13 +117,16 @@ static int remember_kid(sched_server *s, rid_t rid, rid_t parent) {
 void event_on_created(sched_server *s, const proto_msg *m) {
   const proto_created *c = m->fixed;
   uint64_t tail[1] = {c->rid};
-  if (region_exists(s->layer, c->parent) && remember_kid(s, c->rid, c->parent) == 0) {
+  /* The parent must still be the one the worker asked under: its ID may have been freed and
+   * given to another worker's region meanwhile, which then holds it. */
+  if (region_check_holder(s->layer, c->parent, m->h->origin) == 0 &&
+      remember_kid(s, c->rid, c->parent) == 0) {
     srv_reply(s, m->h->origin, m->h->req, m->h->origin, 0, tail, 1);
     return;
   }
   /* The parent went away meanwhile (or no memory to remember the child): undo. */
   event dummy = {.id = 0, .origin = -1};
-  send_for_event(s, &dummy, MSG_RFREE, c->rid);
+  send_for_event(s, &dummy, MSG_RFREE, c->rid, c->parent);
   srv_reply(s, m->h->origin, m->h->req, m->h->origin, ENOENT, NULL, 0);
 }
 
@@ -132,7 +136,8 @@ void event_on_unlink(sched_server *s, const proto_msg *m) {
 
 /* ---- rfree ---- */
 
-/* Remote children whose local parent is gone: collected, and forgotten here. */
+/* Remote children whose local parent is gone: collected as {child, parent} pairs, and
+ * forgotten here. */
 static size_t orphaned_kids(sched_server *s, rid_t **out) {
   size_t n = 0, cap = 0;
   rid_t *v = NULL;
@@ -144,19 +149,34 @@ static size_t orphaned_kids(sched_server *s, rid_t **out) {
     if (region_exists(s->layer, (rid_t)(parent1 - 1))) continue;
     if (n == cap) {
       cap = cap ? 2 * cap : 16;
-      rid_t *w = realloc(v, cap * sizeof *w);
+      rid_t *w = realloc(v, 2 * cap * sizeof *w);
       if (!w) break;
       v = w;
     }
-    v[n++] = (rid_t)k;
+    v[2 * n] = (rid_t)k;
+    v[2 * n + 1] = (rid_t)(parent1 - 1);
+    n++;
   }
-  for (size_t i = 0; i < n; i++) trie_delete(&s->remote_kids, v[i], NULL);
+  for (size_t i = 0; i < n; i++) trie_delete(&s->remote_kids, v[2 * i], NULL);
   *out = v;
   return n;
 }
 
+/* An RFREE that another scheduler sent for a remote child of a region it freed: is rid still
+ * that child? (Its ID may have been freed and given to another region meanwhile.) */
+static bool still_the_child(sched_server *s, const proto_msg *m, rid_t rid) {
+  uint32_t parent1 = ((const proto_rid *)m->fixed)->parent1;
+  rid_t parent;
+  if (m->h->sched < 0 || !parent1) return true; /* a worker's own request: the ID it names */
+  return region_get_parent(s->layer, rid, &parent) == 0 && parent == parent1 - 1;
+}
+
 void event_rfree(sched_server *s, const proto_msg *m) {
   rid_t rid = ((const proto_rid *)m->fixed)->rid;
+  if (!still_the_child(s, m, rid)) { /* gone already: what the part asked for */
+    srv_answer(s, m, 0, NULL, 0);
+    return;
+  }
   uintptr_t psched1 = trie_find(&s->remote_parent, rid);
   int rc = rid == REGION_ROOT ? EINVAL : region_check_subtree(s->layer, rid, m->h->origin);
   if (!rc) rc = region_free(s->layer, rid);
@@ -177,7 +197,7 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   size_t n = orphaned_kids(s, &kids);
   event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;
   for (size_t i = 0; e && i < n; i++)
-    if (!send_for_event(s, e, MSG_RFREE, kids[i])) e->remaining--;
+    if (!send_for_event(s, e, MSG_RFREE, kids[2 * i], kids[2 * i + 1])) e->remaining--;
   free(kids);
   if (!e || e->remaining == 0) {
     if (e) event_drop(s, e);

@@ -58,7 +58,8 @@ static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t orig
     srv_reply(s, dest, req, origin, 0, b->w, (uint32_t)b->n);
 }
 
-/* Remote children (on other schedulers) of the local subtree under rid. */
+/* Remote children (on other schedulers) of the local subtree under rid, as {child, parent}
+ * pairs. */
 static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
   rid_t *kids = NULL;
   size_t n = 0, cap = 0;
@@ -70,11 +71,13 @@ static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
     if (!region_is_within(s->layer, (rid_t)(parent1 - 1), rid)) continue;
     if (n == cap) {
       cap = cap ? 2 * cap : 16;
-      rid_t *w = realloc(kids, cap * sizeof *w);
+      rid_t *w = realloc(kids, 2 * cap * sizeof *w);
       if (!w) break;
       kids = w;
     }
-    kids[n++] = (rid_t)k;
+    kids[2 * n] = (rid_t)k;
+    kids[2 * n + 1] = (rid_t)(parent1 - 1);
+    n++;
   }
   *out = kids;
   return n;
@@ -90,7 +93,7 @@ static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
 typedef struct {
   int rank;          /* the next hop */
   bool lenient;      /* PACKV_SKIP_GONE parts */
-  words rids, addrs; /* one rid or address per word */
+  words rids, addrs; /* one rid or address per word; a lenient part's parents in addrs */
 } pack_hop;
 
 typedef struct {
@@ -134,9 +137,10 @@ static void push_word(pack_parts *p, words *v, uint64_t x) {
   if (words_push1(v, x)) fail_part(p, ENOMEM);
 }
 
-/* A region that is not here: to its hop. A lenient part only ever goes down (a remote child
- * lives below its parent's scheduler); one that routes up or nowhere is gone and skipped. */
-static void part_region(sched_server *s, pack_parts *p, bool lenient, rid_t rid) {
+/* A region that is not here: to its hop. A lenient part (a remote child of `parent`) only
+ * ever goes down (a remote child lives below its parent's scheduler); one that routes up or
+ * nowhere is gone and skipped. */
+static void part_region(sched_server *s, pack_parts *p, bool lenient, rid_t rid, rid_t parent) {
   route r = route_region(s, rid);
   bool sendable = r.kind == ROUTE_CHILD || (r.kind == ROUTE_PARENT && !lenient);
   if (!sendable) {
@@ -145,6 +149,7 @@ static void part_region(sched_server *s, pack_parts *p, bool lenient, rid_t rid)
   }
   pack_hop *h = hop_for(p, lenient, hop_rank(s, r));
   if (h) push_word(p, &h->rids, rid);
+  if (h && lenient) push_word(p, &h->addrs, parent);
 }
 
 static void part_object(sched_server *s, pack_parts *p, uintptr_t addr, route r) {
@@ -157,18 +162,20 @@ static void part_object(sched_server *s, pack_parts *p, uintptr_t addr, route r)
 }
 
 /* Send one hop's parts as PACKV messages for event e, asking what a asks; each one sent is a
- * reply to wait for. */
+ * reply to wait for. A lenient part's messages carry each child's parent after the children
+ * (proto.h), in chunks of half the size. */
 static void send_hop(sched_server *s, event *e, pack_hop *h, const move_ask *a) {
   uint32_t flags = (a->flags & ~PACKV_SKIP_GONE) | (h->lenient ? PACKV_SKIP_GONE : 0);
   size_t nr = h->rids.n, no = h->addrs.n, r = 0, o = 0;
+  size_t chunk = h->lenient ? PACKV_CHUNK / 2 : PACKV_CHUNK;
   size_t most = nr + no < PACKV_CHUNK ? nr + no : PACKV_CHUNK;
   uint64_t *tail = malloc(most * sizeof *tail);
   while (tail && (r < nr || o < no)) {
-    uint32_t cr = (uint32_t)(nr - r < PACKV_CHUNK ? nr - r : PACKV_CHUNK);
-    uint32_t co = (uint32_t)(no - o < PACKV_CHUNK - cr ? no - o : PACKV_CHUNK - cr);
+    uint32_t cr = (uint32_t)(nr - r < chunk ? nr - r : chunk);
+    uint32_t co = h->lenient ? cr : (uint32_t)(no - o < chunk - cr ? no - o : chunk - cr);
     if (cr) memcpy(tail, h->rids.w + r, cr * sizeof *tail);
     if (co) memcpy(tail + cr, h->addrs.w + o, co * sizeof *tail);
-    proto_packv body = {.nreg = cr, .nobj = co, .flags = flags, .peer = a->peer};
+    proto_packv body = {.nreg = cr, .nobj = h->lenient ? 0 : co, .flags = flags, .peer = a->peer};
     size_t len = proto_build(s->out, s->outcap, MSG_PACKV, e->id, e->origin, PROTO_NO_DEST, 0,
                              s->me, &body, tail, cr + co);
     AH_ASSERT(len > 0);
@@ -220,7 +227,7 @@ static int local_region(sched_server *s, const move_ask *a, rid_t rid, words *b,
   if (rc) return rc;
   rid_t *kids;
   size_t n = remote_kids_under(s, rid, &kids);
-  for (size_t i = 0; i < n; i++) part_region(s, p, true, kids[i]);
+  for (size_t i = 0; i < n; i++) part_region(s, p, true, kids[2 * i], kids[2 * i + 1]);
   free(kids);
   return 0;
 }
@@ -246,13 +253,15 @@ static void packv_here(sched_server *s, const proto_msg *m, const move_ask *a, w
   const proto_packv *v = m->fixed;
   bool lenient = (v->flags & PACKV_SKIP_GONE) != 0;
   for (uint32_t i = 0; i < v->nreg; i++) {
-    rid_t rid = (rid_t)m->tail[i];
-    if (region_exists(s->layer, rid)) {
-      int rc = local_region(s, a, rid, b, p);
-      if (rc) fail_part(p, rc);
-    } else {
-      part_region(s, p, lenient, rid);
+    rid_t rid = (rid_t)m->tail[i], expect = lenient ? (rid_t)m->tail[v->nreg + i] : REGION_NONE, up;
+    if (!region_exists(s->layer, rid)) {
+      part_region(s, p, lenient, rid, expect);
+      continue;
     }
+    if (lenient && (region_get_parent(s->layer, rid, &up) || up != expect))
+      continue; /* a freed child's ID, given to another region meanwhile: the child is gone */
+    int rc = local_region(s, a, rid, b, p);
+    if (rc) fail_part(p, rc);
   }
   for (uint32_t i = 0; !(a->flags & PACKV_COMMIT) && i < v->nobj; i++) {
     uintptr_t addr = (uintptr_t)m->tail[v->nreg + i];

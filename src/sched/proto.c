@@ -32,7 +32,7 @@ uint32_t proto_tail_count(unsigned type, const void *fixed) {
   if (type == MSG_REPLY) return ((const proto_reply *)fixed)->ntail;
   if (type == MSG_PACKV) {
     const proto_packv *v = fixed;
-    uint64_t words = (uint64_t)v->nreg + v->nobj;
+    uint64_t words = (uint64_t)v->nreg * (v->flags & PACKV_SKIP_GONE ? 2 : 1) + v->nobj;
     return words > PROTO_MAX_TAIL ? PROTO_MAX_TAIL + 1 : (uint32_t)words;
   }
   if (type == MSG_UNLEASE) {
@@ -83,6 +83,7 @@ static int fields_errno(unsigned type, const void *fixed) {
       bool over = v->flags & PACKV_HANDOVER, back = v->flags & PACKV_HANDBACK;
       ok = (uint64_t)v->nreg + v->nobj >= 1 && (v->flags & ~PACKV_FLAGS) == 0 &&
            !(over && back) && !(back && v->nobj) && (!(over || back) || v->peer >= 0) &&
+           !((v->flags & PACKV_SKIP_GONE) && v->nobj) &&
            (!(v->flags & PACKV_COMMIT) || over || back);
       break;
     }

@@ -59,7 +59,9 @@ typedef struct proto_header {
 } proto_header;
 
 typedef struct { uint32_t parent; int32_t level_hint; } proto_ralloc;
-typedef struct { uint32_t rid; uint32_t pad; } proto_rid;
+/* parent1: 0, or (an RFREE a scheduler sends for a remote child) that child's parent ID + 1:
+ * a region with the ID under another parent reused a freed child's ID, and is not freed. */
+typedef struct { uint32_t rid; uint32_t parent1; } proto_rid;
 typedef struct { uint64_t size; uint32_t rid; uint32_t n; } proto_alloc;
 typedef struct { uint64_t addr; } proto_addr;
 typedef struct { uint64_t addr, size; uint32_t rid; uint32_t pad; } proto_realloc;
@@ -80,7 +82,9 @@ typedef struct { uint32_t n, pad; } proto_unlease;
  *   PACKV_NO_RANGES check (and hand over) only: the reply has no ranges;
  * and, only between schedulers:
  *   PACKV_SKIP_GONE for the remote children of a packed region: one that no longer exists is
- *                   left out instead of failing the pack;
+ *                   left out instead of failing the pack; such a part names no objects, and its
+ *                   tail has the parent each child was found under after the children (a
+ *                   region with that ID under another parent reused a freed child's ID: gone);
  *   PACKV_COMMIT    the second round of a hand-over or hand-back. */
 #define PACKV_SKIP_GONE 1u
 #define PACKV_HANDOVER 2u

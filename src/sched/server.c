@@ -129,6 +129,7 @@ void sched_server_destroy(sched_server *s) {
     event *e = s->events;
     s->events = e->next;
     free(e->ranges);
+    free(e->request);
     free(e);
   }
   for (int i = 0; i < s->nkchunks; i++) free(s->kchunks[i]); /* layer, tries: all in here */

@@ -703,7 +703,8 @@ static void packv_bad_ask(sim *S, hostile *h) {
   }
   pend p = mk(MSG_PACKV, HK_PACKV, EXP_ERRNO, EINVAL);
   p.badmove = true, p.flags = b.flags;
-  request(S, h, p, &b, tail, b.nreg + b.nobj);
+  /* a lenient part's tail has each child's parent after it (proto.h) */
+  request(S, h, p, &b, tail, b.nreg * (b.flags & PACKV_SKIP_GONE ? 2 : 1) + b.nobj);
 }
 
 /* A valid peer other than rank `not`, or -1 when there is none. */

@@ -194,16 +194,30 @@ START_TEST(test_unlease_whose_tail_does_not_match_n_is_eproto) {
 END_TEST
 
 START_TEST(test_packv_with_undefined_flags_is_einval_and_readable) {
-  uint64_t names[1] = {5};
+  uint64_t names[2] = {5, 0}; /* a lenient part: the child, then its parent */
   proto_packv v = {.nreg = 1, .flags = PACKV_SKIP_GONE};
-  size_t len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  size_t len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 2);
   proto_msg m;
   REQUIRE_EQ(proto_decode(buf, len, &m), 0);
   REQUIRE_EQ(((const proto_packv *)m.fixed)->flags, PACKV_SKIP_GONE);
-  v.flags = 6;
+  REQUIRE_EQ(m.ntail, 2);
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EPROTO); /* the parents are missing */
+  v.flags = 64;
   len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
   REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
   REQUIRE_EQ(m.h->req, 1); /* filled: a worker that sent it gets an answer */
+  v.flags = PACKV_HANDOVER | PACKV_HANDBACK; /* one or the other */
+  v.peer = 3;
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  v.flags = PACKV_HANDOVER;
+  v.peer = -1; /* to nobody */
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  v.flags = PACKV_COMMIT; /* a commit of nothing handed */
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
 }
 END_TEST
 

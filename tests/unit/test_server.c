@@ -433,7 +433,8 @@ END_TEST
 static int packv_ask(int from, uint32_t flags, int32_t peer, const uint64_t *names, uint32_t nreg,
                      uint32_t nobj, uint64_t *out, size_t *nout) {
   proto_packv v = {.nreg = nreg, .nobj = nobj, .flags = flags, .peer = peer};
-  return ask_tail(from, MSG_PACKV, &v, names, nreg + nobj, out, 64, nout);
+  uint32_t words = nreg * (flags & PACKV_SKIP_GONE ? 2 : 1) + nobj; /* (proto.h) */
+  return ask_tail(from, MSG_PACKV, &v, names, words, out, 64, nout);
 }
 
 START_TEST(test_a_hand_over_moves_the_subtree_to_the_peer_once_and_back_only_to_the_giver) {
@@ -512,6 +513,14 @@ static void pack_setup(void) {
 }
 
 /* Hand the root a message from the leaf (rank 1) on behalf of worker 2. */
+static int leaf_for(int32_t origin, unsigned type, uint64_t req, int32_t dest, int32_t status,
+                    int32_t sched, const void *fixed, const uint64_t *tail, uint32_t ntail) {
+  static unsigned char msg[1 << 14];
+  size_t len = proto_build(msg, sizeof msg, type, req, origin, dest, status, sched, fixed, tail,
+                           ntail);
+  REQUIRE(len > 0);
+  return sched_server_handle(proot, 1, msg, len);
+}
 static int leaf_part(unsigned type, uint64_t req, int32_t dest, int32_t status, int32_t sched,
                      const void *fixed, const uint64_t *tail, uint32_t ntail) {
   static unsigned char msg[1 << 14];
@@ -563,7 +572,9 @@ START_TEST(test_pack_asks_the_leaf_once_for_all_its_remote_children) {
   REQUIRE_EQ(v->nreg, 200);
   REQUIRE_EQ(v->nobj, 0);
   REQUIRE_EQ(v->flags, PACKV_SKIP_GONE); /* a child freed meanwhile must not fail the pack */
+  REQUIRE_EQ(m.ntail, 400); /* each child, then the parent it was found under */
   for (uint32_t k = 0; k < 200; k++) REQUIRE_EQ(m.tail[k], boot_grant.id_first + k);
+  for (uint32_t k = 0; k < 200; k++) REQUIRE_EQ(m.tail[200 + k], top);
   REQUIRE_EQ(m.h->sched, 0); /* the answer comes back to the root */
   uint64_t part_req = m.h->req;
   /* the leaf answers with its ranges; the worker gets them with the root's, in one reply */
@@ -606,7 +617,7 @@ START_TEST(test_packv_skips_gone_children_only_when_told) {
   /* The root owns IDs it never handed out: such a region does not exist. A worker's own
    * name must exist; a remote child the trie still names may be gone. */
   uint32_t top = root_region_with_leaf_kids(0);
-  uint64_t names[2] = {top, boot_grant.id_first + boot_grant.id_count + 5};
+  uint64_t names[4] = {top, boot_grant.id_first + boot_grant.id_count + 5, 0, 0}; /* + parents */
   proto_packv strict = {.nreg = 2}, lenient = {.nreg = 2, .flags = PACKV_SKIP_GONE},
               bad_flags = {.nreg = 1, .flags = 64};
   nlog = 0;
@@ -616,7 +627,7 @@ START_TEST(test_packv_skips_gone_children_only_when_told) {
   REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
   REQUIRE_EQ(m.h->status, ENOENT);
   nlog = 0; /* a part of the leaf's own event (only a scheduler may skip) */
-  REQUIRE_EQ(leaf_part(MSG_PACKV, 10, PROTO_NO_DEST, 0, 1, &lenient, names, 2), 0);
+  REQUIRE_EQ(leaf_part(MSG_PACKV, 10, PROTO_NO_DEST, 0, 1, &lenient, names, 4), 0);
   REQUIRE_EQ(nlog, 1);
   REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
   REQUIRE_EQ(m.h->status, 0);
@@ -697,6 +708,53 @@ START_TEST(test_a_hand_over_whose_part_is_refused_changes_no_holder) {
 }
 END_TEST
 
+
+START_TEST(test_a_child_created_under_an_id_another_worker_now_holds_is_undone) {
+  /* Worker 3 asked for a child under its region, which it freed meanwhile; the ID went to
+   * worker 2's top. The leaf's CREATED must not hang the child under worker 2's region. */
+  uint32_t top = root_region_with_leaf_kids(0);
+  uint32_t child = boot_grant.id_first + 7;
+  proto_created c = {.rid = child, .parent = top};
+  nlog = 0;
+  REQUIRE_EQ(leaf_for(3, MSG_CREATED, 40, 0, 0, -1, &c, NULL, 0), 0);
+  REQUIRE_EQ(nlog, 2); /* the undo (RFREE of the child, down to the leaf) and the answer */
+  bool undone = false, refused = false;
+  for (int i = 0; i < 2; i++) {
+    proto_msg m;
+    REQUIRE_EQ(proto_decode(sent_log[i].msg, sent_log[i].len, &m), 0);
+    if (m.h->type == MSG_RFREE) {
+      undone = ((const proto_rid *)m.fixed)->rid == child &&
+               ((const proto_rid *)m.fixed)->parent1 == top + 1;
+    }
+    if (m.h->type == MSG_REPLY) refused = m.h->dest == 3 && m.h->status == ENOENT;
+  }
+  REQUIRE(undone && refused);
+  proto_rid pr = {.rid = top}; /* worker 2's region packs alone: no foreign child under it */
+  nlog = 0;
+  from_leaf(MSG_PACK, 41, PROTO_NO_DEST, 0, &pr, NULL, 0);
+  proto_msg m;
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->type, MSG_REPLY);
+  REQUIRE_EQ(m.h->status, 0);
+}
+END_TEST
+
+START_TEST(test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing) {
+  uint32_t top = root_region_with_leaf_kids(0), other = root_region_with_leaf_kids(0);
+  proto_rid part = {.rid = other, .parent1 = top + 1}; /* "free my child `other` of `top`" */
+  nlog = 0;
+  REQUIRE_EQ(leaf_part(MSG_RFREE, 50, PROTO_NO_DEST, 0, 1, &part, NULL, 0), 0);
+  proto_msg m;
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0); /* gone, as far as that event is concerned */
+  proto_ralloc ra = {.parent = other, .level_hint = 0};
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 51, PROTO_NO_DEST, 0, &ra, NULL, 0); /* and `other` lives on */
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0);
+}
+END_TEST
+
 static void pack_teardown(void) {
   sched_server_destroy(proot);
   sched_tree_free(&ptree);
@@ -730,6 +788,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_packv_skips_gone_children_only_when_told);
   tcase_add_test(tp, test_a_hand_over_across_schedulers_commits_only_after_every_part_checked);
   tcase_add_test(tp, test_a_hand_over_whose_part_is_refused_changes_no_holder);
+  tcase_add_test(tp, test_a_child_created_under_an_id_another_worker_now_holds_is_undone);
+  tcase_add_test(tp, test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing);
   suite_add_tcase(s, tp);
   return s;
 }
