@@ -268,6 +268,10 @@ static bh_body *gather_bodies(size_t *total) {
 }
 
 int main(int argc, char **argv) {
+  if (bench_wants_help(argc, argv)) { /* before sys_init: --help needs no job */
+    bh_usage(stdout, 0);
+    return 0;
+  }
   if (sys_init(&argc, &argv)) {
     fprintf(stderr, "barnes: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BH_MAX_LEVELS 64 /* deeper means coincident bodies: a clear error */
 
@@ -124,6 +125,8 @@ typedef struct bh_opts {
 /* Parse argv; 0 = run, 1 = --help printed, -1 = error printed. serial: accept --domains,
  * --compare, --tol. */
 int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o);
+/* The --help text of barnes (serial 0: with antheap's options) or barnes-serial (1). */
+void bh_usage(FILE *f, int serial);
 /* Timings of one worker (seconds). */
 typedef struct bh_times {
   double compute, wcomm, scomm, barrier, total;

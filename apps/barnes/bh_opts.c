@@ -10,7 +10,7 @@
 #include "bench.h"
 #include "bh.h"
 
-static void usage(FILE *f, int serial) {
+void bh_usage(FILE *f, int serial) {
   fprintf(f,
           "usage: %s [options]\n"
           "  3-D Barnes-Hut after Dubinski (1996), Myrmics section 6.3: Plummer bodies,\n"
@@ -32,7 +32,7 @@ static void usage(FILE *f, int serial) {
           "  --help             this text\n"
           "Output: per step, the energy drift (E-E0)/|E0| and momentum drift |P-P0|;\n"
           "at the end, time per worker split into computation, worker communication,\n"
-          "scheduler communication and barrier wait, and bodies/second/worker.\n",
+          "scheduler communication and barrier wait, and bodies/second/worker.\n%s",
           serial ? "barnes-serial" : "barnes",
           serial ? "  One process, no MPI: regions are an arena. --domains P forms the same P domains\n"
                    "  as barnes on P workers and reproduces its positions bit for bit.\n"
@@ -41,7 +41,8 @@ static void usage(FILE *f, int serial) {
           serial ? "  --domains P        simulate P worker domains (power of two; default 1)\n"
                    "  --compare FILE     compare the final positions with FILE (from barnes)\n"
                    "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"
-                 : "");
+                 : "",
+          serial ? "" : BENCH_ANTHEAP_HELP);
 }
 
 static int num(const char *opt, const char *v, double lo, double hi, double *out) {
@@ -65,7 +66,7 @@ int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o) {
     double x;
     int used = 1;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout, serial);
+      bh_usage(stdout, serial);
       return 1;
     } else if (!strcmp(a, "--bodies")) {
       if (num(a, v, 1, 1e9, &x)) return -1;

@@ -545,6 +545,10 @@ static void report(const options *o, const row *rows, int nrows, const setup *su
 }
 
 int main(int argc, char **argv) {
+  if (bench_wants_help(argc, argv)) { /* before MPI_Init: --help needs no mpirun */
+    usage(stdout);
+    return 0;
+  }
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
   options o;

@@ -6,10 +6,12 @@
  * the real region layer over its GAS: alone (its slabs contiguous: few ranges), or interleaved
  * with a second region allocated object by object beside it (its slabs scattered: many short
  * ranges). It packs the region (region_pack: used slabs coalesced into ranges) and ping-pongs
- * it with rank 1, which needs only the list it receives. With --share none (default) every
- * move copies (the cluster case: run it on shared memory and over TCP); with --share host the
- * two ranks map the GAS from one memory object (share.h) and the same run also measures the
- * zero-copy move (mode shared), which sends the list alone. Reported: pack time, one-way move
+ * it with rank 1, which needs only the list it receives. With --antheap-share host (the
+ * library's default, as there from ANTHEAP_SHARE) the two ranks map the GAS from one memory
+ * object (share.h) and the run measures the zero-copy move (mode shared), which sends the list
+ * alone, beside the copy; two ranks that cannot share (other hosts) measure the copy alone, as
+ * with --antheap-share none, where every move copies (the cluster case: run it on shared memory
+ * and over TCP). Reported: pack time, one-way move
  * time (half the round trip), one-way MPI time, bandwidths and ratio = MPI time / move time
  * (the data's speed against MPI_Send; goal >= 0.9 from 1 MiB), ratio_pack with the pack time
  * added; in copy mode also plain MPI with a message per range (mpi_ranges_us, ratio_ranges):
@@ -17,7 +19,7 @@
  * warm-up, in which rank 1 also checks every
  * received word; the ping-pongs alternate.
  *
- * Run: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--share host|none] [--csv PATH]
+ * Run: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--antheap-share host|none] [--csv PATH]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -320,14 +322,17 @@ static void add_row(bench_table *t, const config *c, const result *r, const char
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--share host|none] [--csv PATH]\n"
+          "usage: mpirun -np 2 bench-send [--reps R] [--max-mib M] [--antheap-share host|none]\n"
+          "                               [--quick] [--csv PATH]\n"
           "  A region move (pack + transfer_send/recv) vs MPI_Send of the same bytes from one\n"
           "  contiguous buffer; regions of 1, 16, 256, 1024 MiB (up to M) of 64 B, 256 B and 4 KiB\n"
           "  objects, contiguous or scattered (interleaved with another region).\n"
           "  --reps R        repetitions per point, median reported (default 9, at most %d)\n"
           "  --max-mib M     largest region in MiB (default 256; 1024 for the 1 GiB rows)\n"
-          "  --share MODE    none (default): every move copies; host: the two ranks share the\n"
-          "                  GAS memory, and shared (zero-copy) rows are measured beside copy rows\n"
+          "  --antheap-share MODE  the library's option: host (default; ANTHEAP_SHARE sets\n"
+          "                  the default, as for antheap): the two ranks share the GAS memory, and\n"
+          "                  shared (zero-copy) rows are measured beside the copy rows (copy rows\n"
+          "                  alone where they cannot share); none: every move copies\n"
           "  --quick         1 MiB and 16 MiB, 3 reps\n"
           "  --csv PATH      CSV output (default results/bench-send.csv; written afresh)\n"
           "  GAS base: ANTHEAP_GAS_BASE (default 0x%jx), size 64 GiB. Run it on shared memory\n"
@@ -342,13 +347,26 @@ typedef struct {
   const char *csv;
 } options;
 
+/* --antheap-share's value (or ANTHEAP_SHARE's, named by what) into *share; 0, or 2 after a
+ * message. */
+static int parse_share(const char *what, const char *v, bool *share) {
+  if (strcmp(v, "host") && strcmp(v, "none")) {
+    if (rank == 0) fprintf(stderr, "bench-send: %s %s: expected host or none\n", what, v);
+    return 2;
+  }
+  *share = strcmp(v, "host") == 0;
+  return 0;
+}
+
 /* Returns -1 to go on, else an exit code. */
 static int parse(int argc, char **argv, options *o) {
   static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {"reps", required_argument, 0, 'r'},
                                        {"max-mib", required_argument, 0, 'm'}, {"csv", required_argument, 0, 'c'},
-                                       {"share", required_argument, 0, 's'}, {"quick", no_argument, 0, 'q'},
-                                       {0, 0, 0, 0}};
-  *o = (options){9, 256, false, false, "results/bench-send.csv"};
+                                       {"antheap-share", required_argument, 0, 's'}, {"quick", no_argument, 0, 'q'},
+                                       {"share", required_argument, 0, 'S'}, {0, 0, 0, 0}};
+  *o = (options){9, 256, true, false, "results/bench-send.csv"};
+  const char *env = getenv("ANTHEAP_SHARE"); /* the library's default, and its variable */
+  if (env && *env && parse_share("ANTHEAP_SHARE", env, &o->share)) return 2;
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (c) {
       case 'h': if (rank == 0) usage(stdout); return 0;
@@ -357,12 +375,13 @@ static int parse(int argc, char **argv, options *o) {
       case 'c': o->csv = optarg; break;
       case 'q': o->quick = true; break;
       case 's':
-        if (strcmp(optarg, "host") && strcmp(optarg, "none")) {
-          if (rank == 0) fprintf(stderr, "bench-send: --share takes host or none\n");
-          return 2;
-        }
-        o->share = strcmp(optarg, "host") == 0;
+        if (parse_share("--antheap-share", optarg, &o->share)) return 2;
         break;
+      case 'S':
+        if (rank == 0)
+          fprintf(stderr, "bench-send: --share is now --antheap-share (the library's option: "
+                          "host, the default, or none)\n");
+        return 2;
       default: if (rank == 0) usage(stderr); return 2;
     }
   }
@@ -383,27 +402,34 @@ static const gas_bounds *map_gas(bool share, share_group *g) {
     fprintf(stderr, "bench-send: rank %d: %s\n", rank, err);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (share && !share_with(g, 1 - rank)) {
-    if (rank == 0) fprintf(stderr, "bench-send: --share host: the two ranks could not share the GAS (%s)\n", g->how);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
   return gas_current();
+}
+
+/* Whether the run measures shared moves: asked for, and the two ranks share the GAS (as the
+ * library, two ranks that cannot share copy). */
+static bool shared_rows(bool share, const share_group *g) {
+  if (!share || share_with(g, 1 - rank)) return share;
+  if (rank == 0)
+    fprintf(stderr, "bench-send: --antheap-share host: the two ranks do not share the GAS (two "
+                    "hosts, or this host's GAS is %s): copy rows only\n", g->how);
+  return false;
 }
 
 static void run(const options *o) {
   static const size_t objs[] = {64, 256, 4096}, mibs[] = {1, 16, 256, 1024};
   share_group g;
   const gas_bounds *gas = map_gas(o->share, &g);
+  bool shared = shared_rows(o->share, &g);
   near = share_near(&g, 1 - rank);
   region_layer *L = rank == 0 ? make_layer(gas) : NULL;
-  const char *share = o->share ? "host" : "none";
+  const char *share = shared ? "host" : "none";
   bench_table *t = rank != 0 ? NULL : bench_table_new("bench-send: region move (pack + transfer) vs "
                                    "MPI_Send of the same bytes, one-way, 2 ranks; ratio = mpi_us / "
                                    "xfer_us (the data), ratio_pack = mpi_us / (pack_us + xfer_us), "
                                    "ratio_ranges = mpi_us / mpi_ranges_us (plain MPI, a message per range), "
                                    "pieces: long ranges cut for MPI's shared-memory path",
                                    NCOLS, cols);
-  for (int m = o->share ? 1 : 0; m >= 0; m--)
+  for (int m = shared ? 1 : 0; m >= 0; m--)
     for (unsigned k = 0; k < 4 && mibs[k] <= o->max_mib; k++)
       for (unsigned s = 0; s < 3; s++)
         for (int inter = 0; inter < 2; inter++) {
@@ -420,6 +446,10 @@ static void run(const options *o) {
 }
 
 int main(int argc, char **argv) {
+  if (bench_wants_help(argc, argv)) { /* before MPI_Init: --help needs no mpirun */
+    usage(stdout);
+    return 0;
+  }
   MPI_Init(&argc, &argv);
   int size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -193,6 +193,10 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  if (bench_wants_help(argc, argv)) { /* before MPI_Init: --help needs no mpirun */
+    usage(stdout);
+    return 0;
+  }
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int reps = 21, size;

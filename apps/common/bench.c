@@ -1,4 +1,4 @@
-/* bench.c: timing, medians, machine name and the printed/CSV result table. */
+/* bench.c: timing, medians, machine name, the printed/CSV result table, and --help spotting. */
 #include "bench.h"
 
 #include <errno.h>
@@ -144,4 +144,10 @@ int bench_row_append(const char *prog, const char *title, int ncols, const char 
   fprintf(f, "\n");
   printf("(appended to %s)\n", csv_path);
   return fclose(f) ? -1 : 0;
+}
+
+int bench_wants_help(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+  return 0;
 }

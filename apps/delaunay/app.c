@@ -48,7 +48,7 @@ static void usage(FILE *f, dt_prog p) {
       "  --quiet            less output\n"
       "%s"
       "  --help             this text\n"
-      "Duplicate points are reported and skipped (the first one is kept).\n",
+      "Duplicate points are reported and skipped (the first one is kept).\n%s",
       name_of(p),
       p == DT_SERIAL
           ? "  Serial Bowyer-Watson on malloc (the baseline): points in a biased randomized\n"
@@ -67,7 +67,8 @@ static void usage(FILE *f, dt_prog p) {
             "  --zone X           border zones: points closer than X mean spacings to a new\n"
             "                     block border, inserted first at their level (default 2; 0: "
             "none)\n"
-          : "");
+          : "",
+      p == DT_PARALLEL ? BENCH_ANTHEAP_HELP : "");
 }
 
 static int num(const char *prog, const char *opt, const char *v, double lo, double hi,

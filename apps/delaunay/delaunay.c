@@ -254,11 +254,10 @@ static int check_at_0(int world, double total, int collinear) {
 }
 
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++) /* --help needs no job */
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      char *help[] = {argv[0], argv[i], NULL};
-      return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
-    }
+  if (bench_wants_help(argc, argv)) { /* before sys_init: --help needs no job */
+    char *help[] = {argv[0], "--help", NULL};
+    return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
+  }
   if (sys_init(&argc, &argv)) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;

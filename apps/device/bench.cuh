@@ -40,15 +40,19 @@ struct bench_opts {
   int quick;
 };
 
-/* Parse the common options; prints `usage` for --help. */
-static inline bench_opts bench_parse(int argc, char **argv, const char *usage, const char *def_csv)
+/* Parse the common options; for --help (before any CUDA call, so it works without a GPU)
+ * prints a usage line for prog with `more` (its own options, "" for none), the line `what`
+ * and the common options, and exits 0. */
+static inline bench_opts bench_parse(int argc, char **argv, const char *prog, const char *more,
+                                     const char *what, const char *def_csv)
 {
   bench_opts o = {def_csv, 5, 0};
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("%s\noptions:\n  --csv PATH   write the results there (default %s)\n"
+      printf("usage: %s [--csv PATH] [--reps N] [--quick]%s\n  %s\noptions:\n"
+             "  --csv PATH   write the results there (default %s)\n"
              "  --reps N     timed repetitions, median reported (default 5)\n"
-             "  --quick      fewer sizes and thread counts\n  --help\n", usage, def_csv);
+             "  --quick      fewer sizes and thread counts\n  --help\n", prog, more, what, def_csv);
       exit(0);
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       o.csv = argv[++i];

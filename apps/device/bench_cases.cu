@@ -249,10 +249,11 @@ struct opts {
 };
 
 static const char *USAGE =
-    "dm-bench-cases: the cases of issue 17's table (dm_malloc/dm_free against a bump-pointer\n"
-    "floor; Gallatin's published figures as a reference column). Every result is checked\n"
-    "(no NULL, inside the arena, whole blocks written with thread-unique patterns and read\n"
-    "back, no bad free, no leak); exits 1 on any failure, 77 without a GPU.\n"
+    "usage: dm-bench-cases [options]\n"
+    "  The cases of issue 17's table (dm_malloc/dm_free against a bump-pointer floor;\n"
+    "  Gallatin's published figures as a reference column). Every result is checked (no NULL,\n"
+    "  inside the arena, whole blocks written with thread-unique patterns and read back, no\n"
+    "  bad free, no leak); exits 1 on any failure, 77 without a GPU.\n"
     "options:\n"
     "  --reps N         timed reps per case, median reported (default 11), after 1 warm-up\n"
     "  --case LIST      comma-separated cases (default all): churn16 churn16_lane0 alloc16\n"

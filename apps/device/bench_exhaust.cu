@@ -72,10 +72,10 @@ int main(int argc, char **argv)
       argv[n++] = argv[i];
     }
   argc = n;
-  bench_opts o = bench_parse(argc, argv,
-      "dm-bench-exhaust: benchmark 4, 65536 threads allocate until NULL; utilisation = "
-      "bytes obtained / heap size; dm_malloc vs CUDA malloc (128 MiB heaps; --small: 8 MiB, "
-      "2048 threads, for compute-sanitizer)",
+  bench_opts o = bench_parse(argc, argv, "dm-bench-exhaust", " [--small] [--size N]",
+      "benchmark 4, 65536 threads allocate until NULL; utilisation = bytes obtained / heap "
+      "size; dm_malloc vs CUDA malloc (128 MiB heaps; --small: 8 MiB, 2048 threads, for "
+      "compute-sanitizer; --size N: that size only)",
       "results/device-exhaust.csv");
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   std::vector<unsigned> sizes = {16, 64, 256, 1000, 4096, 0};

@@ -43,9 +43,9 @@ template <bool OURS> static void run(void **keep, unsigned n, int reps, int *nul
 
 int main(int argc, char **argv)
 {
-  bench_opts o = bench_parse(argc, argv,
-      "dm-bench-mixed: benchmark 3, random sizes 16 B..4 KiB allocated, freed in a later "
-      "kernel, dm_malloc vs CUDA malloc", "results/device-mixed.csv");
+  bench_opts o = bench_parse(argc, argv, "dm-bench-mixed", "",
+      "benchmark 3, random sizes 16 B..4 KiB allocated, freed in a later kernel, dm_malloc vs "
+      "CUDA malloc", "results/device-mixed.csv");
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   dm_heap *h;
   BCUDA((cudaError_t)dm_heap_create(&h, HEAP_BYTES));

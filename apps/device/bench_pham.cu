@@ -41,10 +41,9 @@ template <bool OURS> static void run(void **keep, unsigned n, unsigned size, int
 
 int main(int argc, char **argv)
 {
-  bench_opts o = bench_parse(argc, argv,
-      "dm-bench-pham: benchmark 2, allocation without immediate free (16 B..8 KiB, "
-      "2^16..2^22 threads), alloc and free timed apart, dm_malloc vs CUDA malloc",
-      "results/device-pham.csv");
+  bench_opts o = bench_parse(argc, argv, "dm-bench-pham", "",
+      "benchmark 2, allocation without immediate free (16 B..8 KiB, 2^16..2^22 threads), "
+      "alloc and free timed apart, dm_malloc vs CUDA malloc", "results/device-pham.csv");
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   dm_heap *h;
   BCUDA((cudaError_t)dm_heap_create(&h, HEAP_BYTES));

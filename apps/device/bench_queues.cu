@@ -59,9 +59,9 @@ template <bool GN> static float run(qset s, int reps, unsigned *stats, unsigned 
 
 int main(int argc, char **argv)
 {
-  bench_opts o = bench_parse(argc, argv,
-      "dm-bench-queues: XMalloc's FIFO vs the Giersch-Nolte queue, 1M threads each enqueue "
-      "then dequeue one value, over 1024 and 32 queues", "results/device-queues.csv");
+  bench_opts o = bench_parse(argc, argv, "dm-bench-queues", "",
+      "XMalloc's FIFO vs the Giersch-Nolte queue, 1M threads each enqueue then dequeue one "
+      "value, over 1024 and 32 queues", "results/device-queues.csv");
   std::string dev = device_name();
   table tb;
   tb.cols = {"device", "queues", "xmalloc_ms", "gn_ms", "xmalloc_ns_per_pair", "gn_ns_per_pair",

@@ -44,9 +44,9 @@ template <bool OURS> static float run(unsigned lanes, int reps, int *sink)
 
 int main(int argc, char **argv)
 {
-  bench_opts o = bench_parse(argc, argv,
-      "dm-bench-xmalloc: benchmark 1, 1M threads allocate/write/free an int, 1..32 lanes per "
-      "warp, dm_malloc vs CUDA malloc", "results/device-xmalloc.csv");
+  bench_opts o = bench_parse(argc, argv, "dm-bench-xmalloc", "",
+      "benchmark 1, 1M threads allocate/write/free an int, 1..32 lanes per warp, dm_malloc vs "
+      "CUDA malloc", "results/device-xmalloc.csv");
   BCUDA(cudaDeviceSetLimit(cudaLimitMallocHeapSize, HEAP_BYTES));
   dm_heap *h;
   BCUDA((cudaError_t)dm_heap_create(&h, HEAP_BYTES));

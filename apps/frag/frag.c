@@ -7,8 +7,9 @@
  *   c  six sizes (64, 192, 1024, 1536, 4096, 50048 B) chosen at random, same phases as b
  * At K evenly spaced steps it records the application's live bytes (requested sizes), the
  * region pool's full / partial / empty / run / free slabs, and the number of ranges a pack of
- * the region produces, into OUT/frag-<s>.csv; a summary table goes to stdout and
- * OUT/frag-summary.csv. Every sample is checked against the application's own bookkeeping
+ * the region produces, into one CSV per scenario named from --csv PATH (frag_samples_path:
+ * results/frag-<s>.csv by default); a summary table goes to stdout and PATH
+ * (results/frag-summary.csv). Every sample is checked against the application's own bookkeeping
  * (objects, bytes, pack coverage) and teardown checks that no address space was lost: any
  * mismatch is reported and the exit status is 1, which is what the ctest smoke test asserts.
  */
@@ -318,9 +319,24 @@ static const char *const csv_header =
     "step,app_bytes,full_slabs,partial_slabs,empty_slabs,pack_ranges,run_slabs,free_slabs,"
     "objects,object_bytes,p_alloc\n";
 
-static int run_scenario(run *r, const char *dir) {
+/* The samples' file of scenario x beside the summary's: the summary's path with its ending
+ * "-summary.csv" (else ".csv", else nothing) replaced by "-x.csv". */
+static void frag_samples_path(char *out, size_t len, const char *summary, char x) {
+  size_t n = strlen(summary);
+  static const char *const endings[] = {"-summary.csv", ".csv"};
+  for (int k = 0; k < 2; k++) {
+    size_t e = strlen(endings[k]);
+    if (n >= e && !strcmp(summary + n - e, endings[k])) {
+      n -= e;
+      break;
+    }
+  }
+  snprintf(out, len, "%.*s-%c.csv", (int)n, summary, x);
+}
+
+static int run_scenario(run *r, const char *summary) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/frag-%c.csv", dir, r->sc->name);
+  frag_samples_path(path, sizeof path, summary, r->sc->name);
   r->csv = fopen(path, "w");
   if (!r->csv) return fprintf(stderr, "frag: cannot write %s: %s\n", path, strerror(errno)), 1;
   fputs(csv_header, r->csv);
@@ -367,7 +383,7 @@ static void summary_row(bench_table *t, const run *r) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: frag [--scenario a|b|c|all] [--steps N] [--samples K] [--seed S] [--out DIR]\n"
+          "usage: frag [--scenario a|b|c|all] [--steps N] [--samples K] [--seed S] [--csv PATH]\n"
           "  Fragmentation study (Myrmics section 6.2, Figure 4a-c): random alloc/free in one\n"
           "  region; records live application bytes, full/partial/empty slabs and pack ranges.\n"
           "    a  192-B objects, 60%% alloc / 40%% free             (default %zu steps)\n"
@@ -377,13 +393,16 @@ static void usage(FILE *f) {
           "  --steps N     steps per scenario (default: per scenario, above)\n"
           "  --samples K   sample points per scenario (default 400)\n"
           "  --seed S      random seed (default 1)\n"
-          "  --out DIR     where frag-<x>.csv and frag-summary.csv go (default results)\n"
+          "  --csv PATH    the summary table's CSV (default results/frag-summary.csv); each\n"
+          "                scenario's samples go beside it, to PATH with its ending -summary.csv\n"
+          "                (else .csv) replaced by -<x>.csv: results/frag-a.csv by default,\n"
+          "                out/run.csv gives out/run-a.csv\n"
           "  Exits 1 if the region's statistics ever disagree with the application's.\n",
           scenarios[0].steps, scenarios[1].steps, scenarios[2].steps);
 }
 
 typedef struct options {
-  const char *which, *out;
+  const char *which, *csv;
   size_t steps, samples;
   uint64_t seed;
 } options;
@@ -399,11 +418,11 @@ static bool parse_size(const char *s, size_t *v) {
 
 /* 0: run; 1: error; -1: --help shown. */
 static int parse_options(int argc, char **argv, options *o) {
-  *o = (options){.which = "all", .out = "results", .samples = 400, .seed = 1};
+  *o = (options){.which = "all", .csv = "results/frag-summary.csv", .samples = 400, .seed = 1};
   static struct option opts[] = {{"scenario", 1, 0, 'x'}, {"steps", 1, 0, 'n'},
                                  {"samples", 1, 0, 'k'},  {"seed", 1, 0, 's'},
-                                 {"out", 1, 0, 'o'},      {"help", 0, 0, 'h'},
-                                 {0, 0, 0, 0}};
+                                 {"csv", 1, 0, 'c'},      {"help", 0, 0, 'h'},
+                                 {"out", 1, 0, 'o'},      {0, 0, 0, 0}};
   size_t seed = 1;
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     bool ok = true;
@@ -412,7 +431,10 @@ static int parse_options(int argc, char **argv, options *o) {
       case 'n': ok = parse_size(optarg, &o->steps) && o->steps > 0; break;
       case 'k': ok = parse_size(optarg, &o->samples) && o->samples > 0; break;
       case 's': ok = parse_size(optarg, &seed); o->seed = seed; break;
-      case 'o': o->out = optarg; break;
+      case 'c': o->csv = optarg; break;
+      case 'o':
+        return fprintf(stderr, "frag: --out DIR is now --csv PATH (--csv DIR/frag-summary.csv "
+                               "writes the files --out DIR wrote)\n"), 1;
       case 'h': usage(stdout); return -1;
       default: usage(stderr); return 1;
     }
@@ -424,10 +446,13 @@ static int parse_options(int argc, char **argv, options *o) {
   return 0;
 }
 
-/* mkdir -p */
-static int make_dirs(const char *dir) {
+/* mkdir -p of the directory a file goes to */
+static int make_dirs(const char *file) {
   char p[4096];
-  snprintf(p, sizeof p, "%s", dir);
+  snprintf(p, sizeof p, "%s", file);
+  char *slash = strrchr(p, '/');
+  if (!slash || slash == p) return 0; /* the current or the root directory */
+  *slash = 0;
   for (char *c = p + 1; *c; c++) {
     if (*c != '/') continue;
     *c = 0;
@@ -435,7 +460,7 @@ static int make_dirs(const char *dir) {
     *c = '/';
   }
   if (mkdir(p, 0777) && errno != EEXIST)
-    return fprintf(stderr, "frag: cannot create %s: %s\n", dir, strerror(errno)), 1;
+    return fprintf(stderr, "frag: cannot create %s: %s\n", p, strerror(errno)), 1;
   return 0;
 }
 
@@ -443,7 +468,7 @@ int main(int argc, char **argv) {
   options o;
   int rc = parse_options(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : 2;
-  if (make_dirs(o.out)) return 1;
+  if (make_dirs(o.csv)) return 1;
   bench_table *tab = bench_table_new("frag: one region, random alloc/free (Myrmics Fig. 4a-c)",
                                      (int)NSUMMARY, summary_cols);
   int bad = 0;
@@ -454,11 +479,9 @@ int main(int argc, char **argv) {
     r = (run){.sc = sc, .steps = o.steps ? o.steps : sc->steps, .samples = o.samples,
               .rng = {o.seed * 0x9e3779b97f4a7c15ull + (uint64_t)sc->name}};
     if (r.samples > r.steps) r.samples = r.steps;
-    bad = run_scenario(&r, o.out);
+    bad = run_scenario(&r, o.csv);
     if (!bad) summary_row(tab, &r);
   }
-  char path[4096];
-  snprintf(path, sizeof path, "%s/frag-summary.csv", o.out);
-  if (bench_table_finish(tab, bad ? NULL : path)) bad = 1;
+  if (bench_table_finish(tab, bad ? NULL : o.csv)) bad = 1;
   return bad ? 1 : 0;
 }

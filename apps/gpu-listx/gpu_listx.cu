@@ -133,8 +133,8 @@ static void usage(FILE *f)
           "  --slack F        arena bytes = F x N x S (default 1.5: room for the allocator)\n"
           "  --csv FILE       bench rows appended here (default results/gpu-offload.csv; none: no CSV)\n"
           "  --help           this text\n"
-          "  and sys_init's --antheap-* options (--antheap-schedulers S, ...)\n",
-          PROG, PROG);
+          "%s",
+          PROG, PROG, BENCH_ANTHEAP_HELP);
 }
 
 /* 0: go on; 1: --help printed; 2: an error (printed). */
@@ -609,12 +609,12 @@ static int csv_append(const char *path, const char *const *cols, int ncols,
 int main(int argc, char **argv)
 {
   gl_opts o;
-  /* our options are parsed after sys_init took the --antheap-* ones; --help works without MPI */
-  for (int i = 1; i < argc; ++i)
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    }
+  /* our options are parsed after sys_init took the --antheap-* ones; --help works without MPI
+   * or CUDA */
+  if (bench_wants_help(argc, argv)) {
+    usage(stdout);
+    return 0;
+  }
   /* the GAS is mapped before CUDA makes its context, which then keeps clear of it */
   if (sys_init(&argc, &argv)) {
     fprintf(stderr, PROG ": sys_init: %s\n", sys_strerror(errno));

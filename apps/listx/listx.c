@@ -48,16 +48,17 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --corrupt         test only: worker 1 skips its modification of one node, so the\n"
           "                    verification must fail\n"
           "  --help            this text\n"
-          "scheduler layout (antheap variant; taken by sys_init):\n"
-          "  --antheap-schedulers S   the first S ranks become schedulers (default 1)\n"
-          "  --antheap-fanout F       children per scheduler (default 8): S > 1 with F < S\n"
-          "                           gives hierarchical scheduling\n"
-          "  or MPMD: mpirun -np S antheapd : -np W %s --variants antheap\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
           "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
-          prog, LX_HEADER + 1, known, prog);
+          prog, LX_HEADER + 1, known);
+  if (strstr(known, "antheap")) /* the antheap variants start with sys_init */
+    fprintf(f,
+            "The antheap variants: --antheap-schedulers S with --antheap-fanout F < S gives\n"
+            "hierarchical scheduling; MPMD: mpirun -np S antheapd : -np W %s --variants antheap.\n"
+            "%s",
+            prog, BENCH_ANTHEAP_HELP);
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out) {

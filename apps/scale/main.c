@@ -93,11 +93,12 @@ static void usage(void) {
          "                      temporary file, removed; ANTHEAP_STATS if set)\n"
          "  --corrupt           test only: worker 1 spoils an item of its first partner's region,\n"
          "                      so verification must fail\n"
-         "  --schedulers-for W  print the scheduler count for W workers (fan-out --fanout F,\n"
-         "                      default 8; --per-leaf P workers on a leaf, default 8), the\n"
-         "                      levels, and exit (no MPI)\n"
+         "  --schedulers-for W  print the scheduler count for W workers (fan-out from\n"
+         "                      --antheap-fanout F or ANTHEAP_FANOUT, default 8, as the job's;\n"
+         "                      --per-leaf P workers on a leaf, default 8), the levels, and\n"
+         "                      exit (no MPI)\n"
          "  --help              this text\n"
-         "  --antheap-*         taken by sys_init (antheapd --help lists them)\n");
+         "%s", BENCH_ANTHEAP_HELP);
 }
 
 static int number(const char *s, int lo, int hi, const char *name) {
@@ -112,11 +113,24 @@ static int number(const char *s, int lo, int hi, const char *name) {
   return (int)v;
 }
 
+/* --antheap-* options are sys_init's: skipped here, but for the fan-out --schedulers-for
+ * needs (in *fanout). Returns the index of the option's last word. */
+static int antheap_option(int argc, char **argv, int i, int *fanout) {
+  const char *a = argv[i], *eq = strchr(a, '=');
+  const char *v = eq ? eq + 1 : NULL;
+  if (!eq && strcmp(a, "--antheap-topology") && i + 1 < argc) v = argv[++i];
+  if (v && !strncmp(a, "--antheap-fanout", 16) && (a[16] == '=' || !a[16]))
+    *fanout = number(v, 1, 1000000, "--antheap-fanout");
+  return i;
+}
+
 /* Options other than --antheap-* (which sys_init takes); exits for --help and errors. */
 static void parse(int argc, char **argv, opts *o) {
   *o = (opts){.rounds = 10, .objects = 64, .team = 8, .team_regions = 2, .team_objects = 8,
               .items = 32, .cube = 3};
-  int plan_w = 0, fanout = 8, per_leaf = 8;
+  const char *env_fanout = getenv("ANTHEAP_FANOUT");
+  int plan_w = 0, per_leaf = 8;
+  int fanout = env_fanout && *env_fanout ? number(env_fanout, 1, 1000000, "ANTHEAP_FANOUT") : 8;
   const char *rank = getenv("OMPI_COMM_WORLD_RANK");
   int loud = !rank || !strcmp(rank, "0");
   for (int i = 1; i < argc; i++) {
@@ -126,8 +140,12 @@ static void parse(int argc, char **argv, opts *o) {
       exit(0);
     }
     if (!strncmp(a, "--antheap-", 10)) {
-      if (!strchr(a, '=') && strcmp(a, "--antheap-topology")) i++;
+      i = antheap_option(argc, argv, i, &fanout);
       continue;
+    }
+    if (!strcmp(a, "--fanout")) {
+      if (loud) fprintf(stderr, "scale: --fanout is now --antheap-fanout (the library's name)\n");
+      exit(2);
     }
     if (!strcmp(a, "--corrupt")) { o->corrupt = 1; continue; }
     if (!v) {
@@ -145,7 +163,6 @@ static void parse(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--csv")) o->csv = v;
     else if (!strcmp(a, "--stats")) o->stats = v, o->keep_stats = 1;
     else if (!strcmp(a, "--schedulers-for")) plan_w = number(v, 1, 1 << 24, a);
-    else if (!strcmp(a, "--fanout")) fanout = number(v, 1, 1 << 16, a);
     else if (!strcmp(a, "--per-leaf")) per_leaf = number(v, 1, 1 << 20, a);
     else {
       if (loud) fprintf(stderr, "scale: unknown option %s (see --help)\n", a);
@@ -397,6 +414,10 @@ static void report(const opts *o, const result *r, const scale_sched_stats *st, 
 }
 
 int main(int argc, char **argv) {
+  if (bench_wants_help(argc, argv)) { /* before anything else: --help needs no job */
+    usage();
+    return 0;
+  }
   double t_start = now();
   opts o;
   parse(argc, argv, &o);

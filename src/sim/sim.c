@@ -946,8 +946,10 @@ static void teardown(sim *S) {
   sched_tree_free(&S->tree);
 }
 
+/* The library's defaults: one scheduler and fan-out 8 (src/sched/launch.h), the scheduler's
+ * trading sizes (sched_config_default); antheap-sim then reads the ANTHEAP_* variables. */
 sim_config sim_config_default(void) {
-  sim_config c = {.schedulers = 21, .fanout = 4, .workers = 1000, .ops = 40, .seed = 1,
+  sim_config c = {.schedulers = 1, .fanout = 8, .workers = 1000, .ops = 40, .seed = 1,
                   .hostile_ops = 200, .storm_factor = 16, .storm_const = 4096,
                   .sched = sched_config_default()};
   c.sched.quiet = true;

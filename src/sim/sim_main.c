@@ -2,7 +2,15 @@
  * (--hostile): runs one or more seeds, each in a child process with --fork (so a crash or a
  * hang is counted and the next seed runs), prints the seed of any failure so it can be
  * replayed exactly, the totals by kind of failure, and what the hand-over rule saw (hand-overs,
- * requests refused because the asker does not hold what they name). */
+ * requests refused because the asker does not hold what they name).
+ *
+ * The job's settings speak the library's vocabulary: --antheap-foo-bar sets the variable
+ * ANTHEAP_FOO_BAR, and the settings are then read from the environment as a real job reads
+ * them (ah_config_from_env; the scheduler count and fan-out as launch.c reads them), so their
+ * names, defaults, ranges and messages are the library's. Earlier spellings (--schedulers,
+ * --gas-mib, ...) are refused with the new name. */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/config.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f) {
@@ -25,18 +34,29 @@ static void usage(FILE *f) {
           "  are placed by load), and asks of regions and objects others hold, which must be\n"
           "  refused (EPERM; ENOENT once freed, success once handed to it). Each seed prints the\n"
           "  hand-overs and the non-holder requests refused.\n"
-          "  --schedulers S   scheduler count (default 21: three levels with fan-out 4)\n"
-          "  --fanout F       scheduler-to-scheduler fan-out (default 4)\n"
+          " The job, in the library's names (antheapd --help): --antheap-foo-bar N sets\n"
+          " ANTHEAP_FOO_BAR, which a real job reads; unset, the library's default holds:\n"
+          "  --antheap-schedulers S     scheduler count (default 1)\n"
+          "  --antheap-fanout F         scheduler children per scheduler (default 8)\n"
+          "  --antheap-gas-base A       GAS start address (default 0x100000000000; 0x500000000000\n"
+          "                             in AddressSanitizer builds)\n"
+          "  --antheap-gas-size-mib M   GAS size in MiB (default 65536)\n"
+          "  --antheap-boot-pages P     pages per scheduler at boot (default 64); small values\n"
+          "                             force refills\n"
+          "  --antheap-boot-ids I       region IDs per scheduler at boot (default 4096)\n"
+          "  --antheap-refill-pages P / --antheap-refill-ids I   refill sizes (defaults 64 / 4096)\n"
+          "  --antheap-ceiling-pages C  free pages above C go back to the parent (default 256;\n"
+          "                             0: never)\n"
+          "  --antheap-high-watermark H / --antheap-low-watermark L   free slabs a new region\n"
+          "                             starts with / trimming leaves a region (defaults 16 / 2)\n"
+          "  (--schedulers, --fanout, --gas-mib, --boot-pages, --boot-ids, --refill-pages,\n"
+          "  --refill-ids and --ceiling-pages of earlier versions are refused, naming these.)\n"
+          " The simulation:\n"
           "  --workers W      simulated workers (default 1000)\n"
           "  --ops N          operations per worker (default 40)\n"
           "  --seed X         first seed (default 1)\n"
           "  --seeds K        run K seeds: X, X+1, ... (default 1)\n"
           "  --garbage G      malformed messages injected (default 0)\n"
-          "  --boot-pages P   pages per scheduler at boot (default 64); small values force refills\n"
-          "  --boot-ids I     region IDs per scheduler at boot (default 4096)\n"
-          "  --refill-pages P / --refill-ids I   refill sizes (defaults 64 / 4096)\n"
-          "  --ceiling-pages C  free pages above C go back to the parent (default 256; 0: never)\n"
-          "  --gas-mib M      size of the GAS in MiB (default 65536)\n"
           "  --report         print the root's shutdown report\n"
           "  --verbose        progress on stderr\n"
           " The protocol fuzzer:\n"
@@ -54,6 +74,95 @@ static void usage(FILE *f) {
           "  --fork           each seed in a child process: crashes and hangs are counted\n"
           "  --timeout T      with --fork: a seed running over T seconds is a hang (default 60)\n"
           "  --quiet          print failed seeds and the totals only\n");
+}
+
+/* ---- the library's settings ---- */
+
+/* The options named after ANTHEAP_* variables (getopt values OPT_VAR + index). */
+enum { OPT_VAR = 1000, OPT_OLD = 1100, OPT_NOSIM = 1200 };
+static const char *const var_options[] = {
+    "antheap-schedulers",   "antheap-fanout",        "antheap-gas-base",
+    "antheap-gas-size-mib", "antheap-boot-pages",    "antheap-refill-pages",
+    "antheap-boot-ids",     "antheap-refill-ids",    "antheap-ceiling-pages",
+    "antheap-high-watermark", "antheap-low-watermark"};
+#define NVAR_OPTIONS (sizeof var_options / sizeof *var_options)
+/* Earlier spellings, and the index of their new name in var_options. */
+static const struct { const char *old; int now; } renamed[] = {
+    {"schedulers", 0},   {"fanout", 1},     {"gas-mib", 3},    {"boot-pages", 4},
+    {"refill-pages", 5}, {"boot-ids", 6},   {"refill-ids", 7}, {"ceiling-pages", 8}};
+#define NRENAMED (sizeof renamed / sizeof *renamed)
+/* The library's options that mean nothing here (no memory is mapped, no ranks placed). */
+static const char *const not_simulated[] = {"antheap-share", "antheap-retain", "antheap-topology"};
+#define NNOT_SIMULATED (sizeof not_simulated / sizeof *not_simulated)
+
+/* --antheap-foo-bar V: ANTHEAP_FOO_BAR=V for this process (argv wins over the environment). */
+static void set_variable(const char *option, const char *value) {
+  char name[64];
+  size_t i = 0;
+  for (; option[i] && i < sizeof name - 1; i++)
+    name[i] = option[i] == '-' ? '_' : (char)toupper((unsigned char)option[i]);
+  name[i] = '\0';
+  setenv(name, value, 1);
+}
+
+/* ANTHEAP_SCHEDULERS or ANTHEAP_FANOUT as launch.c reads it: a whole number from 1 to
+ * 1000000. 0 (unset: *out kept), or -1 after a message. */
+static int env_count(const char *name, int *out) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (errno || *end || n < 1 || n > 1000000) {
+    fprintf(stderr, "antheap-sim: %s=%s: expected a whole number from 1 to 1000000\n", name, v);
+    return -1;
+  }
+  *out = (int)n;
+  return 0;
+}
+
+/* The job's settings from the environment (set there by the --antheap-* options too), with
+ * the library's defaults. 0, or -1 after a message. */
+static int library_settings(sim_config *c) {
+  ah_config a;
+  char err[256];
+  if (env_count("ANTHEAP_SCHEDULERS", &c->schedulers) || env_count("ANTHEAP_FANOUT", &c->fanout))
+    return -1;
+  if (ah_config_from_env(&a, err, sizeof err)) {
+    fprintf(stderr, "antheap-sim: %s (each --antheap-foo-bar option sets ANTHEAP_FOO_BAR)\n",
+            err);
+    return -1;
+  }
+  c->sched.gas_base = a.gas_base;
+  c->sched.gas_size = a.gas_size;
+  c->sched.boot_pages = a.boot_pages;
+  c->sched.refill_pages = a.refill_pages;
+  c->sched.boot_ids = a.boot_ids;
+  c->sched.refill_ids = a.refill_ids;
+  c->sched.ceiling_pages = a.ceiling_pages;
+  c->sched.high_watermark = a.high_watermark;
+  c->sched.low_watermark = a.low_watermark;
+  return 0;
+}
+
+/* An --antheap-* option or an earlier spelling (getopt value o); 0, or 2 after a message. */
+static int library_option(int o, const char *value) {
+  if (o >= OPT_VAR && o < OPT_VAR + (int)NVAR_OPTIONS) {
+    if (!*value) { /* an empty variable would mean "unset": the default */
+      fprintf(stderr, "antheap-sim: --%s needs a value\n", var_options[o - OPT_VAR]);
+      return 2;
+    }
+    set_variable(var_options[o - OPT_VAR], value);
+    return 0;
+  }
+  if (o >= OPT_OLD && o < OPT_OLD + (int)NRENAMED) {
+    fprintf(stderr, "antheap-sim: --%s is now --%s (the library's name; see --help)\n",
+            renamed[o - OPT_OLD].old, var_options[renamed[o - OPT_OLD].now]);
+    return 2;
+  }
+  fprintf(stderr, "antheap-sim: --%s means nothing in the simulator (see --help)\n",
+          not_simulated[o - OPT_NOSIM]);
+  return 2;
 }
 
 /* Totals over the seeds. */
@@ -116,12 +225,15 @@ static void print_seed(const sim_config *c, const sim_result *r, bool quiet) {
            (unsigned long)r->hostile_replies, (unsigned long)r->bad_moves_refused);
   printf("%s%s\n", r->ok ? "" : ": ", r->ok ? "" : r->failure);
   if (r->ok) return;
-  printf("  replay: antheap-sim --schedulers %d --fanout %d --workers %d --ops %d --seed %lu"
-         " --garbage %d --boot-pages %zu --boot-ids %u --refill-pages %zu --refill-ids %u"
-         " --gas-mib %zu --ceiling-pages %zu",
+  const sched_config *k = &c->sched;
+  printf("  replay: antheap-sim --antheap-schedulers %d --antheap-fanout %d --workers %d --ops %d"
+         " --seed %lu --garbage %d --antheap-gas-base 0x%lx --antheap-gas-size-mib %zu"
+         " --antheap-boot-pages %zu --antheap-boot-ids %u --antheap-refill-pages %zu"
+         " --antheap-refill-ids %u --antheap-ceiling-pages %zu --antheap-high-watermark %zu"
+         " --antheap-low-watermark %zu",
          c->schedulers, c->fanout, c->workers, c->ops, (unsigned long)c->seed, c->garbage,
-         c->sched.boot_pages, c->sched.boot_ids, c->sched.refill_pages, c->sched.refill_ids,
-         c->sched.gas_size >> 20, c->sched.ceiling_pages);
+         (unsigned long)k->gas_base, k->gas_size >> 20, k->boot_pages, k->boot_ids,
+         k->refill_pages, k->refill_ids, k->ceiling_pages, k->high_watermark, k->low_watermark);
   if (c->hostile)
     printf(" --hostile %d --hostile-ops %d --storm-factor %u --storm-const %u%s", c->hostile,
            c->hostile_ops, c->storm_factor, c->storm_const,
@@ -167,64 +279,96 @@ static void print_totals(const totals *t, bool hostile) {
   printf("%d passed, %d failed\n", t->seeds - t->failed, t->failed);
 }
 
-int main(int argc, char **argv) {
-  sim_config c = sim_config_default();
-  int seeds = 1;
-  bool forked = false, quiet = false;
-  unsigned timeout = 60;
-  static struct option opts[] = {
-      {"schedulers", 1, 0, 's'}, {"fanout", 1, 0, 'f'}, {"workers", 1, 0, 'w'},
-      {"ops", 1, 0, 'o'}, {"seed", 1, 0, 'x'}, {"seeds", 1, 0, 'k'}, {"garbage", 1, 0, 'g'},
-      {"boot-pages", 1, 0, 'p'}, {"boot-ids", 1, 0, 'i'}, {"refill-pages", 1, 0, 'P'},
-      {"refill-ids", 1, 0, 'I'}, {"gas-mib", 1, 0, 'm'}, {"report", 0, 0, 'r'},
-      {"ceiling-pages", 1, 0, 'c'}, {"hostile", 1, 0, 'H'}, {"hostile-ops", 1, 0, 'O'},
-      {"storm-factor", 1, 0, 'C'}, {"storm-const", 1, 0, 'K'}, {"fork", 0, 0, 'F'},
-      {"timeout", 1, 0, 'T'}, {"quiet", 0, 0, 'q'}, {"hostile-keep-leases", 0, 0, 'L'},
-      {"verbose", 0, 0, 'v'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-  for (int o; (o = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
-    switch (o) {
-      case 's': c.schedulers = atoi(optarg); break;
-      case 'f': c.fanout = atoi(optarg); break;
-      case 'w': c.workers = atoi(optarg); break;
-      case 'o': c.ops = atoi(optarg); break;
-      case 'x': c.seed = strtoull(optarg, NULL, 10); break;
-      case 'k': seeds = atoi(optarg); break;
-      case 'g': c.garbage = atoi(optarg); break;
-      case 'p': c.sched.boot_pages = strtoul(optarg, NULL, 10); break;
-      case 'i': c.sched.boot_ids = (uint32_t)strtoul(optarg, NULL, 10); break;
-      case 'P': c.sched.refill_pages = strtoul(optarg, NULL, 10); break;
-      case 'I': c.sched.refill_ids = (uint32_t)strtoul(optarg, NULL, 10); break;
-      case 'c': c.sched.ceiling_pages = strtoul(optarg, NULL, 10); break;
-      case 'm': c.sched.gas_size = strtoull(optarg, NULL, 10) << 20; break;
-      case 'H': c.hostile = atoi(optarg); break;
-      case 'O': c.hostile_ops = atoi(optarg); break;
-      case 'C': c.storm_factor = (unsigned)strtoul(optarg, NULL, 10); break;
-      case 'K': c.storm_const = (unsigned)strtoul(optarg, NULL, 10); break;
-      case 'F': forked = true; break;
-      case 'L': c.hostile_keep_leases = true; break;
-      case 'T': timeout = (unsigned)strtoul(optarg, NULL, 10); break;
-      case 'q': quiet = true; break;
-      case 'r': c.sched.quiet = false; break;
-      case 'v': c.verbose = true; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
+/* The run's options beside sim_config. */
+typedef struct run_options {
+  int seeds;
+  bool forked, quiet;
+  unsigned timeout;
+} run_options;
+
+/* getopt's table: the simulation's options, then the library's, earlier spellings and the
+ * library's options the simulator has no use for. */
+static struct option *option_table(void) {
+  static const struct option own[] = {
+      {"workers", 1, 0, 'w'},     {"ops", 1, 0, 'o'},         {"seed", 1, 0, 'x'},
+      {"seeds", 1, 0, 'k'},       {"garbage", 1, 0, 'g'},     {"report", 0, 0, 'r'},
+      {"hostile", 1, 0, 'H'},     {"hostile-ops", 1, 0, 'O'}, {"storm-factor", 1, 0, 'C'},
+      {"storm-const", 1, 0, 'K'}, {"fork", 0, 0, 'F'},        {"timeout", 1, 0, 'T'},
+      {"quiet", 0, 0, 'q'},       {"hostile-keep-leases", 0, 0, 'L'},
+      {"verbose", 0, 0, 'v'},     {"help", 0, 0, 'h'}};
+  enum { NOWN = sizeof own / sizeof *own };
+  static struct option t[NOWN + NVAR_OPTIONS + NRENAMED + NNOT_SIMULATED + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < NOWN; i++) t[n++] = own[i];
+  for (size_t i = 0; i < NVAR_OPTIONS; i++)
+    t[n++] = (struct option){var_options[i], 1, 0, OPT_VAR + (int)i};
+  for (size_t i = 0; i < NRENAMED; i++)
+    t[n++] = (struct option){renamed[i].old, 1, 0, OPT_OLD + (int)i};
+  for (size_t i = 0; i < NNOT_SIMULATED; i++) /* --antheap-topology takes no value */
+    t[n++] = (struct option){not_simulated[i], i + 1 < NNOT_SIMULATED, 0, OPT_NOSIM + (int)i};
+  t[n] = (struct option){0, 0, 0, 0};
+  return t;
+}
+
+/* One of the simulation's own options into c and r; 0, or an exit code. */
+static int own_option(int o, const char *v, sim_config *c, run_options *r) {
+  switch (o) {
+    case 'w': c->workers = atoi(v); break;
+    case 'o': c->ops = atoi(v); break;
+    case 'x': c->seed = strtoull(v, NULL, 10); break;
+    case 'k': r->seeds = atoi(v); break;
+    case 'g': c->garbage = atoi(v); break;
+    case 'H': c->hostile = atoi(v); break;
+    case 'O': c->hostile_ops = atoi(v); break;
+    case 'C': c->storm_factor = (unsigned)strtoul(v, NULL, 10); break;
+    case 'K': c->storm_const = (unsigned)strtoul(v, NULL, 10); break;
+    case 'F': r->forked = true; break;
+    case 'L': c->hostile_keep_leases = true; break;
+    case 'T': r->timeout = (unsigned)strtoul(v, NULL, 10); break;
+    case 'q': r->quiet = true; break;
+    case 'r': c->sched.quiet = false; break;
+    case 'v': c->verbose = true; break;
+    case 'h': usage(stdout); return -1;
+    default: usage(stderr); return 2;
   }
-  if (c.schedulers < 1 || c.fanout < 1 || c.workers < 1 || c.ops < 1 || seeds < 1 ||
-      c.garbage < 0 || c.sched.gas_size < ((size_t)16 << 20) || c.sched.refill_pages < 1 ||
-      c.sched.refill_ids < 1 || c.hostile < 0 || c.hostile_ops < 0 || timeout < 1) {
+  return 0;
+}
+
+/* argv into c and r: the --antheap-* options through the environment, then the library's
+ * settings. 0 to run, -1 after --help, else an exit code. */
+static int parse_args(int argc, char **argv, sim_config *c, run_options *r) {
+  const struct option *opts = option_table();
+  for (int o; (o = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
+    int rc = o >= OPT_VAR ? library_option(o, optarg) : own_option(o, optarg, c, r);
+    if (rc) return rc;
+  }
+  if (optind < argc) {
+    fprintf(stderr, "antheap-sim: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 2;
+  }
+  if (library_settings(c)) return 2;
+  if (c->schedulers < 1 || c->fanout < 1 || c->workers < 1 || c->ops < 1 || r->seeds < 1 ||
+      c->garbage < 0 || c->hostile < 0 || c->hostile_ops < 0 || r->timeout < 1) {
     fprintf(stderr, "antheap-sim: bad option value (see --help)\n");
     return 2;
   }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  sim_config c = sim_config_default();
+  run_options ro = {.seeds = 1, .timeout = 60};
+  int rc = parse_args(argc, argv, &c, &ro);
+  if (rc) return rc < 0 ? 0 : rc;
   if (!c.verbose) c.sched.log = fopen("/dev/null", "w"); /* malformed-message logs */
   totals t = {0};
   uint64_t first = c.seed;
-  for (int k = 0; k < seeds; k++) {
+  for (int k = 0; k < ro.seeds; k++) {
     c.seed = first + (uint64_t)k;
     sim_result r;
-    if (forked) run_forked(&c, timeout, &r);
+    if (ro.forked) run_forked(&c, ro.timeout, &r);
     else sim_run(&c, &r);
-    print_seed(&c, &r, quiet);
+    print_seed(&c, &r, ro.quiet);
     add_totals(&t, &r);
   }
   print_totals(&t, c.hostile > 0);
