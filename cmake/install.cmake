@@ -1,13 +1,16 @@
 # cmake/install.cmake: what `cmake --install BUILD --prefix P` puts under P, and the libraries
 # made only for it.
 #
-#   P/include/antheap.h (+ antheap_device.h where CUDA is built)
+#   P/include/antheap.h (+ antheap_device.h, antheap_gpu.h where CUDA is built)
 #   P/lib/libantheap.a, libantheap.so.MAJOR.MINOR.PATCH (SONAME libantheap.so.SOVERSION)
 #       one library holding the whole worker side (api.c over every internal library)
 #   P/lib/libantheap_device.a            where CUDA is built (relocatable device code)
+#   P/lib/libantheap_gpu.a               where src/gpu is built (CUDA, no sanitizers): GPU
+#       offload into regions, the worker side included (ah_install_gpu below)
 #   P/bin/antheapd
 #   P/lib/cmake/antheap/antheapConfig.cmake, antheapConfigVersion.cmake, antheapTargets*.cmake
-#       antheap::antheap (shared), antheap::antheap_static, antheap::device, antheap::antheapd
+#       antheap::antheap (shared), antheap::antheap_static, antheap::device, antheap::gpu,
+#       antheap::antheapd
 #   P/lib/pkgconfig/antheap.pc
 #
 # In the build tree nothing changes: apps and tests link the internal static libraries (and the
@@ -95,6 +98,30 @@ function(ah_pc_mpi)
   set(AH_PC_MPI_LIBS "${libs}" PARENT_SCOPE)
 endfunction()
 
+# ah_one_object(OUT KEEP patterns... OBJECTS objects... DEPENDS targets...): link `objects` into
+# one relocatable object OUT (ld -r) whose globals are only those matching `patterns` (objcopy;
+# undefined symbols stay as they are). Without ld or objcopy, OUT is set to the objects.
+function(ah_one_object out)
+  cmake_parse_arguments(X "" "" "KEEP;OBJECTS;DEPENDS" ${ARGN})
+  if(NOT CMAKE_LINKER OR NOT CMAKE_OBJCOPY)
+    message(WARNING "antheap: no ld/objcopy: the installed static libraries keep the internal "
+                    "names global")
+    set(${out} ${X_OBJECTS} PARENT_SCOPE)
+    return()
+  endif()
+  get_filename_component(name ${${out}} NAME)
+  set(keep "")
+  foreach(pattern IN LISTS X_KEEP)
+    list(APPEND keep --keep-global-symbol=${pattern})
+  endforeach()
+  add_custom_command(OUTPUT ${${out}}
+    COMMAND ${CMAKE_LINKER} -r -o ${${out}}.all "${X_OBJECTS}"
+    COMMAND ${CMAKE_OBJCOPY} --wildcard ${keep} ${${out}}.all ${${out}}
+    COMMAND ${CMAKE_COMMAND} -E rm -f ${${out}}.all
+    DEPENDS ${X_DEPENDS} COMMAND_EXPAND_LISTS VERBATIM
+    COMMENT "antheap: one object ${name}, global: ${X_KEEP}")
+endfunction()
+
 # ah_install_worker(): libantheap (shared and static) from every object of `antheap` and the
 # internal libraries it links, antheapd, antheap.h, antheap.pc.
 function(ah_install_worker)
@@ -125,19 +152,9 @@ function(ah_install_worker)
   # The static library is one object, linked from all of them (ld -r) with every global but
   # sys_* made local (objcopy), so that a program's own cache_create or pool_init never meets
   # ours: the same names as the shared library shows.
-  if(CMAKE_LINKER AND CMAKE_OBJCOPY)
-    set(whole ${CMAKE_BINARY_DIR}/lib/antheap.o)
-    add_custom_command(OUTPUT ${whole}
-      COMMAND ${CMAKE_LINKER} -r -o ${whole}.all "${objects}"
-      COMMAND ${CMAKE_OBJCOPY} --wildcard --keep-global-symbol=sys_* ${whole}.all ${whole}
-      COMMAND ${CMAKE_COMMAND} -E rm -f ${whole}.all
-      DEPENDS ${libs} COMMAND_EXPAND_LISTS VERBATIM
-      COMMENT "antheap: one object for libantheap.a, sys_* global")
-    add_library(antheap_static STATIC ${whole})
-  else()
-    message(WARNING "antheap: no ld/objcopy: libantheap.a keeps the internal names global")
-    add_library(antheap_static STATIC ${objects})
-  endif()
+  set(whole ${CMAKE_BINARY_DIR}/lib/antheap.o)
+  ah_one_object(whole KEEP sys_* OBJECTS ${objects} DEPENDS ${libs})
+  add_library(antheap_static STATIC ${whole})
   foreach(t antheap_shared antheap_static)
     target_include_directories(${t} INTERFACE ${include_dirs})
     target_link_libraries(${t} PUBLIC MPI::MPI_C PRIVATE PkgConfig::ANTHEAP_HWLOC)
@@ -167,6 +184,27 @@ function(ah_install_worker)
   # antheap.pc, relocatable: its prefix is found from where the file lies (${pcfiledir}), so
   # a prefix may be moved or installed with `cmake --install --prefix` (module trees).
   ah_pc_mpi()
+  # hwloc by its library, as `pkg-config --libs hwloc` names it (cmake/antheap.pc.in says why),
+  # less the compiler's own directories (CMake asks pkg-config to keep them: -L/usr/lib/...
+  # ahead of MPI's -L could pick another MPI's libmpi.so)
+  set(AH_PC_HWLOC_LIBS "")
+  foreach(flag IN LISTS ANTHEAP_HWLOC_LDFLAGS)
+    if(flag MATCHES "^-L(.*)$")
+      get_filename_component(dir "${CMAKE_MATCH_1}" REALPATH)
+      set(implicit OFF)
+      foreach(sys IN LISTS CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+        get_filename_component(sys "${sys}" REALPATH)
+        if(dir STREQUAL sys)
+          set(implicit ON)
+        endif()
+      endforeach()
+      if(implicit)
+        continue()
+      endif()
+    endif()
+    string(APPEND AH_PC_HWLOC_LIBS " ${flag}")
+  endforeach()
+  string(STRIP "${AH_PC_HWLOC_LIBS}" AH_PC_HWLOC_LIBS)
   set(pcdir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
   if(IS_ABSOLUTE "${pcdir}")
     set(AH_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
@@ -185,11 +223,48 @@ function(ah_install_worker)
   configure_file(${CMAKE_SOURCE_DIR}/cmake/antheap.pc.in ${CMAKE_BINARY_DIR}/antheap.pc @ONLY)
   install(FILES ${CMAKE_BINARY_DIR}/antheap.pc DESTINATION ${pcdir})
   set_property(GLOBAL PROPERTY AH_HAS_WORKER ON)
+  if(TARGET antheap_gpu)
+    ah_install_gpu("${objects}" "${libs}")
+  endif()
+endfunction()
+
+# ah_install_gpu(OBJECTS LIBS): antheap::gpu, libantheap_gpu.a and antheap_gpu.h, where src/gpu
+# built antheap_gpu. Its region.c installs the worker's free hook (src/worker/hook.h), which
+# neither installed libantheap exports (sys_* only), so libantheap_gpu.a holds the worker too:
+# one object from the worker's objects (OBJECTS of LIBS), region.c and ranges.c with sys_* and
+# gpu_* global, and arena.cu's relocatable device code beside it, whose dm_* calls the
+# program's device link resolves against antheap::device. A program links antheap::gpu instead
+# of antheap::antheap or antheap::antheap_static (it needs neither).
+function(ah_install_gpu objects libs)
+  set(whole ${CMAKE_BINARY_DIR}/lib/antheap_gpu.o)
+  ah_one_object(whole KEEP sys_* gpu_*
+                OBJECTS ${objects} $<TARGET_OBJECTS:ah_gpu_ranges> $<TARGET_OBJECTS:antheap_gpu>
+                DEPENDS ${libs} ah_gpu_ranges antheap_gpu)
+  add_library(antheap_gpu_static STATIC ${whole} $<TARGET_OBJECTS:ah_gpu_arena>)
+  target_include_directories(antheap_gpu_static INTERFACE
+    $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_link_libraries(antheap_gpu_static PUBLIC antheap_device MPI::MPI_C
+                        PRIVATE PkgConfig::ANTHEAP_HWLOC)
+  # no device link in the archive: the program's resolves arena.cu's and its own kernels'
+  # device symbols at once (as for antheap_gpu in the build tree)
+  set_target_properties(antheap_gpu_static PROPERTIES OUTPUT_NAME antheap_gpu EXPORT_NAME gpu
+                        LINKER_LANGUAGE C CUDA_RESOLVE_DEVICE_SYMBOLS OFF
+                        ARCHIVE_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+  install(TARGETS antheap_gpu_static EXPORT antheapTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${CMAKE_SOURCE_DIR}/include/antheap_gpu.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set_property(GLOBAL PROPERTY AH_HAS_GPU ON)
+  message(STATUS "antheap: the installed libantheap_gpu holds ${libs} ah_gpu_ranges "
+                 "antheap_gpu ah_gpu_arena")
 endfunction()
 
 # ah_install_package(): antheapConfig.cmake, its version file and the exported targets.
 function(ah_install_package)
   get_property(AH_HAS_WORKER GLOBAL PROPERTY AH_HAS_WORKER)
+  get_property(AH_HAS_GPU GLOBAL PROPERTY AH_HAS_GPU)
+  if(NOT AH_HAS_GPU)
+    set(AH_HAS_GPU OFF)
+  endif()
   set(AH_HAS_DEVICE OFF)
   if(TARGET antheap_device)
     set(AH_HAS_DEVICE ON)
