@@ -16,7 +16,12 @@
  *   EPROTO  a malformed message     EXDEV   (internal: a move between schedulers)
  *   E2BIG   sys_balloc of more objects than one request carries (1,048,576)
  *   ETIMEDOUT, ECANCELED, ECONNREFUSED, ESHUTDOWN: moves and waits (below)
- * sys_strerror(errno) explains them.
+ *   ENOTCONN  antheap is not initialised: any call before sys_init or after sys_finalize
+ *             (but sys_strerror, sys_version, and sys_free(NULL), which does nothing)
+ *   EDOM    sys_init: a bad --antheap-* option or ANTHEAP_* value (one rank printed which,
+ *           on stderr)          EBUSY   sys_init called twice
+ * sys_strerror(errno) explains them. sys_init fails on every rank alike, after the message;
+ * if it had called MPI_Init it calls MPI_Finalize, so the program just returns (status 1).
  *
  * The hand-over rule: a region has one holder. A region is held by the worker that created it,
  * then by the receiver of each sys_send (or sys_give) that names it or an ancestor; the root

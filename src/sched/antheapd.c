@@ -1,8 +1,10 @@
 /* antheapd.c: the scheduler daemon of an MPMD launch:
- *   mpirun -np S antheapd [options] : -np W ./app
+ *   mpirun -np S antheapd [--antheap-* options] : -np W ./app
  * Every antheapd rank becomes a scheduler; the application's ranks are the workers (their
- * sys_init finds them). --topology prints the launch plan and starts nothing. --help lists
- * every option and ANTHEAP_* variable with its default; --version names antheap and MPI. */
+ * sys_init finds them). It takes the --antheap-* options an SPMD application takes
+ * (--antheap-topology prints the launch plan and starts nothing), --help (every option and
+ * ANTHEAP_* variable with its default) and --version (antheap and MPI); anything else, the old
+ * --topology included, is refused on every rank of the job with a message naming the option. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +14,10 @@
 #include "sched/launch.h"
 
 static void usage(void) {
-  printf("usage: mpirun -np S antheapd [--topology] [--antheap-* options] : -np W ./app [args]\n"
+  printf("usage: mpirun -np S antheapd [--antheap-* options] : -np W ./app [args]\n"
          "  antheap's scheduler daemon: S scheduler ranks serve the W worker ranks of ./app.\n"
-         "  --topology      print the launch plan (ranks, roles, hosts, cores, tree) and exit\n"
+         "  It takes the --antheap-* options below, as an SPMD application does (one of the two\n"
+         "  sides may give them; --antheap-topology prints the launch plan and starts nothing).\n"
          "  --version       print antheap's and the MPI library's versions and exit\n"
          "  --help          this text\n\n%s\n%s\n"
          "worker environment (read by the application's sys_init):\n"
@@ -39,10 +42,7 @@ static void usage(void) {
          "  ANTHEAP_IDLE_MAX_US      the longest sleep of a waiting rank that shares its core\n"
          "                           (20..1000000; default 20 per rank per core of the host, at\n"
          "                           most 10000): waits back off from 20 us to this, an eighth\n"
-         "                           of the time waited so far\n"
-         "  ANTHEAP_STATS            a file where the root scheduler writes every scheduler's\n"
-         "                           statistics at shutdown (CSV: messages and bytes in and\n"
-         "                           out, peak RSS, ...; default: none)\n",
+         "                           of the time waited so far\n",
          launch_help_text(), ah_config_help());
 }
 
@@ -57,6 +57,29 @@ static void version(void) {
   }
 }
 
+/* What antheapd refuses in its own arguments: whatever is left once the --antheap-* options
+ * are taken out of a copy of argv. NULL when nothing is (or when those options are wrong
+ * themselves: job_setup says so); else the message, in buf. No MPI needed. */
+static const char *refusal(int argc, char **argv, char *buf, size_t len) {
+  char **copy = malloc(((size_t)argc + 1) * sizeof *copy), **av = copy, err[512];
+  if (!copy) return NULL;
+  memcpy(copy, argv, ((size_t)argc + 1) * sizeof *copy);
+  launch_options o;
+  int n = argc;
+  const char *why = NULL;
+  if (launch_parse_options(&n, &av, &o, err, sizeof err) == 0 && n > 1) {
+    if (strcmp(av[1], "--topology") == 0)
+      snprintf(buf, len, "--topology is not an option of antheapd: print the launch plan with "
+               "--antheap-topology (the option SPMD applications take too)");
+    else
+      snprintf(buf, len, "unknown argument '%s': antheapd takes --antheap-* options, --help and "
+               "--version (see antheapd --help)", av[1]);
+    why = buf;
+  }
+  free(copy);
+  return why;
+}
+
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -67,13 +90,12 @@ int main(int argc, char **argv) {
       version();
       return 0;
     }
-    if (!strcmp(argv[i], "--topology")) argv[i] = (char *)"--antheap-topology";
   }
+  char why[512];
+  const char *refused = refusal(argc, argv, why, sizeof why);
   MPI_Init(&argc, &argv);
   ah_job job;
-  char err[512];
-  if (job_setup(&argc, &argv, &job, err, sizeof err)) {
-    if (job.rank == 0) fprintf(stderr, "antheapd: %s\n", err);
+  if (job_setup(&argc, &argv, &job, "antheapd", refused)) { /* said so, on one rank */
     MPI_Finalize();
     return 2;
   }

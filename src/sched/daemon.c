@@ -69,8 +69,11 @@ int job_run_scheduler(ah_job *j) {
   cfg.ceiling_pages = j->cfg.ceiling_pages;
   cfg.high_watermark = j->cfg.high_watermark;
   cfg.low_watermark = j->cfg.low_watermark;
-  const char *stats = getenv("ANTHEAP_STATS"); /* the root writes every scheduler's row there */
-  cfg.stats_csv = stats && *stats ? stats : NULL;
+  /* the shutdown report (--antheap-stats, ANTHEAP_STATS: launch.c), at the root */
+  plan_stats st = j->plan.stats;
+  cfg.report = st == PLAN_STATS_OFF ? SCHED_REPORT_OFF
+             : st == PLAN_STATS_TABLE ? SCHED_REPORT_TABLE : SCHED_REPORT_SUMMARY;
+  cfg.stats_csv = st == PLAN_STATS_FILE ? j->plan.stats_path : NULL;
   cfg.peak_rss_kib = procstat_peak_rss_kib;
   sched_server *s;
   if (sched_server_create(&s, &j->tree, j->rank, &cfg, (sched_transport){mpi_send, &tx})) {

@@ -1,6 +1,9 @@
-/* job.c: collective set-up of a job (plan, tree, settings, communicators). */
+/* job.c: collective set-up of a job (plan, tree, settings, communicators), and its failure:
+ * one message, printed before any rank may leave. */
 #include "sched/job.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +28,45 @@ static int tree_from_plan(const launch_plan *p, sched_tree *t) {
   return rc;
 }
 
-int job_setup(int *argc, char ***argv, ah_job *j, char *err, size_t errlen) {
+/* The lowest rank for which failed holds, or -1 when none (collective). */
+static int lowest_failing(int me, bool failed) {
+  int mine = failed ? me : INT_MAX, lowest;
+  MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return lowest == INT_MAX ? -1 : lowest;
+}
+
+/* The speaker prints why, then nobody leaves before it is out: an application that exits
+ * with status 1 makes mpirun end the job, maybe before a slower rank 0 had printed it. */
+static int fail_everywhere(const ah_job *j, const char *who, int speaker, const char *why, int rc) {
+  if (j->rank == speaker) {
+    fprintf(stderr, "%s: %s\n", who, why);
+    fflush(stderr);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return rc;
+}
+
+int job_setup(int *argc, char ***argv, ah_job *j, const char *who, const char *refusal) {
   memset(j, 0, sizeof *j);
   j->proto = j->workers = j->xfer = MPI_COMM_NULL;
   MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
-  if (launch_plan_build(MPI_COMM_WORLD, argc, argv, &j->plan, err, errlen)) return -1;
-  /* Every rank reads the same environment; a bad value is refused everywhere alike. */
-  int bad = ah_config_from_env(&j->cfg, err, errlen) != 0, any_bad = 0;
-  MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any_bad) {
-    if (!bad) snprintf(err, errlen, "another rank refused its ANTHEAP_* settings");
+  char err[640];
+  launch_extra x = {.refusal = refusal};
+  if (launch_plan_build_ex(MPI_COMM_WORLD, argc, argv, &x, &j->plan, err, sizeof err))
+    return fail_everywhere(j, who, x.speaker, err, EDOM);
+  /* Every rank reads the same environment, normally; the lowest rank refusing it speaks. */
+  int bad = lowest_failing(j->rank, ah_config_from_env(&j->cfg, err, sizeof err) != 0);
+  if (bad >= 0) {
     launch_plan_free(&j->plan);
-    return -1;
+    return fail_everywhere(j, who, bad, err, EDOM);
   }
   if (j->plan.topology_only) return 0;
-  if (tree_from_plan(&j->plan, &j->tree)) {
-    snprintf(err, errlen, "the launch plan does not form a tree (internal error)");
+  bad = lowest_failing(j->rank, tree_from_plan(&j->plan, &j->tree) != 0);
+  if (bad >= 0) {
+    if (j->tree.nranks) sched_tree_free(&j->tree);
     launch_plan_free(&j->plan);
-    return -1;
+    return fail_everywhere(j, who, bad, "no memory for the routing tree of the launch plan",
+                           ENOMEM);
   }
   j->is_sched = j->plan.ranks[j->rank].role == PLAN_SCHEDULER;
   bool own_core = j->plan.ranks[j->rank].core >= 0;

@@ -31,8 +31,14 @@ typedef struct ah_job {
 } ah_job;
 
 /* Collective over MPI_COMM_WORLD (MPI must be initialised). Consumes the --antheap-* options
- * from argv. 0, or -1 with a message in err (the same verdict on every rank). */
-int job_setup(int *argc, char ***argv, ah_job *job, char *err, size_t errlen);
+ * from argv. `who` names the program in messages ("antheap", "antheapd"); `refusal` (NULL:
+ * none) is an error the caller found in its own arguments, which fails the set-up on every
+ * rank as a bad option does. 0, or on every rank alike:
+ *   EDOM    a bad --antheap-* option, ANTHEAP_* value or refusal (the plan cannot be made);
+ *   ENOMEM  no memory for the routing tree.
+ * Before any rank returns a failure, one rank has printed "who: why" on stderr (flushed), so
+ * that no launcher ending the job on the first rank that exits can cut the message off. */
+int job_setup(int *argc, char ***argv, ah_job *job, const char *who, const char *refusal);
 void job_teardown(ah_job *job);
 /* Run this scheduler until shutdown. 0, or 1 at the root when something was not returned. */
 int job_run_scheduler(ah_job *job);

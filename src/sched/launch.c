@@ -34,7 +34,7 @@ typedef struct rank_report {
   uint64_t host_hash;
   int32_t appnum;
   int32_t numa, core, bind, local_ranks, host_cores;
-  int32_t schedulers, fanout, topology, share; /* this rank's parsed options (0 = not given) */
+  int32_t schedulers, fanout, topology, share, stats; /* its parsed options (0 = not given) */
 } rank_report;
 
 const char *launch_help_text(void) {
@@ -54,6 +54,12 @@ const char *launch_help_text(void) {
          "                          giving their pages back to the OS at once (default 256;\n"
          "                          0: give every freed region of 1 MiB or more back; env\n"
          "                          ANTHEAP_RETAIN).\n"
+         "  --antheap-stats S       what the root scheduler reports at shutdown (env\n"
+         "                          ANTHEAP_STATS). Default: one line (nothing lost, requests\n"
+         "                          served, schedulers); off: nothing (a loss is still\n"
+         "                          printed); table: the line and every scheduler's row\n"
+         "                          (messages, bytes, pages, peak RSS ...); any other value is a\n"
+         "                          file: the line, and every row as CSV in that file.\n"
          "Options may also be written --antheap-schedulers=N. Options win over the\n"
          "environment. Ranks are bound to one core each when their host has enough cores.\n";
 }
@@ -107,16 +113,29 @@ static int parse_share(const char *v) {
   return strcmp(v, "host") == 0 ? 1 : strcmp(v, "none") == 0 ? 2 : -1;
 }
 
-/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, 3 share, 4 retain,
+/* off, table, or a file name (not empty, not starting with '-': a forgotten value); the
+ * file in *path. -1 when it is none of them. */
+static int parse_stats(const char *v, const char **path) {
+  if (!v || !*v || *v == '-' || strlen(v) >= LAUNCH_PATH_MAX) return -1;
+  if (strcmp(v, "off") == 0) return PLAN_STATS_OFF;
+  if (strcmp(v, "table") == 0) return PLAN_STATS_TABLE;
+  *path = v;
+  return PLAN_STATS_FILE;
+}
+
+#define STATS_EXPECTED "expected off, table or a file name (not starting with '-')"
+
+/* Which option argv[i] names: 0 schedulers, 1 fanout, 2 topology, 3 share, 4 retain, 5 stats,
  * -1 unknown.
  * *value gets the text after '=' (NULL when none). */
 static int option_kind(const char *arg, const char **value) {
-  static const char *const names[] = {"schedulers", "fanout", "topology", "share", "retain"};
+  static const char *const names[] = {"schedulers", "fanout", "topology", "share", "retain",
+                                      "stats"};
   const char *name = arg + strlen(OPT_PREFIX);
   const char *eq = strchr(name, '=');
   size_t len = eq ? (size_t)(eq - name) : strlen(name);
   *value = eq ? eq + 1 : NULL;
-  for (int k = 0; k < 5; k++)
+  for (int k = 0; k < 6; k++)
     if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0) return k;
   return -1;
 }
@@ -129,7 +148,7 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
   if (kind < 0)
     return opt_error(err, errlen, "unknown option %s (antheap knows --antheap-schedulers N, "
                      "--antheap-fanout F, --antheap-topology, --antheap-share host|none, "
-                     "--antheap-retain MiB)", arg);
+                     "--antheap-retain MiB, --antheap-stats off|table|FILE)", arg);
   if (kind == 2) {
     if (value) return opt_error(err, errlen, "%s takes no value", OPT_PREFIX "topology");
     o->topology = true;
@@ -137,12 +156,20 @@ static int take_option(int argc, char **argv, int *i, launch_options *o, char *e
   }
   if (!value) {
     if (*i + 1 >= argc)
-      return opt_error(err, errlen, "%s needs %s", arg, kind == 3 ? "host or none" : "a number");
+      return opt_error(err, errlen, "%s needs %s", arg,
+                       kind == 3 ? "host or none" : kind == 5 ? "off, table or a file name"
+                                                              : "a number");
     value = argv[++*i];
   }
   if (kind == 3) {
     if ((o->share = parse_share(value)) < 0)
       return opt_error(err, errlen, "%s %s: expected host or none", OPT_PREFIX "share", value);
+    return 0;
+  }
+  if (kind == 5) {
+    int st = parse_stats(value, &o->stats_path);
+    if (st < 0) return opt_error(err, errlen, "%s %s: " STATS_EXPECTED, OPT_PREFIX "stats", value);
+    o->stats = (plan_stats)st;
     return 0;
   }
   if (kind == 4) {
@@ -171,6 +198,10 @@ int launch_parse_options(int *argc, char ***argv, launch_options *o, char *err, 
   if (retain && *retain && (o->retain_mib = parse_mib(retain)) < 0)
     return opt_error(err, errlen, "ANTHEAP_RETAIN=%s: expected a whole number of MiB from 0 to %d",
                      retain, MAX_RETAIN_MIB);
+  const char *stats = getenv("ANTHEAP_STATS");
+  int st = stats && *stats ? parse_stats(stats, &o->stats_path) : 0;
+  if (st < 0) return opt_error(err, errlen, "ANTHEAP_STATS=%s: " STATS_EXPECTED, stats);
+  o->stats = (plan_stats)st;
   if (!argc || !argv || !*argv) return 0;
   char **av = *argv;
   int n = *argc, kept = 0, i = 0;
@@ -291,6 +322,7 @@ static void describe_self(MPI_Comm world, const launch_options *o, rank_report *
   me->fanout = o->fanout;
   me->topology = o->topology;
   me->share = o->share;
+  me->stats = (int32_t)o->stats;
   if (place_with_hwloc(world, me) != 0) me->bind = BIND_FAILED, me->core = me->numa = -1;
 }
 
@@ -401,25 +433,54 @@ static int first_failure(MPI_Comm world, int me, bool failed) {
   return lowest == INT_MAX ? -1 : lowest;
 }
 
-int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out, char *err,
-                      size_t errlen) {
+/* The shutdown report: the lowest rank's choice; its file name comes from that rank. The
+ * table is the same on every rank, so every rank takes part in the same broadcast. */
+static void agree_stats(MPI_Comm world, const rank_report *all, int n, const launch_options *o,
+                        launch_plan *out) {
+  int from = 0;
+  while (from < n && all[from].stats == 0) from++;
+  if (from == n) return;
+  out->stats = (plan_stats)all[from].stats;
+  for (int r = from + 1; r < n; r++)
+    if (all[r].stats && all[r].stats != all[from].stats) {
+      plan_warn(out, "rank %d gave a different --antheap-stats; rank %d's is used", r, from);
+      break;
+    }
+  if (out->stats != PLAN_STATS_FILE) return;
+  char path[LAUNCH_PATH_MAX] = "";
+  if (out->self == from) snprintf(path, sizeof path, "%s", o->stats_path);
+  MPI_Bcast(path, (int)sizeof path, MPI_CHAR, from, world);
+  if (!(out->stats_path = strdup(path))) {
+    out->stats = PLAN_STATS_SUMMARY;
+    plan_warn(out, "no memory for the statistics file name %s: not written", path);
+  }
+}
+
+int launch_plan_build_ex(MPI_Comm world, int *argc, char ***argv, launch_extra *x,
+                         launch_plan *out, char *err, size_t errlen) {
   int me, n;
   memset(out, 0, sizeof *out);
   out->self = -1;
   MPI_Comm_rank(world, &me);
   MPI_Comm_size(world, &n);
   launch_options o;
-  char local_err[256] = "";
-  int bad = first_failure(world, me,
-                          launch_parse_options(argc, argv, &o, local_err, sizeof local_err) != 0);
+  char local_err[512] = "";
+  bool failed = launch_parse_options(argc, argv, &o, local_err, sizeof local_err) != 0;
+  if (!failed && x && x->refusal) {
+    snprintf(local_err, sizeof local_err, "%s", x->refusal);
+    failed = true;
+  }
+  int bad = first_failure(world, me, failed);
+  if (x) x->speaker = bad;
   if (bad >= 0) {
-    if (bad == me || local_err[0]) return opt_error(err, errlen, "%s", local_err);
-    return opt_error(err, errlen, "rank %d could not parse its antheap options", bad);
+    if (failed) return opt_error(err, errlen, "%s", local_err);
+    return opt_error(err, errlen, "rank %d refused its antheap options", bad);
   }
   rank_report mine, *all = malloc((size_t)n * sizeof *all);
   describe_self(world, &o, &mine);
-  bool ok = all != NULL;
-  if (first_failure(world, me, !ok) >= 0) {
+  bad = first_failure(world, me, all == NULL);
+  if (x) x->speaker = bad;
+  if (bad >= 0) {
     free(all);
     return opt_error(err, errlen, "out of memory gathering %d ranks", n);
   }
@@ -428,15 +489,22 @@ int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out,
    * switches in a row when the ranks share cores. */
   MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, world);
   MPI_Bcast(all, (int)((size_t)n * sizeof mine), MPI_BYTE, 0, world);
-  int rc = plan_from_table(all, n, out, err, errlen);
-  free(all);
+  int rc = plan_from_table(all, n, out, err, errlen); /* the same verdict on every rank */
+  if (x) x->speaker = 0;
   if (rc == 0) {
     out->self = me;
     out->retain_mib = o.retain_mib;
     out->local_ranks = mine.local_ranks;
     out->host_cores = mine.host_cores;
+    agree_stats(world, all, n, &o, out);
   }
+  free(all);
   return rc;
+}
+
+int launch_plan_build(MPI_Comm world, int *argc, char ***argv, launch_plan *out, char *err,
+                      size_t errlen) {
+  return launch_plan_build_ex(world, argc, argv, NULL, out, err, errlen);
 }
 
 void launch_plan_free(launch_plan *p) { plan_free(p); }

@@ -582,6 +582,7 @@ void plan_free(launch_plan *p) {
   for (int h = 0; p->host_names && h < p->nhosts; h++) free(p->host_names[h]);
   free(p->host_names);
   free(p->warnings);
+  free(p->stats_path);
   memset(p, 0, sizeof *p);
   p->self = -1;
 }

@@ -22,6 +22,14 @@
 
 typedef enum plan_role { PLAN_WORKER = 0, PLAN_SCHEDULER = 1 } plan_role;
 
+/* What the root scheduler reports at shutdown (--antheap-stats, ANTHEAP_STATS). */
+typedef enum plan_stats {
+  PLAN_STATS_SUMMARY = 0, /* one line (the default) */
+  PLAN_STATS_OFF,         /* nothing, unless something is missing (an error) */
+  PLAN_STATS_TABLE,       /* the line and a table of every scheduler's row */
+  PLAN_STATS_FILE,        /* the line, and every row as CSV in the file stats_path */
+} plan_stats;
+
 /* What plan_build can refuse. plan_status_text() names each one; plan_build also writes a
  * detailed message (with the numbers involved) into its err buffer. */
 typedef enum plan_status {
@@ -83,6 +91,8 @@ typedef struct launch_plan {
   bool topology_only;      /* --antheap-topology: print the plan, do not start */
   bool share_host;         /* workers of one host share one GAS (--antheap-share, default) */
   long retain_mib;         /* this rank's --antheap-retain (MiB), -1 when not given */
+  plan_stats stats;        /* the shutdown report (the lowest rank's choice) */
+  char *stats_path;        /* PLAN_STATS_FILE: the file; NULL otherwise (freed by plan_free) */
   int local_ranks;         /* ranks on this rank's host, and that host's cores (0: unknown; */
   int host_cores;          /* set by launch_plan_build, for the idle back-off: idle.h) */
   plan_rank *ranks;        /* nranks entries, indexed by rank */
@@ -115,7 +125,7 @@ int sched_descendants(const launch_plan *p, int rank);
 const char *plan_host_name(const launch_plan *p, int host, char *buf, size_t buflen);
 
 /* A table of the plan: one line per rank (rank, role, host, NUMA, core, scheduler index,
- * level, parent, children, workers served), then the warnings. What `antheapd --topology`
+ * level, parent, children, workers served), then the warnings. What --antheap-topology
  * prints. */
 void plan_print(FILE *f, const launch_plan *p);
 

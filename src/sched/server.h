@@ -9,7 +9,8 @@
  * wait (parked) while a refill is on its way. Multi-step operations (a region created below
  * its parent's scheduler, freeing a region with descendants on other schedulers, packing such
  * a region) are events with saved state. At shutdown everything returns to the root, which
- * checks that nothing is missing and prints per-scheduler statistics.
+ * checks that nothing is missing and reports (sched_config.report): one line, a table of
+ * every scheduler's statistics, a CSV file.
  */
 #ifndef AH_SCHED_SERVER_H
 #define AH_SCHED_SERVER_H
@@ -29,6 +30,13 @@ typedef struct sched_transport {
   void *ctx;
 } sched_transport;
 
+/* What the root prints at shutdown. A loss ("MISSING") is printed whatever the choice. */
+typedef enum sched_report {
+  SCHED_REPORT_TABLE = 0, /* the line below, then a table of every scheduler's row */
+  SCHED_REPORT_SUMMARY,   /* one line: nothing lost (or MISSING), requests served, schedulers */
+  SCHED_REPORT_OFF,       /* nothing */
+} sched_report;
+
 typedef struct sched_config {
   uintptr_t gas_base;
   size_t gas_size;
@@ -41,7 +49,8 @@ typedef struct sched_config {
   size_t low_watermark;
   unsigned load_threshold; /* report subtree load upstream when it moved this much */
   FILE *log;              /* errors and the shutdown report (stderr if NULL) */
-  bool quiet;             /* no shutdown report */
+  sched_report report;    /* root: the shutdown report (default: the line and the table) */
+  bool quiet;             /* no table, whatever report says (the line stays) */
   const char *stats_csv;  /* root: write every scheduler's statistics row here at shutdown */
   uint64_t (*peak_rss_kib)(void); /* this rank's peak resident memory, for its row (or NULL) */
 } sched_config;

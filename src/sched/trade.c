@@ -4,7 +4,8 @@
  * that runs out parks the request and asks its parent (REFILL); the grant comes back as one
  * message and the parked requests run again. At shutdown every scheduler frees its regions and
  * returns all it holds to its parent once its workers and children are done; the root checks
- * that every page and ID came back and prints per-scheduler statistics. */
+ * that every page and ID came back and reports it (sched_config.report: a line, a table of
+ * every scheduler's statistics, a CSV file). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,14 +334,8 @@ static void write_stats_csv(sched_server *s) {
     srv_log(s, "cannot write the statistics to %s", s->cfg.stats_csv);
 }
 
-static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
-  FILE *f = s->cfg.log ? s->cfg.log : stderr;
-  uint64_t want_slabs = s->cfg.gas_size >> AH_SLAB_SHIFT;
-  fprintf(f, "antheapd: shutdown: %s: %lu of %lu slabs and %lu of %lu region IDs back at the root\n",
-          s->conservation == 0 ? "nothing lost" : "MISSING", (unsigned long)slabs,
-          (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
-  if (s->cfg.stats_csv) write_stats_csv(s);
-  if (s->cfg.quiet) return;
+/* Every scheduler's row, one line each (the table of SCHED_REPORT_TABLE). */
+static void print_table(const sched_server *s, FILE *f) {
   fprintf(f, "%6s %9s %9s %8s %9s %7s %8s %8s %8s %9s %8s %7s %8s %8s %9s %9s %7s\n", "rank",
           "served", "forwarded", "routed", "malformed", "parked", "pg_out", "pg_in", "pg_back",
           "ids_out", "regions", "events", "leased", "unleased", "msgs_in", "msgs_out", "rss_MiB");
@@ -351,6 +346,36 @@ static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
     for (int k = 1; k < 16; k++) fprintf(f, " %*lu", width[k - 1], (unsigned long)r[k]);
     fprintf(f, " %7.1f\n", (double)r[18] / 1024.0);
   }
+}
+
+/* The shutdown report (sched_config.report): the CSV file, one line, the table. The line
+ * keeps the words "nothing lost" / "MISSING" that tests and scripts look for, and a loss is
+ * printed even with SCHED_REPORT_OFF: it is an error. */
+static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
+  FILE *f = s->cfg.log ? s->cfg.log : stderr;
+  uint64_t want_slabs = s->cfg.gas_size >> AH_SLAB_SHIFT, served = 0;
+  bool lost = s->conservation != 0;
+  if (s->cfg.stats_csv) write_stats_csv(s);
+  if (s->cfg.report == SCHED_REPORT_OFF && !lost) return;
+  for (size_t i = 0; i < s->nstat_rows; i++) served += s->stat_rows[i * PROTO_STAT_WORDS + 1];
+  bool table = s->cfg.report == SCHED_REPORT_TABLE && !s->cfg.quiet;
+  if (lost)
+    fprintf(f, "antheapd: shutdown: MISSING: only %lu of %lu slabs and %lu of %lu region IDs "
+            "came back to the root", (unsigned long)slabs, (unsigned long)want_slabs,
+            (unsigned long)ids, (unsigned long)ALL_IDS);
+  else
+    fprintf(f, "antheapd: shutdown: nothing lost: all %lu slabs and %lu region IDs back at the "
+            "root", (unsigned long)slabs, (unsigned long)ids);
+  fprintf(f, "; %lu request%s served by %zu scheduler%s", (unsigned long)served,
+          served == 1 ? "" : "s", s->nstat_rows, s->nstat_rows == 1 ? "" : "s");
+  if (s->cfg.report == SCHED_REPORT_SUMMARY && s->cfg.stats_csv)
+    fprintf(f, "; every scheduler's row in %s\n", s->cfg.stats_csv);
+  else if (s->cfg.report == SCHED_REPORT_SUMMARY)
+    fprintf(f, "; ANTHEAP_STATS=table for every scheduler's row\n");
+  else
+    fprintf(f, "\n");
+  if (table) print_table(s, f);
+  fflush(f);
 }
 
 static void finish(sched_server *s) {

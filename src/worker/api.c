@@ -48,6 +48,10 @@ static int fail_errno(int err) {
   return -1;
 }
 
+/* Every call but sys_init, sys_strerror and sys_version needs a job: before sys_init and after
+ * sys_finalize they fail with this errno (antheap.h), which no other failure uses. */
+#define NOT_UP ENOTCONN
+
 /* Wait for the next protocol message from the leaf, backing off while idle (idle.h). */
 static int receive_reply(proto_msg *m) {
   idle_wait idle;
@@ -99,7 +103,7 @@ static int wait_collective(MPI_Request *rq, const watch_config *cfg, const char 
  * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. */
 static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
                     const uint64_t **tail, uint32_t *ntail) {
-  if (!W.up) return EINVAL;
+  if (!W.up) return NOT_UP;
   unsigned char small[sizeof(proto_header) + PROTO_MAX_FIXED], *msg = small;
   size_t cap = sizeof small + (size_t)out_n * 8;
   if (out_n && !(msg = malloc(cap))) return ENOMEM;
@@ -250,6 +254,38 @@ static void leave_job(void) {
 
 static void catch_mpi_finalize(void);
 
+/* A worker setting that was refused (EINVAL from its reader) is a bad setting: EDOM. */
+static int setting(int rc) { return rc == EINVAL ? EDOM : rc; }
+
+/* The worker's own settings and the GAS, in sys_init: 0 or an errno, with a message in err. */
+static int start_worker(char *err, size_t errlen) {
+  int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
+                         W.job.cfg.gas_size, &W.share, err, errlen);
+  if (!rc && (rc = setting(memo_setting(err, errlen)))) gas_unmap();
+  if (!rc && (rc = setting(watch_config_from_env(&W.watch, W.id, err, errlen)))) gas_unmap();
+  bool guard = false;
+  if (!rc && (rc = setting(guard_setting(&guard, err, errlen)))) gas_unmap();
+  if (!rc && guard) {
+    guard_start(W.id);
+    transfer_set_landing(guard_release);
+  }
+  W.watch_warn = W.watch;
+  W.watch_warn.timeout_ns = 0;
+  transfer_set_watch(&W.watch);
+  if (!rc && (rc = setting(start_cache(err, errlen)))) gas_unmap();
+  long mib = W.job.plan.retain_mib;
+  retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
+  return rc;
+}
+
+/* sys_init failed: MPI goes too when sys_init started it, so that the program can simply
+ * return (every rank fails alike: nobody waits in a collective). */
+static int init_failed(int rc) {
+  if (W.mpi_ours) MPI_Finalize();
+  W.mpi_ours = false;
+  return fail_errno(rc);
+}
+
 int sys_init(int *argc, char ***argv) {
   if (W.up) return fail_errno(EBUSY);
   int flag;
@@ -258,11 +294,8 @@ int sys_init(int *argc, char ***argv) {
     MPI_Init(argc, argv);
     W.mpi_ours = true;
   }
-  char err[512];
-  if (job_setup(argc, argv, &W.job, err, sizeof err)) {
-    if (W.job.rank == 0) fprintf(stderr, "antheap: %s\n", err);
-    return fail_errno(EINVAL);
-  }
+  int rc = job_setup(argc, argv, &W.job, "antheap", NULL); /* prints why it failed */
+  if (rc) return init_failed(rc);
   if (W.job.plan.topology_only) { /* print the plan and end the job everywhere */
     if (W.job.rank == 0) plan_print(stdout, &W.job.plan);
     job_teardown(&W.job);
@@ -270,7 +303,7 @@ int sys_init(int *argc, char ***argv) {
     exit(0);
   }
   if (W.job.is_sched) { /* SPMD: this rank is a scheduler for the whole job */
-    int rc = job_run_scheduler(&W.job);
+    rc = job_run_scheduler(&W.job);
     job_teardown(&W.job);
     MPI_Finalize();
     exit(rc);
@@ -279,28 +312,17 @@ int sys_init(int *argc, char ***argv) {
   MPI_Comm_size(W.job.workers, &W.nworkers);
   W.leaf = W.job.plan.ranks[W.job.rank].leaf;
   transfer_set_idle_cap(W.job.idle_cap_ns); /* moves wait like every other wait of ours */
-  int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
-                         W.job.cfg.gas_size, &W.share, err, sizeof err), any = 0;
-  if (!rc && (rc = memo_setting(err, sizeof err))) gas_unmap();
-  if (!rc && (rc = watch_config_from_env(&W.watch, W.id, err, sizeof err))) gas_unmap();
-  bool guard = false;
-  if (!rc && (rc = guard_setting(&guard, err, sizeof err))) gas_unmap();
-  if (!rc && guard) {
-    guard_start(W.id);
-    transfer_set_landing(guard_release);
-  }
-  W.watch_warn = W.watch;
-  W.watch_warn.timeout_ns = 0;
-  transfer_set_watch(&W.watch);
-  if (!rc && (rc = start_cache(err, sizeof err))) gas_unmap();
-  long mib = W.job.plan.retain_mib;
-  retain_init(&W.kept, mib < 0 ? RETAIN_DEFAULT_BUDGET : (size_t)mib << 20);
-  if (rc) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err);
-  MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, W.job.workers);
+  char err[512];
+  rc = start_worker(err, sizeof err);
+  /* the lowest failing worker says why (the others most likely failed alike), then all go */
+  struct { int id, rc; } mine = {rc ? W.id : W.nworkers, rc}, first;
+  MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, W.job.workers);
   W.up = true;
-  if (any) { /* one worker could not map the GAS: nobody starts */
+  if (first.id < W.nworkers) { /* nobody starts: the schedulers end the job */
+    if (first.id == W.id) fprintf(stderr, "antheap: worker %d: %s\n", W.id, err), fflush(stderr);
+    MPI_Barrier(W.job.workers); /* said before any worker can leave (and mpirun end the job) */
     leave_job();
-    return fail_errno(rc ? rc : ECANCELED);
+    return init_failed(rc ? rc : first.rc);
   }
   catch_mpi_finalize();
   return 0;
@@ -336,7 +358,7 @@ static int leave_cleanly(void) {
 }
 
 int sys_finalize(void) {
-  if (!W.up) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
   int rc = leave_cleanly();
   if (W.mpi_ours) MPI_Finalize();
   return rc ? fail_errno(rc) : 0;
@@ -362,12 +384,12 @@ static void catch_mpi_finalize(void) {
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
 }
 
-MPI_Comm sys_comm(void) { return W.up ? W.job.workers : MPI_COMM_NULL; }
-int sys_worker_id(void) { return W.up ? W.id : -1; }
-int sys_workers(void) { return W.up ? W.nworkers : 0; }
+MPI_Comm sys_comm(void) { return W.up ? W.job.workers : (fail_errno(NOT_UP), MPI_COMM_NULL); }
+int sys_worker_id(void) { return W.up ? W.id : fail_errno(NOT_UP); }
+int sys_workers(void) { return W.up ? W.nworkers : (fail_errno(NOT_UP), 0); }
 
 int sys_barrier(void) {
-  if (!W.up) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
   int rc = flush_cache(); /* after the barrier every worker's objects are known everywhere */
   memo_forget_all(&W.memo);
   /* a barrier that gave up is still under way: this call waits for that one */
@@ -383,6 +405,7 @@ int sys_barrier(void) {
 /* ---- regions and objects ---- */
 
 rid_t sys_ralloc(rid_t parent, int level_hint) {
+  if (!W.up) return (rid_t)fail_errno(NOT_UP) + 1; /* 0 */
   memo_forget_all(&W.memo); /* a child under a region we hold changes its pack */
   proto_ralloc b = {.parent = parent, .level_hint = level_hint};
   const uint64_t *t;
@@ -418,7 +441,7 @@ static int release_region(rid_t region) {
 }
 
 int sys_rfree(rid_t region) {
-  if (!W.up) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
   memo_forget_all(&W.memo);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
@@ -434,6 +457,7 @@ int sys_rfree(rid_t region) {
 static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc != ESRCH; }
 
 void *sys_alloc(size_t size, rid_t region) {
+  if (!W.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
   memo_forget_all(&W.memo); /* (memo.h: any allocation may land in a region we hold) */
   if (W.cache) {
@@ -452,6 +476,7 @@ void *sys_alloc(size_t size, rid_t region) {
 }
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
+  if (!W.up) return fail_errno(NOT_UP);
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
   if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
   memo_forget_all(&W.memo);
@@ -471,7 +496,8 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 }
 
 int sys_free(void *ptr) {
-  if (!ptr) return 0; /* as free(NULL): nothing to do */
+  if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
+  if (!W.up) return fail_errno(NOT_UP);
   memo_forget_all(&W.memo);
   if (W.cache) {
     int rc = cache_free(W.cache, (uintptr_t)ptr);
@@ -483,6 +509,7 @@ int sys_free(void *ptr) {
 }
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
+  if (!W.up) return fail_errno(NOT_UP);
   if (W.cache) {
     int rc = cache_lookup(W.cache, (uintptr_t)ptr, region, NULL, size, NULL);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
@@ -499,6 +526,7 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
 
 /* The world rank of the scheduler that holds the object at ptr (test hook, debug.h). */
 int antheap_debug_scheduler_of(const void *ptr) {
+  if (!W.up) return fail_errno(NOT_UP);
   int32_t sched;
   if (W.cache) {
     int rc = cache_lookup(W.cache, (uintptr_t)ptr, NULL, NULL, NULL, &sched);
@@ -514,6 +542,7 @@ int antheap_debug_scheduler_of(const void *ptr) {
 /* The world rank of the scheduler at `level` on this worker's path (its leaf when the tree
  * is not that deep) (test hook). */
 int antheap_debug_path(int level) {
+  if (!W.up) return fail_errno(NOT_UP);
   int x = W.leaf;
   while (W.job.tree.level[x] > level) x = W.job.tree.parent[x];
   return x;
@@ -567,6 +596,7 @@ static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
 }
 
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
+  if (!W.up) return fail_errno(NOT_UP), NULL;
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
   memo_forget_all(&W.memo);
@@ -698,7 +728,8 @@ static uint64_t *move_handles(const rid_t *regions, int nreg, void *const *objec
 static bool valid_peer(int peer) { return peer >= 0 && peer < W.nworkers && peer != W.id; }
 
 int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
-  if (!W.up || !valid_peer(peer)) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
+  if (!valid_peer(peer)) return fail_errno(EINVAL);
   int32_t to = W.job.plan.worker_ranks[peer];
   int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
   if (!rc) rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
@@ -743,7 +774,8 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
 }
 
 int sys_give(int peer, const rid_t *regions, int num_regions) {
-  if (!W.up || !valid_peer(peer) || num_regions < 0 || (num_regions && !regions))
+  if (!W.up) return fail_errno(NOT_UP);
+  if (!valid_peer(peer) || num_regions < 0 || (num_regions && !regions))
     return fail_errno(EINVAL);
   if ((uint64_t)num_regions > PROTO_MAX_TAIL) return fail_errno(E2BIG);
   if (num_regions == 0) return 0;
@@ -777,7 +809,8 @@ static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *e
 }
 
 int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
-  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
+  if (!W.up) return fail_errno(NOT_UP);
+  if (peer < 0 || peer >= W.nworkers || peer == W.id || nreg < 0 || nobj < 0 ||
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   move_expect e = {nreg, nobj, TRANSFER_COPY};
@@ -820,6 +853,10 @@ const char *sys_strerror(int err) {
                               "counts, or the list was not one it could take)";
     case ESHUTDOWN: return "antheap: the receiver left the job (sys_finalize) without receiving";
     case ETIMEDOUT: return "antheap: the peer did not come within ANTHEAP_WAIT_TIMEOUT seconds";
+    case NOT_UP: return "antheap is not initialised (call sys_init first)";
+    case EDOM: return "antheap: bad option or setting: a --antheap-* option or an ANTHEAP_* "
+                      "variable was refused; see the message above";
+    case EBUSY: return "antheap: already initialised (sys_init was called twice)";
     default: return strerror(err);
   }
 }
@@ -830,7 +867,7 @@ void worker_set_free_hook(worker_free_hook fn) { W.free_hook = fn; }
 #include "worker/debug.h"
 
 int antheap_debug_set_cache(int on) {
-  if (!W.up) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
   if (!on) {
     int rc = flush_cache();
     cache_destroy(W.cache);
@@ -844,12 +881,13 @@ int antheap_debug_set_cache(int on) {
 long antheap_debug_packs(void) { return W.packs; }
 
 int antheap_debug_memo_applies(int peer) {
-  if (!W.up || peer < 0 || peer >= W.nworkers || peer == W.id) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
+  if (peer < 0 || peer >= W.nworkers || peer == W.id) return fail_errno(EINVAL);
   return W.memo.on && share_with(&W.share, peer);
 }
 
 int antheap_debug_send_raw(const void *buf, size_t len) {
-  if (!W.up) return fail_errno(EINVAL);
+  if (!W.up) return fail_errno(NOT_UP);
   MPI_Send(buf, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
   return 0;
 }

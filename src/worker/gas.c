@@ -37,9 +37,10 @@ static int fail(int code, char *err, size_t errlen, const char *fmt, ...) {
   return code;
 }
 
+/* The settings that move or shrink the GAS (src/common/config.c reads them on every rank). */
 #define HINT                                                                                 \
-  "choose another base with ANTHEAP_GAS_BASE=0x... or --antheap-gas-base=0x... (and/or a "   \
-  "smaller size with ANTHEAP_GAS_SIZE / --antheap-gas-size)"
+  "choose another base with ANTHEAP_GAS_BASE=0x... (1 MiB-aligned; on every rank), and/or a " \
+  "smaller size with ANTHEAP_GAS_SIZE_MIB=..."
 
 #ifdef GAS_ASAN
 #define ASAN_NOTE " (this is an AddressSanitizer build: its shadow memory covers " \

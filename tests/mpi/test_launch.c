@@ -6,7 +6,8 @@
  *
  * Its own flags (kept apart from launch's): --as-antheapd (this app context plays antheapd),
  * --expect-mpmd, --expect-schedulers N, --expect-levels N, --expect-fanout N,
- * --expect-error TEXT (launch_plan_build must fail on every rank with TEXT in its message).
+ * --expect-error TEXT (launch_plan_build must fail on every rank with TEXT in its message),
+ * --expect-stats off|table|FILE (the shutdown report every rank's plan must name).
  * Rank 0 prints the plan with --antheap-topology, and "test_launch: all checks passed". */
 #include <hwloc.h>
 #include <mpi.h>
@@ -32,7 +33,7 @@ static int self_rank;
 typedef struct expect {
   bool as_antheapd, mpmd;
   int schedulers, levels, fanout;
-  const char *error;
+  const char *error, *stats;
 } expect;
 
 static expect parse_expect(int argc, char **argv) {
@@ -45,6 +46,7 @@ static expect parse_expect(int argc, char **argv) {
     else if (!strcmp(argv[i], "--expect-levels")) e.levels = atoi(next);
     else if (!strcmp(argv[i], "--expect-fanout")) e.fanout = atoi(next);
     else if (!strcmp(argv[i], "--expect-error")) e.error = next;
+    else if (!strcmp(argv[i], "--expect-stats")) e.stats = next;
   }
   return e;
 }
@@ -138,6 +140,46 @@ static void check_retain_budget_option(void) {
   CHECK(strstr(err, "ANTHEAP_RETAIN=lots") != NULL);
   if (saved) setenv("ANTHEAP_RETAIN", saved, 1); else unsetenv("ANTHEAP_RETAIN");
   free(saved);
+}
+
+/* Parse a copy of args (NULL-terminated, at most 7) into *o; 0 or -1 with the message in err. */
+static int parse_args(char **args, launch_options *o, char *err, size_t errlen) {
+  char *copy[8] = {0}, **argv = copy;
+  int argc = 0;
+  while (args[argc] && argc < 7) copy[argc] = args[argc], argc++;
+  return launch_parse_options(&argc, &argv, o, err, errlen);
+}
+
+/* --antheap-stats off|table|FILE, ANTHEAP_STATS as its default; not given: the summary. */
+static void check_stats_option(void) {
+  char *saved = getenv("ANTHEAP_STATS");
+  saved = saved ? strdup(saved) : NULL;
+  unsetenv("ANTHEAP_STATS");
+  launch_options o;
+  char err[200];
+  char *none[] = {"app", NULL}, *off[] = {"app", "--antheap-stats", "off", NULL};
+  char *table[] = {"app", "--antheap-stats=table", NULL};
+  char *file[] = {"app", "--antheap-stats", "stats.csv", "x", NULL};
+  CHECK(parse_args(none, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_SUMMARY);
+  CHECK(parse_args(off, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_OFF);
+  CHECK(parse_args(table, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_TABLE);
+  CHECK(parse_args(file, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_FILE &&
+        !strcmp(o.stats_path, "stats.csv"));
+  setenv("ANTHEAP_STATS", "table", 1);
+  CHECK(parse_args(none, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_TABLE);
+  CHECK(parse_args(off, &o, err, sizeof err) == 0 && o.stats == PLAN_STATS_OFF); /* argv wins */
+  setenv("ANTHEAP_STATS", "-x", 1);
+  CHECK(parse_args(none, &o, err, sizeof err) == -1 && strstr(err, "ANTHEAP_STATS=-x: expected"));
+  unsetenv("ANTHEAP_STATS");
+  char *missing[] = {"app", "--antheap-stats", NULL};
+  char *forgot[] = {"app", "--antheap-stats", "--antheap-fanout", "2", NULL};
+  char *empty[] = {"app", "--antheap-stats=", NULL};
+  const char *expected = "expected off, table or a file name";
+  CHECK(parse_args(missing, &o, err, sizeof err) == -1 && strstr(err, "needs off, table or a"));
+  CHECK(parse_args(forgot, &o, err, sizeof err) == -1 && strstr(err, expected));
+  CHECK(parse_args(empty, &o, err, sizeof err) == -1 && strstr(err, expected));
+  if (saved) setenv("ANTHEAP_STATS", saved, 1);
+  free(saved);
   CHECK(strstr(launch_help_text(), "--antheap-retain") != NULL);
 }
 
@@ -212,6 +254,10 @@ static void check_expectations(const launch_plan *p, const expect *e, int argc, 
   if (e->levels) CHECK(p->nlevels == e->levels);
   if (e->fanout) CHECK(p->fanout == e->fanout);
   if (e->mpmd) CHECK((p->ranks[p->self].role == PLAN_SCHEDULER) == e->as_antheapd);
+  if (!e->stats) return; /* (the caller's ANTHEAP_STATS may choose one) */
+  if (!strcmp(e->stats, "off")) CHECK(p->stats == PLAN_STATS_OFF);
+  else if (!strcmp(e->stats, "table")) CHECK(p->stats == PLAN_STATS_TABLE);
+  else CHECK(p->stats == PLAN_STATS_FILE && p->stats_path && !strcmp(p->stats_path, e->stats));
 }
 
 /* A rank the plan calls bound (core >= 0) runs inside that core; one it calls unbound has a
@@ -272,6 +318,7 @@ int main(int argc, char **argv) {
   check_bad_options_are_errors();
   check_environment_is_the_default();
   check_retain_budget_option();
+  check_stats_option();
   if (e.error) run_expecting_error(MPI_COMM_WORLD, &argc, &argv, &e);
   else run(MPI_COMM_WORLD, &argc, &argv, &e);
   int total;

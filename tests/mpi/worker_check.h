@@ -15,9 +15,10 @@ static int passed, failed;
   do {                                                                                    \
     if (cond) passed++;                                                                   \
     else {                                                                                \
+      int e_ = errno; /* before sys_worker_id, which sets it when antheap is not up */     \
       failed++;                                                                           \
       fprintf(stderr, CHECK_NAME ": worker %d: %s:%d: failed: %s (errno %d: %s)\n",       \
-              sys_worker_id(), __FILE__, __LINE__, #cond, errno, sys_strerror(errno));    \
+              sys_worker_id(), __FILE__, __LINE__, #cond, e_, sys_strerror(e_));          \
     }                                                                                     \
   } while (0)
 

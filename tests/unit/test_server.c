@@ -2,12 +2,16 @@
  * service, errors for unknown regions and wild pointers, and every kind of bad input
  * (malformed bytes, a worker speaking for another, a second FINALIZE) counted and dropped
  * without a reply and without changing anything; a readable request with impossible arguments
- * answered with an errno. */
+ * answered with an errno; the shutdown report in each of its settings, and a loss reported
+ * whatever the setting. */
 #include <check.h>
 
 #include "check_main.h"
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/types.h"
 #include "sched/proto.h"
@@ -760,6 +764,109 @@ static void pack_teardown(void) {
   sched_tree_free(&ptree);
 }
 
+/* ---- the shutdown report ---- */
+
+/* Everything written to f, as a string (freed by the caller). */
+static char *read_all(FILE *f) {
+  long n = ftell(f);
+  char *buf = malloc((size_t)n + 1);
+  REQUIRE(buf != NULL);
+  rewind(f);
+  REQUIRE_EQ(fread(buf, 1, (size_t)n, f), (size_t)n);
+  buf[n] = '\0';
+  return buf;
+}
+
+/* What a root reports under cfg at the end of a job: of one scheduler serving workers 1 and
+ * 2 (one request served), or with lose set of a root whose two children return nothing. */
+static char *report_of(sched_config cfg, bool lose) {
+  sched_tree t;
+  REQUIRE_EQ(lose ? sched_tree_heap(&t, 3, 2, 2) : sched_tree_heap(&t, 1, 2, 2), 0);
+  cfg.log = tmpfile();
+  REQUIRE(cfg.log != NULL);
+  sched_server *s;
+  REQUIRE_EQ(sched_server_create(&s, &t, 0, &cfg, (sched_transport){capture, NULL}), 0);
+  sched_server_boot(s);
+  unsigned char msg[128];
+  if (lose) { /* children 1 and 2 return none of their pages and IDs */
+    proto_return r = {0};
+    for (int c = 1; c <= 2; c++) {
+      size_t len = proto_build(msg, sizeof msg, MSG_RETURN, 0, -1, 0, 0, -1, &r, NULL, 0);
+      REQUIRE_EQ(sched_server_handle(s, c, msg, len), 0);
+    }
+  } else {
+    proto_ralloc ra = {.parent = 0, .level_hint = -1};
+    size_t len = proto_build(msg, sizeof msg, MSG_RALLOC, 1, 1, PROTO_NO_DEST, 0, -1, &ra, NULL, 0);
+    REQUIRE_EQ(sched_server_handle(s, 1, msg, len), 0);
+    for (int w = 1; w <= 2; w++) {
+      len = proto_build(msg, sizeof msg, MSG_FINALIZE, 2, w, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+      REQUIRE_EQ(sched_server_handle(s, w, msg, len), 0);
+    }
+  }
+  REQUIRE(sched_server_done(s));
+  REQUIRE_EQ(sched_server_conservation(s), lose ? -1 : 0);
+  char *out = read_all(cfg.log);
+  fclose(cfg.log);
+  sched_server_destroy(s);
+  sched_tree_free(&t);
+  return out;
+}
+
+#define HINT "; ANTHEAP_STATS=table for every scheduler's row\n"
+
+START_TEST(test_the_shutdown_report_is_a_line_a_table_a_file_or_nothing) {
+  sched_config cfg = sched_config_default();
+  cfg.report = SCHED_REPORT_SUMMARY;
+  char *r = report_of(cfg, false);
+  REQUIRE(strncmp(r, "antheapd: shutdown: nothing lost: all ", 38) == 0);
+  REQUIRE(strstr(r, " back at the root; 1 request served by 1 scheduler" HINT) != NULL);
+  REQUIRE(strchr(r, '\n')[1] == '\0'); /* one line */
+  free(r);
+  cfg.report = SCHED_REPORT_OFF;
+  r = report_of(cfg, false);
+  REQUIRE_EQ(strlen(r), 0);
+  free(r);
+  cfg.report = SCHED_REPORT_TABLE; /* the line, then a header and a row */
+  r = report_of(cfg, false);
+  REQUIRE(strstr(r, "served by 1 scheduler\n") && strstr(r, " rss_MiB\n") && !strstr(r, HINT));
+  free(r);
+  cfg.quiet = true; /* the simulator's: no table */
+  r = report_of(cfg, false);
+  REQUIRE(strstr(r, "served by 1 scheduler\n") && !strstr(r, "rss_MiB"));
+  free(r);
+  cfg.quiet = false;
+  char path[] = "/tmp/antheap-test-server-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  cfg.report = SCHED_REPORT_SUMMARY;
+  cfg.stats_csv = path;
+  r = report_of(cfg, false);
+  char want[128];
+  snprintf(want, sizeof want, "1 scheduler; every scheduler's row in %s\n", path);
+  REQUIRE(strstr(r, want) && !strstr(r, "rss_MiB"));
+  free(r);
+  FILE *csv = fopen(path, "r");
+  char head[32] = "";
+  REQUIRE(csv && fgets(head, sizeof head, csv));
+  REQUIRE(strncmp(head, "rank,level,kind,", 16) == 0);
+  fclose(csv);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(test_a_loss_is_reported_whatever_the_setting) {
+  sched_config cfg = sched_config_default();
+  for (int k = 0; k < 3; k++) {
+    cfg.report = k == 0 ? SCHED_REPORT_OFF : k == 1 ? SCHED_REPORT_SUMMARY : SCHED_REPORT_TABLE;
+    char *r = report_of(cfg, true);
+    REQUIRE(strstr(r, "antheapd: shutdown: MISSING: only ") != NULL);
+    REQUIRE(strstr(r, "came back to the root; 0 requests served by 1 scheduler") != NULL);
+    free(r);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("server");
   TCase *tc = tcase_create("core");
@@ -791,5 +898,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_a_child_created_under_an_id_another_worker_now_holds_is_undone);
   tcase_add_test(tp, test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing);
   suite_add_tcase(s, tp);
+  TCase *tr = tcase_create("report");
+  tcase_add_test(tr, test_the_shutdown_report_is_a_line_a_table_a_file_or_nothing);
+  tcase_add_test(tr, test_a_loss_is_reported_whatever_the_setting);
+  suite_add_tcase(s, tr);
   return s;
 }
