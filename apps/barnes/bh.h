@@ -1,22 +1,29 @@
-/* bh.h: the physics of apps/barnes (Myrmics section 6.3, after Dubinski 1996), shared by the
- * parallel program on antheap regions (barnes.c) and the serial one (barnes_serial.c).
+/* bh.h: the physics of apps/barnes (Myrmics section 6.3), shared by the parallel programs
+ * (barnes on antheap regions, barnes-mpi on plain MPI: bh_par.c) and the serial one.
  *
  * Nouns:
  *   body     a point mass with position, velocity, acceleration, potential and the number of
  *            interactions its last force evaluation took (its load-balancing weight).
- *   cell     an octree node in memory handed out by a bh_mem: centre of mass, mass, edge
- *            length, a body ID for leaves (-1 for internal cells) and 8 child pointers.
- *            A leaf holds exactly one body, so remote trees carry their bodies with them.
- *   level    all cells of one depth; each level lives in its own region (a sub-region of the
- *            step's tree region), so the first L levels of a tree are L regions to send.
- *   domain   the bodies of one worker. The force on a body is the sum over the domains' trees
- *            in domain order (own tree included), each walked depth first in child order, so
- *            a run is bit-for-bit reproducible by any program that forms the same domains:
- *            barnes_serial --domains P reproduces barnes on P workers exactly.
+ *   cube     the root cell's cube, from the bounding box of all bodies. Every tree of a step,
+ *            serial or any worker's, is built in the same cube, so a cell is the same cube
+ *            wherever it is built: the octree of the whole system, cut into pieces.
+ *   cell     an octree node: centre of mass, mass, edge length, a body ID for leaves (-1 for
+ *            internal cells, BH_PRUNED for one sent without its children) and 8 children in
+ *            octant order. A leaf holds exactly one body.
+ *   key      a body's path from the root, 3 bits a level for BH_KEY_LEVELS levels, computed
+ *            with the tree's own octant tests: Morton order, and a cell is a range of keys.
+ *   domain   the bodies of one worker: a range of keys, cut so that every worker has the same
+ *            weight (bh_domain.c). A branch is a largest cell whose keys all lie in one domain;
+ *            the cells above the branches form the top tree, which every worker builds alike
+ *            from all branches (bh_let.c).
+ *   LET      a worker's locally essential tree for a peer: its branches, with every cell that
+ *            some body of the peer's domain may open and nothing below cells none can open.
+ * A worker walks the top tree, its own branches and the LETs it received: the walk of the serial
+ * tree, cell for cell and in the same order, so a run on any number of workers reproduces the
+ * serial run bit for bit.
  *
  * Units: G = 1, total mass 1, Plummer model in Henon units (E = -1/4). Leapfrog KDK.
- * Nothing here calls MPI or antheap: memory comes through bh_mem, collectives through
- * bh_group. */
+ * Nothing here calls MPI or antheap: memory comes through bh_mem. */
 #ifndef BH_H
 #define BH_H
 
@@ -32,12 +39,28 @@ typedef struct bh_body {
   int64_t id, work;
 } bh_body;
 
+#define BH_INTERNAL ((int64_t)-1)
+#define BH_PRUNED ((int64_t)-2) /* an internal cell sent without its children (a LET's edge) */
+#define BH_KEY_LEVELS 21        /* 63-bit keys */
+#define BH_KEY_END ((uint64_t)1 << (3 * BH_KEY_LEVELS))
+
 typedef struct bh_cell {
   double com[3], mass;
   double size; /* edge of the cube */
-  int64_t id;  /* body ID of a leaf; -1 for an internal cell */
+  int64_t id;  /* body ID of a leaf; BH_INTERNAL or BH_PRUNED */
   struct bh_cell *child[8];
 } bh_cell;
+
+typedef struct bh_cube {
+  double center[3], half;
+} bh_cube;
+
+/* The cube of the bodies in the box [lo, hi]: centred, half the largest extent (1 when 0),
+ * enlarged by 1e-12 so that no body lies on its upper faces. */
+bh_cube bh_cube_of_box(const double lo[3], const double hi[3]);
+/* The key of pos in cube c: its octant at each of BH_KEY_LEVELS levels, found as the tree
+ * finds them (the same centres, the same comparisons). */
+uint64_t bh_key(const bh_cube *c, const double pos[3]);
 
 /* ---- memory: regions on antheap, an arena in the serial build ---- */
 typedef struct bh_mem {
@@ -65,23 +88,23 @@ typedef struct bh_tree {
   size_t ncells;
 } bh_tree;
 
-/* Build the octree of bodies[0..n) into mem: one region per level. 0, or -1 with a message in
- * err (allocation failure, or bodies so close that the tree passes BH_MAX_LEVELS). */
-int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, bh_tree *t, char *err,
-                  size_t errlen);
+/* Build the octree of bodies[0..n) into mem, in cube c (NULL: the cube of their own box, as the
+ * serial program does): one region per level. 0, or -1 with a message in err (allocation
+ * failure, or bodies so close that the tree passes BH_MAX_LEVELS). */
+int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *c,
+                  bh_tree *t, char *err, size_t errlen);
 /* Free the tree's region (all levels). */
 int bh_tree_free(const bh_mem *mem, bh_tree *t);
-/* How many levels of t a domain whose bodies lie in the box [lo, hi] needs so that walks from
- * any point of the box at opening angle theta never open a cell whose children were not sent
- * (0 for an empty tree or an empty box). */
-int bh_tree_levels_for_box(const bh_tree *t, const double lo[3], const double hi[3],
-                           double theta);
 
-/* Accumulate into acc/pot/work the force of one tree (only levels 0..max_levels-1 may be
- * read) on a body at pos with ID self (skipped where it is a leaf). Returns the number of
- * cells it wanted to open at the last readable level (0 when the sender sent enough). */
-int bh_walk(const bh_cell *root, int max_levels, const double pos[3], int64_t self,
-            double theta, double eps, double acc[3], double *pot, int64_t *work);
+/* Does a walk from pos open a cell of this size and centre of mass? (theta: opening angle) */
+static inline int bh_opens(double size, double theta, double d2) {
+  return size * size > theta * theta * d2;
+}
+/* Accumulate into acc/pot/work the force of the tree under root on a body at pos with ID self
+ * (skipped where it is a leaf), depth first in octant order. Returns the number of cells it
+ * wanted to open whose children were not sent (BH_PRUNED: used whole; 0 in a correct run). */
+int bh_walk(const bh_cell *root, const double pos[3], int64_t self, double theta, double eps,
+            double acc[3], double *pot, int64_t *work);
 
 /* Direct O(n^2) accelerations and potentials (same softening), into acc[3n] and pot[n]. */
 void bh_direct(const bh_body *b, size_t n, double eps, double *acc, double *pot);
@@ -96,37 +119,24 @@ void bh_sums(const bh_body *b, size_t n, double s[5]);
 /* Bounding box of positions (lo = +inf, hi = -inf when n = 0). */
 void bh_box(const bh_body *b, size_t n, double lo[3], double hi[3]);
 
-/* ---- load balancing: recursive bisection ---- */
-/* A group of domains, seen through two collectives. */
-typedef struct bh_group {
-  /* The group's bounding box of body positions. */
-  void (*box)(void *ctx, double lo[3], double hi[3]);
-  /* The group's total weight of bodies with pos[dim] < cut. */
-  int64_t (*weight_below)(void *ctx, int dim, double cut);
-  void *ctx;
-} bh_group;
 /* The weight of a body: its interactions in the last force evaluation (at least 1). */
 static inline int64_t bh_weight(const bh_body *b) { return b->work > 0 ? b->work : 1; }
-/* The cut of a group: along the longest dimension of its box (*dim), the smallest coordinate
- * (bisection to 2^-40 of the box) that has at least half the weight below it. Bodies with
- * pos[dim] < cut go to the lower half of the group. Deterministic from the group's bodies. */
-double bh_bisect_cut(const bh_group *g, int *dim);
-/* Stable partition of b[0..n) by pos[dim] < cut; returns how many are below (scratch: n). */
-size_t bh_partition(bh_body *b, size_t n, int dim, double cut, bh_body *scratch);
 
 /* ---- options and reports shared by both programs (bh_opts.c) ---- */
 typedef struct bh_opts {
-  long bodies, steps, domains;
+  long bodies, steps;
   uint64_t seed;
   double theta, dt, eps, tol, baseline_s;
   const char *positions, *csv, *compare, *tag, *figure;
   int quiet;
 } bh_opts;
-/* Parse argv; 0 = run, 1 = --help printed, -1 = error printed. serial: accept --domains,
- * --compare, --tol. */
-int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o);
-/* The --help text of barnes (serial 0: with antheap's options) or barnes-serial (1). */
-void bh_usage(FILE *f, int serial);
+/* The programs: barnes (on antheap), barnes-serial, barnes-mpi (plain MPI). */
+enum { BH_ANTHEAP = 0, BH_SERIAL = 1, BH_MPI = 2 };
+/* Parse argv for program prog; 0 = run, 1 = --help printed, -1 = error printed. The serial
+ * program also takes --compare and --tol. */
+int bh_opts_parse(int argc, char **argv, int prog, bh_opts *o);
+/* The --help text of program prog. */
+void bh_usage(FILE *f, int prog);
 /* Timings of one worker (seconds). */
 typedef struct bh_times {
   double compute, wcomm, scomm, barrier, total;
@@ -136,9 +146,10 @@ void bh_print_step(long step, double t, const double s0[5], const double s[5],
                    double interactions_per_body);
 /* Write final positions "id x y z" sorted by ID (reorders b). 0 or -1. */
 int bh_write_positions(const char *path, bh_body *b, size_t n);
-/* Compare b (any order; reorders it) with a positions file: max |dx| over bodies; -1 on a
- * missing file or different body sets. */
-double bh_compare_positions(const char *path, bh_body *b, size_t n);
+/* Compare b (any order; reorders it) with a positions file: the largest |dx| of a coordinate
+ * into *worst, the largest |dx| / |x| of a body into *rel; 0, or -1 on a missing file or
+ * another set of bodies. */
+int bh_compare_positions(const char *path, bh_body *b, size_t n, double *worst, double *rel);
 /* Print the run's table and append its row to o->csv (header when the file is new). avg and
  * max: over workers. */
 int bh_report(const bh_opts *o, const char *mode, int workers, int schedulers,

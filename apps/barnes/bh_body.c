@@ -1,5 +1,5 @@
 /* bh_body.c: bodies: the Plummer sphere (Aarseth, Henon & Wielen 1974), leapfrog kicks and
- * drifts, diagnostics sums, bounding boxes, and the recursive-bisection cut of a group. */
+ * drifts, diagnostics sums and bounding boxes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,34 +74,4 @@ void bh_box(const bh_body *b, size_t n, double lo[3], double hi[3]) {
       if (b[i].pos[d] < lo[d]) lo[d] = b[i].pos[d];
       if (b[i].pos[d] > hi[d]) hi[d] = b[i].pos[d];
     }
-}
-
-double bh_bisect_cut(const bh_group *g, int *dim) {
-  double lo[3], hi[3];
-  g->box(g->ctx, lo, hi);
-  int k = 0;
-  for (int d = 1; d < 3; d++)
-    if (hi[d] - lo[d] > hi[k] - lo[k]) k = d;
-  *dim = k;
-  if (!(lo[k] <= hi[k])) return 0; /* no bodies in the group */
-  int64_t total = g->weight_below(g->ctx, k, INFINITY);
-  /* Invariant: 2 * below(a) < total <= 2 * below(b). */
-  double a = lo[k], b = nextafter(hi[k], INFINITY), stop = (hi[k] - lo[k]) * 0x1p-40;
-  while (b - a > stop) { /* about 40 rounds (one collective each), then b */
-    double m = a + (b - a) / 2;
-    if (!(m > a && m < b)) break;
-    if (2 * g->weight_below(g->ctx, k, m) >= total) b = m;
-    else a = m;
-  }
-  return b;
-}
-
-size_t bh_partition(bh_body *b, size_t n, int dim, double cut, bh_body *scratch) {
-  size_t lo = 0, hi = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (b[i].pos[dim] < cut) b[lo++] = b[i];
-    else scratch[hi++] = b[i];
-  }
-  memcpy(b + lo, scratch, hi * sizeof *b);
-  return lo;
 }

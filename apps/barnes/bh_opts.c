@@ -1,6 +1,7 @@
 /* bh_opts.c: what both Barnes-Hut programs share around the physics: options and --help,
  * the per-step diagnostics line, positions files, and the timing report (table + CSV row). */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,21 @@
 #include "bench.h"
 #include "bh.h"
 
-void bh_usage(FILE *f, int serial) {
+void bh_usage(FILE *f, int prog) {
+  static const char *const name[] = {"barnes", "barnes-serial", "barnes-mpi"};
+  static const char *const how[] = {
+      "  SPMD: mpirun -np N barnes --antheap-schedulers S [--antheap-fanout F] (N - S workers,\n"
+      "  any number); MPMD: mpirun -np S antheapd : -np W barnes. Each worker's locally essential\n"
+      "  trees move as antheap regions (sys_send), pointers and all.\n",
+      "  One process, no MPI: the serial baseline. Every parallel run, on any number of workers,\n"
+      "  reproduces its positions bit for bit (--compare).\n",
+      "  Plain MPI, no antheap: mpirun -np W barnes-mpi. Each worker's locally essential trees are\n"
+      "  marshalled into MPI messages (MPI_Alltoallv) and their pointers rebuilt on arrival.\n"};
   fprintf(f,
           "usage: %s [options]\n"
-          "  3-D Barnes-Hut after Dubinski (1996), Myrmics section 6.3: Plummer bodies,\n"
-          "  leapfrog (kick-drift-kick), recursive-bisection load balancing every step.\n"
+          "  3-D Barnes-Hut (Myrmics section 6.3): Plummer bodies, leapfrog (kick-drift-kick);\n"
+          "  in parallel, every step: domains of equal weight along the Morton curve, the top of\n"
+          "  the tree shared by all, and each peer sent the cells its bodies may open.\n"
           "%s"
           "  --bodies N         bodies (default 16384)\n"
           "  --seed S           Plummer generator seed (default 1)\n"
@@ -30,19 +41,14 @@ void bh_usage(FILE *f, int serial) {
           "  --quiet            no per-step lines\n"
           "%s"
           "  --help             this text\n"
-          "Output: per step, the energy drift (E-E0)/|E0| and momentum drift |P-P0|;\n"
-          "at the end, time per worker split into computation, worker communication,\n"
-          "scheduler communication and barrier wait, and bodies/second/worker.\n%s",
-          serial ? "barnes-serial" : "barnes",
-          serial ? "  One process, no MPI: regions are an arena. --domains P forms the same P domains\n"
-                   "  as barnes on P workers and reproduces its positions bit for bit.\n"
-                 : "  SPMD: mpirun -np N barnes --antheap-schedulers S [--antheap-fanout F]\n"
-                   "  (N - S workers, a power of two); MPMD: mpirun -np S antheapd : -np W barnes.\n",
-          serial ? "  --domains P        simulate P worker domains (power of two; default 1)\n"
-                   "  --compare FILE     compare the final positions with FILE (from barnes)\n"
-                   "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"
-                 : "",
-          serial ? "" : BENCH_ANTHEAP_HELP);
+          "Output: per step, the energy drift (E-E0)/|E0|, the momentum drift |P-P0| and the\n"
+          "interactions per body; at the end, time per worker split into computation, worker\n"
+          "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s",
+          name[prog], how[prog],
+          prog == 1 ? "  --compare FILE     compare the final positions with FILE (from barnes)\n"
+                      "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"
+                    : "",
+          prog == 0 ? BENCH_ANTHEAP_HELP : "");
 }
 
 static int num(const char *opt, const char *v, double lo, double hi, double *out) {
@@ -58,15 +64,16 @@ static int num(const char *opt, const char *v, double lo, double hi, double *out
   return 0;
 }
 
-int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o) {
-  *o = (bh_opts){.bodies = 16384, .steps = 10, .domains = 1, .seed = 1, .theta = 0.5,
+int bh_opts_parse(int argc, char **argv, int prog, bh_opts *o) {
+  bool serial = prog == 1;
+  *o = (bh_opts){.bodies = 16384, .steps = 10, .seed = 1, .theta = 0.5,
                  .dt = 0.025, .eps = 0.025};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     double x;
     int used = 1;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      bh_usage(stdout, serial);
+      bh_usage(stdout, prog);
       return 1;
     } else if (!strcmp(a, "--bodies")) {
       if (num(a, v, 1, 1e9, &x)) return -1;
@@ -89,9 +96,6 @@ int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o) {
     } else if (!strcmp(a, "--baseline-seconds")) {
       if (num(a, v, 0, 1e9, &x)) return -1;
       o->baseline_s = x;
-    } else if (serial && !strcmp(a, "--domains")) {
-      if (num(a, v, 1, 1 << 20, &x)) return -1;
-      o->domains = (long)x;
     } else if (serial && !strcmp(a, "--tol")) {
       if (num(a, v, 0, 1e9, &x)) return -1;
       o->tol = x;
@@ -115,10 +119,6 @@ int bh_opts_parse(int argc, char **argv, int serial, bh_opts *o) {
       return -1;
     }
     i += used;
-  }
-  if (o->domains & (o->domains - 1)) {
-    fprintf(stderr, "barnes: error: --domains must be a power of two, got %ld\n", o->domains);
-    return -1;
   }
   return 0;
 }
@@ -149,32 +149,37 @@ int bh_write_positions(const char *path, bh_body *b, size_t n) {
   return fclose(f) ? -1 : 0;
 }
 
-double bh_compare_positions(const char *path, bh_body *b, size_t n) {
+int bh_compare_positions(const char *path, bh_body *b, size_t n, double *worst, double *rel) {
   qsort(b, n, sizeof *b, by_id);
   FILE *f = fopen(path, "r");
   if (!f) {
     fprintf(stderr, "barnes: error: cannot read %s: %s\n", path, strerror(errno));
     return -1;
   }
-  double worst = 0;
+  *worst = *rel = 0;
   size_t i = 0;
   long long id;
   double x[3];
+  int rc = 0;
   while (fscanf(f, "%lld %lf %lf %lf", &id, &x[0], &x[1], &x[2]) == 4) {
     if (i >= n || id != b[i].id) {
-      worst = -1;
+      rc = -1;
       break;
     }
+    double len = 0, e2 = 0;
     for (int d = 0; d < 3; d++) {
       double e = fabs(x[d] - b[i].pos[d]);
-      if (!(e <= worst)) worst = e; /* NaN propagates */
+      if (!(e <= *worst)) *worst = e; /* NaN propagates */
+      e2 += e * e, len += b[i].pos[d] * b[i].pos[d];
     }
+    double r = len > 0 ? sqrt(e2 / len) : sqrt(e2);
+    if (!(r <= *rel)) *rel = r;
     i++;
   }
   fclose(f);
-  if (i != n) worst = -1;
-  if (worst < 0) fprintf(stderr, "barnes: error: %s holds another set of bodies\n", path);
-  return worst;
+  if (i != n) rc = -1;
+  if (rc) fprintf(stderr, "barnes: error: %s holds another set of bodies\n", path);
+  return rc;
 }
 
 int bh_report(const bh_opts *o, const char *mode, int workers, int schedulers,

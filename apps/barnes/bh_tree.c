@@ -1,13 +1,14 @@
-/* bh_tree.c: the octree of one domain, built level by level into regions (bh_tree_build), the
- * number of levels a peer needs (bh_tree_levels_for_box), the force walk (bh_walk) and the
- * direct sum that validates it (bh_direct).
+/* bh_tree.c: the octree of a set of bodies in a given cube, built level by level into regions
+ * (bh_tree_build), the cube and the key of a body in it (bh_cube_of_box, bh_key), the force
+ * walk (bh_walk) and the direct sum that validates it (bh_direct).
  *
  * The tree is first built in private scratch memory by insertion (index-based), then copied
  * breadth first into cells allocated level by level: one region and one bulk allocation per
  * level, so scheduler traffic is a few messages per level, not one per cell. The shape of the
  * octree of a point set with one body per leaf does not depend on insertion order, and
  * centres of mass are summed over children in octant order, so the cells depend only on the
- * set of bodies. */
+ * set of bodies and the cube: a worker's tree of its own bodies has, below the cells that hold
+ * only its bodies, exactly the cells of the serial tree. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,16 +49,46 @@ static int32_t snode_new(scratch *s, const double c[3], double half, int depth) 
   return (int32_t)s->n++;
 }
 
-/* Octant of p in node x (upper halves closed at the centre). */
-static inline int octant(const snode *x, const double p[3]) {
-  return (p[0] >= x->center[0]) | (p[1] >= x->center[1]) << 1 | (p[2] >= x->center[2]) << 2;
+/* Octant of p in a cube centred at c (upper halves closed at the centre). */
+static inline int octant_at(const double c[3], const double p[3]) {
+  return (p[0] >= c[0]) | (p[1] >= c[1]) << 1 | (p[2] >= c[2]) << 2;
+}
+static inline int octant(const snode *x, const double p[3]) { return octant_at(x->center, p); }
+
+/* The centre of octant k of a cube centred at c whose children have half-edge h. */
+static inline void child_center(const double c[3], int k, double h, double out[3]) {
+  for (int d = 0; d < 3; d++) out[d] = c[d] + ((k >> d) & 1 ? h : -h);
+}
+
+bh_cube bh_cube_of_box(const double lo[3], const double hi[3]) {
+  bh_cube c = {.half = 0};
+  for (int d = 0; d < 3; d++) {
+    c.center[d] = lo[d] + (hi[d] - lo[d]) / 2;
+    double h = (hi[d] - lo[d]) / 2;
+    if (h > c.half) c.half = h;
+  }
+  if (c.half == 0) c.half = 1;
+  c.half *= 1.0 + 1e-12;
+  return c;
+}
+
+uint64_t bh_key(const bh_cube *c, const double pos[3]) {
+  double ctr[3] = {c->center[0], c->center[1], c->center[2]}, half = c->half;
+  uint64_t key = 0;
+  for (int l = 0; l < BH_KEY_LEVELS; l++) {
+    int k = octant_at(ctr, pos);
+    key = key << 3 | (uint64_t)k;
+    half /= 2;
+    child_center(ctr, k, half, ctr);
+  }
+  return key;
 }
 
 /* The child of node i for octant k, created when missing; -1 on ENOMEM. */
 static int32_t child_of(scratch *s, int32_t i, int k) {
   if (s->v[i].child[k] >= 0) return s->v[i].child[k];
   double h = s->v[i].half / 2, c[3];
-  for (int d = 0; d < 3; d++) c[d] = s->v[i].center[d] + ((k >> d) & 1 ? h : -h);
+  child_center(s->v[i].center, k, h, c);
   int32_t j = snode_new(s, c, h, s->v[i].depth + 1);
   if (j >= 0) s->v[i].child[k] = j;
   return j;
@@ -86,25 +117,23 @@ static int insert(scratch *s, const bh_body *bodies, int32_t b) {
   }
 }
 
-int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, bh_tree *t, char *err,
-                  size_t errlen) {
+int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *cube,
+                  bh_tree *t, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   if (n == 0) return 0;
   if (n > INT32_MAX / 4) {
     snprintf(err, errlen, "too many bodies in one domain (%zu)", n);
     return -1;
   }
-  double lo[3], hi[3], c[3], half = 0;
-  bh_box(bodies, n, lo, hi);
-  for (int d = 0; d < 3; d++) {
-    c[d] = lo[d] + (hi[d] - lo[d]) / 2;
-    double h = (hi[d] - lo[d]) / 2;
-    if (h > half) half = h;
+  bh_cube own;
+  if (!cube) {
+    double lo[3], hi[3];
+    bh_box(bodies, n, lo, hi);
+    own = bh_cube_of_box(lo, hi);
+    cube = &own;
   }
-  if (half == 0) half = 1;
-  half *= 1.0 + 1e-12;
   scratch s = {0};
-  int rc = snode_new(&s, c, half, 0) < 0 ? -1 : 0;
+  int rc = snode_new(&s, cube->center, cube->half, 0) < 0 ? -1 : 0;
   for (size_t b = 0; rc == 0 && b < n; b++) rc = insert(&s, bodies, (int32_t)b);
   if (rc) {
     free(s.v);
@@ -193,62 +222,24 @@ int bh_tree_free(const bh_mem *mem, bh_tree *t) {
   return rc;
 }
 
-/* The opening test shared by the walk and the sender's estimate: open when
- * size^2 > theta^2 * d^2 (d = 0 always opens). */
-static inline int opens(double size, double theta, double d2) {
-  return size * size > theta * theta * d2;
-}
-
-static int levels_rec(const bh_cell *c, int depth, const double lo[3], const double hi[3],
-                      double theta) {
-  if (c->id >= 0) return depth + 1;
-  double d2 = 0;
-  for (int d = 0; d < 3; d++) {
-    double x = c->com[d] < lo[d] ? lo[d] - c->com[d] : c->com[d] > hi[d] ? c->com[d] - hi[d] : 0;
-    d2 += x * x;
-  }
-  /* The nearest point of the box, shrunk by a margin far above rounding: any body in the box
-   * is at least this far, so a cell this test keeps closed stays closed for all of them. */
-  if (!opens(c->size, theta, d2 * (1 - 1e-9))) return depth + 1;
-  int need = depth + 2; /* this cell opens: its children's level is needed */
-  for (int o = 0; o < 8; o++)
-    if (c->child[o]) {
-      int k = levels_rec(c->child[o], depth + 1, lo, hi, theta);
-      if (k > need) need = k;
-    }
-  return need;
-}
-
-int bh_tree_levels_for_box(const bh_tree *t, const double lo[3], const double hi[3],
-                           double theta) {
-  if (!t->root || lo[0] > hi[0]) return 0;
-  return levels_rec(t->root, 0, lo, hi, theta);
-}
-
-int bh_walk(const bh_cell *root, int max_levels, const double pos[3], int64_t self,
-            double theta, double eps, double acc[3], double *pot, int64_t *work) {
-  if (!root || max_levels < 1) return 0;
+int bh_walk(const bh_cell *root, const double pos[3], int64_t self, double theta, double eps,
+            double acc[3], double *pot, int64_t *work) {
+  if (!root) return 0;
   const bh_cell *stack[8 * BH_MAX_LEVELS];
-  int depth[8 * BH_MAX_LEVELS];
   int sp = 0, missing = 0;
   double eps2 = eps * eps, a0 = acc[0], a1 = acc[1], a2 = acc[2], p = *pot;
   int64_t w = 0;
-  stack[sp] = root;
-  depth[sp++] = 0;
+  stack[sp++] = root;
   while (sp) {
     const bh_cell *c = stack[--sp];
-    int dep = depth[sp];
     double dx = c->com[0] - pos[0], dy = c->com[1] - pos[1], dz = c->com[2] - pos[2];
     double d2 = dx * dx + dy * dy + dz * dz;
-    if (c->id < 0 && opens(c->size, theta, d2)) {
-      if (dep + 1 >= max_levels) { /* its children were not sent: use it whole, count it */
+    if (c->id < 0 && bh_opens(c->size, theta, d2)) {
+      if (c->id == BH_PRUNED) { /* its children were not sent: use it whole, count it */
         missing++;
       } else {
         for (int o = 7; o >= 0; o--) /* popped in octant order 0..7 */
-          if (c->child[o]) {
-            stack[sp] = c->child[o];
-            depth[sp++] = dep + 1;
-          }
+          if (c->child[o]) stack[sp++] = c->child[o];
         continue;
       }
     }

@@ -1,0 +1,72 @@
+/* bh_par.h: the pieces of the parallel Barnes-Hut (bh.h's nouns: domain, branch, top tree,
+ * LET) that need neither MPI nor antheap, so the serial test checks them: domains
+ * (bh_domain.c), branches, the top tree and LETs (bh_let.c). The step that puts them together
+ * over MPI is bh_run.c. */
+#ifndef BH_PAR_H
+#define BH_PAR_H
+
+#include <stdbool.h>
+
+#include "bh.h"
+
+/* ---- domains (bh_domain.c) ---- */
+/* Sort b[0..n) by key in cube c (stable), keys into keys[0..n) (scratch: n bodies). 0 or -1. */
+int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch);
+/* Sum v[0..n) over every worker, in place (a collective). */
+typedef void (*bh_sum_fn)(void *ctx, int64_t *v, int n);
+/* The cuts of P domains by weight: cut[0] = 0, cut[P] = BH_KEY_END, and cut[j] the smallest
+ * key with at least j/P of the system's weight below it (keys sorted, bodies b). 0 or -1. */
+int bh_domain_cuts(const uint64_t *keys, const bh_body *b, size_t n, int P, bh_sum_fn sum,
+                   void *ctx, uint64_t *cut);
+/* The domain a key belongs to. */
+size_t bh_domain_of(const uint64_t *cut, int P, uint64_t key);
+
+/* ---- branches, the top tree, LETs (bh_let.c) ---- */
+typedef struct bh_branch {
+  uint64_t prefix; /* the cell's path: 3 bits a level, depth levels */
+  int32_t depth, owner;
+  double com[3], mass, size;
+  int64_t id;
+} bh_branch;
+
+/* The branches of t (built in cube c of bodies whose keys all lie in [lo, hi)), in key order,
+ * into *out (malloc'd) and their cells into *cells; their number, or -1 when out of memory. */
+long bh_branches(const bh_tree *t, const bh_cube *c, uint64_t lo, uint64_t hi, int owner,
+                 bh_branch **out, const bh_cell ***cells);
+
+/* The cells above the branches, the same on every worker. Each branch hangs at a slot (a
+ * child pointer of a top cell, or the root) that bh_top_graft fills with its cell. */
+typedef struct bh_top {
+  bh_cell *cells;  /* top cells and one stand-in cell per branch (its moments) */
+  size_t ncells;
+  bh_cell ***slot; /* slot[i]: the child pointer (or root) where branch i's cell goes */
+  bh_cell *root;   /* the root of the whole tree once grafted */
+  size_t nbranches;
+} bh_top;
+/* Build the top tree of branches br[0..nb) (key order) in cube c. 0 or -1 (ENOMEM). */
+int bh_top_build(bh_top *top, const bh_branch *br, size_t nb, const bh_cube *c);
+/* Hang branch i's real cell (a local cell, or a LET's). */
+static inline void bh_top_graft(bh_top *top, size_t i, const bh_cell *cell) {
+  *top->slot[i] = (bh_cell *)cell;
+}
+void bh_top_free(bh_top *top);
+
+/* A LET in one block of memory: a header, root[] (one cell index per branch of the sender, in
+ * key order), then the cells. Children are pointers into the block, or, in a relocatable LET
+ * (one that travels as bytes), cell index + 1, made pointers by bh_let_relocate. */
+typedef struct bh_let_head {
+  int64_t ncells, nroots;
+} bh_let_head;
+/* The bytes of the LET of cells[0..nb) (the sender's branches) for a peer whose bodies lie in
+ * [lo, hi]: every cell a walk from the box may open, the others pruned. */
+size_t bh_let_bytes(const bh_cell *const *cells, size_t nb, const double lo[3],
+                    const double hi[3], double theta);
+/* Fill it into buf (bytes from bh_let_bytes). */
+void bh_let_fill(void *buf, const bh_cell *const *cells, size_t nb, const double lo[3],
+                 const double hi[3], double theta, bool relocatable);
+/* Make a received relocatable LET's children pointers; 0, or -1 for a malformed one. */
+int bh_let_relocate(void *buf, size_t bytes);
+/* The cell of root i of a LET (NULL past the end). */
+const bh_cell *bh_let_root(const void *buf, size_t i);
+
+#endif

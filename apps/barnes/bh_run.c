@@ -1,0 +1,341 @@
+/* bh_run.c: the parallel Barnes-Hut step over MPI (bh_run.h), the same for barnes and
+ * barnes-mpi, which differ only in their transport. Each step, every worker:
+ *   1. agrees on the cube of all bodies (one MPI_Allreduce): every tree is built in it;
+ *   2. sorts its bodies by key, cuts the key space into P domains of equal weight (the
+ *      interactions each body took last step; bh_domain_cuts) and sends each body to the
+ *      worker of its domain (MPI_Alltoallv);
+ *   3. builds the tree of its bodies, finds its branches, and gathers every worker's
+ *      (MPI_Allgatherv): every worker builds the same top tree and hangs its own branches in;
+ *   4. makes for each peer the LET of its branches for the peer's box (the boxes: one
+ *      MPI_Allgather) and exchanges them through the transport; hangs the peers' LETs in;
+ *   5. walks the whole tree for each of its bodies (the serial walk, cell for cell), waits at
+ *      a barrier (timed: the load imbalance shows there), and frees the step's memory.
+ * Time goes to computation, worker communication (MPI and the transport's moves), scheduler
+ * communication (the transport's memory calls) and the barrier. Main entry: bh_run. */
+#include "bh_run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct run {
+  const bh_opts *o;
+  const bh_transport *tr;
+  MPI_Comm comm;
+  int me, P, schedulers;
+  bh_body *b, *scratch;
+  uint64_t *keys, *cut;
+  size_t n, cap;
+  double barrier;
+  int64_t work, missing;
+} run;
+
+static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
+bh_clock *bh_run_clock(void) { return &clock_now; }
+
+static double now(void) { return bench_now_ns() * 1e-9; }
+
+static void die(const run *R, const char *what) {
+  fprintf(stderr, "barnes: worker %d: error: %s\n", R->me, what);
+  MPI_Abort(R->comm, 1);
+}
+
+static int reserve(run *R, size_t n) {
+  if (n <= R->cap) return 0;
+  size_t cap = R->cap ? R->cap : 1024;
+  while (cap < n) cap *= 2;
+  bh_body *b = realloc(R->b, cap * sizeof *b);
+  if (b) R->b = b;
+  bh_body *s = b ? realloc(R->scratch, cap * sizeof *s) : NULL;
+  if (s) R->scratch = s;
+  uint64_t *k = s ? realloc(R->keys, cap * sizeof *k) : NULL;
+  if (!k) return -1;
+  R->keys = k;
+  R->cap = cap;
+  return 0;
+}
+
+/* ---- collectives, timed as worker communication ---- */
+
+static void sum_i64(void *ctx, int64_t *v, int n) {
+  double t0 = now();
+  MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, ((run *)ctx)->comm);
+  clock_now.wcomm += now() - t0;
+}
+
+/* The cube of every worker's bodies. */
+static bh_cube global_cube(run *R) {
+  double lo[3], hi[3], v[6];
+  bh_box(R->b, R->n, lo, hi);
+  for (int d = 0; d < 3; d++) v[d] = lo[d], v[3 + d] = -hi[d];
+  double t0 = now();
+  MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MIN, R->comm);
+  clock_now.wcomm += now() - t0;
+  for (int d = 0; d < 3; d++) lo[d] = v[d], hi[d] = -v[3 + d];
+  return bh_cube_of_box(lo, hi);
+}
+
+/* ---- 2. domains ---- */
+
+/* The first body (keys sorted) with key >= k. */
+static size_t first_at(const run *R, uint64_t k) {
+  size_t lo = 0, hi = R->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (R->keys[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Every body to the worker of its domain (bodies sorted by key before). */
+static void migrate(run *R) {
+  int P = R->P, *sc = calloc((size_t)P * 4, sizeof *sc), *sd = sc + P, *rc = sd + P, *rd = rc + P;
+  if (!sc) die(R, "out of memory");
+  for (int p = 0; p < P; p++) {
+    size_t a = first_at(R, R->cut[p]), z = p + 1 < P ? first_at(R, R->cut[p + 1]) : R->n;
+    sd[p] = (int)(a * sizeof(bh_body));
+    sc[p] = (int)((z - a) * sizeof(bh_body));
+  }
+  double t0 = now();
+  MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, R->comm);
+  size_t total = 0;
+  for (int p = 0; p < P; p++) rd[p] = (int)total, total += (size_t)rc[p];
+  if (reserve(R, total / sizeof(bh_body) + 1)) die(R, "out of memory for bodies");
+  MPI_Alltoallv(R->b, sc, sd, MPI_BYTE, R->scratch, rc, rd, MPI_BYTE, R->comm);
+  clock_now.wcomm += now() - t0;
+  R->n = total / sizeof(bh_body);
+  memcpy(R->b, R->scratch, R->n * sizeof *R->b);
+  free(sc);
+}
+
+static void decompose(run *R, const bh_cube *cube) {
+  if (bh_sort_by_key(cube, R->b, R->n, R->keys, R->scratch) ||
+      bh_domain_cuts(R->keys, R->b, R->n, R->P, sum_i64, R, R->cut))
+    die(R, "out of memory cutting the domains");
+  migrate(R);
+  if (bh_sort_by_key(cube, R->b, R->n, R->keys, R->scratch)) die(R, "out of memory");
+}
+
+/* ---- 3. branches and the top tree ---- */
+
+typedef struct pieces {
+  bh_branch *all;       /* every worker's branches, in worker (= key) order */
+  int *count, *first;   /* per worker */
+  const bh_cell **mine; /* this worker's branch cells */
+  bh_top top;
+} pieces;
+
+static void gather_branches(run *R, const bh_tree *t, const bh_cube *cube, pieces *g) {
+  bh_branch *mine;
+  long nb = bh_branches(t, cube, R->cut[R->me], R->cut[R->me + 1], R->me, &mine, &g->mine);
+  if (nb < 0) die(R, "out of memory finding the branches");
+  int P = R->P, *bytes = calloc((size_t)P * 2, sizeof *bytes), *displ = bytes + P, my = (int)nb;
+  g->count = calloc((size_t)P * 2, sizeof *g->count);
+  if (!bytes || !g->count) die(R, "out of memory");
+  g->first = g->count + P;
+  double t0 = now();
+  MPI_Allgather(&my, 1, MPI_INT, g->count, 1, MPI_INT, R->comm);
+  size_t total = 0;
+  for (int p = 0; p < P; p++) {
+    g->first[p] = (int)total;
+    displ[p] = (int)(total * sizeof(bh_branch));
+    bytes[p] = g->count[p] * (int)sizeof(bh_branch);
+    total += (size_t)g->count[p];
+  }
+  g->all = malloc((total ? total : 1) * sizeof *g->all);
+  if (!g->all) die(R, "out of memory");
+  MPI_Allgatherv(mine, my * (int)sizeof(bh_branch), MPI_BYTE, g->all, bytes, displ, MPI_BYTE,
+                 R->comm);
+  clock_now.wcomm += now() - t0;
+  free(mine), free(bytes);
+  if (bh_top_build(&g->top, g->all, total, cube)) die(R, "out of memory for the top tree");
+  for (int i = 0; i < my; i++) bh_top_graft(&g->top, (size_t)(g->first[R->me] + i), g->mine[i]);
+}
+
+/* ---- 4. LETs ---- */
+
+static void exchange_lets(run *R, pieces *g) {
+  int P = R->P;
+  double lo[3], hi[3], mybox[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
+  const void **got = calloc((size_t)P, sizeof *got);
+  if (!boxes || !got) die(R, "out of memory");
+  bh_box(R->b, R->n, lo, hi);
+  memcpy(mybox, lo, sizeof lo), memcpy(mybox + 3, hi, sizeof hi);
+  double t0 = now();
+  MPI_Allgather(mybox, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, R->comm);
+  clock_now.wcomm += now() - t0;
+  size_t nb = (size_t)g->count[R->me];
+  for (int q = 0; q < P; q++) {
+    if (q == R->me) continue;
+    const double *b = boxes + 6 * q;
+    size_t bytes = bh_let_bytes(g->mine, nb, b, b + 3, R->o->theta);
+    void *buf = R->tr->let_buffer(R->tr->ctx, q, bytes);
+    if (!buf) die(R, "no memory for a LET");
+    bh_let_fill(buf, g->mine, nb, b, b + 3, R->o->theta, R->tr->relocatable);
+  }
+  if (R->tr->exchange(R->tr->ctx, got, &clock_now)) die(R, "exchanging the LETs failed");
+  for (int q = 0; q < P; q++) {
+    if (q == R->me) continue;
+    if (((const bh_let_head *)got[q])->nroots != g->count[q]) die(R, "a LET with other branches");
+    for (int i = 0; i < g->count[q]; i++)
+      bh_top_graft(&g->top, (size_t)(g->first[q] + i), bh_let_root(got[q], (size_t)i));
+  }
+  free(boxes), free(got);
+}
+
+/* ---- the step's forces ---- */
+
+static void forces(run *R) {
+  bh_cube cube = global_cube(R);
+  decompose(R, &cube);
+  bh_tree t;
+  char err[160];
+  if (bh_tree_build(&R->tr->mem, R->b, R->n, &cube, &t, err, sizeof err)) die(R, err);
+  pieces g = {0};
+  gather_branches(R, &t, &cube, &g);
+  exchange_lets(R, &g);
+  for (size_t i = 0; i < R->n; i++) {
+    bh_body *x = &R->b[i];
+    memset(x->acc, 0, sizeof x->acc);
+    x->pot = 0;
+    x->work = 0;
+    R->missing += bh_walk(g.top.root, x->pos, x->id, R->o->theta, R->o->eps, x->acc, &x->pot,
+                          &x->work);
+    R->work += x->work;
+  }
+  double t0 = now(); /* the walk's load imbalance shows here, not in the next collective */
+  MPI_Barrier(R->comm);
+  R->barrier += now() - t0;
+  R->tr->release(R->tr->ctx, &clock_now);
+  if (bh_tree_free(&R->tr->mem, &t)) die(R, "freeing the tree failed");
+  bh_top_free(&g.top);
+  free(g.all), free(g.count), free(g.mine);
+}
+
+/* ---- diagnostics and the report ---- */
+
+/* Sums (kinetic, potential, momentum), interactions, and cells opened whose children were
+ * not sent (must be 0). */
+static void global_sums(run *R, double s[5], int64_t *work, int64_t *missing) {
+  bh_sums(R->b, R->n, s);
+  int64_t c[2] = {R->work, R->missing};
+  double t0 = now();
+  MPI_Allreduce(MPI_IN_PLACE, s, 5, MPI_DOUBLE, MPI_SUM, R->comm);
+  MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_INT64_T, MPI_SUM, R->comm);
+  clock_now.wcomm += now() - t0;
+  *work = c[0];
+  *missing = c[1];
+}
+
+/* Worker 0 gets every body (plain MPI: output only). */
+static bh_body *gather_bodies(run *R, size_t *total) {
+  int cnt = (int)(R->n * sizeof *R->b), *cnts = NULL, *displs = NULL;
+  if (R->me == 0) cnts = calloc((size_t)R->P * 2, sizeof *cnts), displs = cnts + R->P;
+  MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, R->comm);
+  bh_body *all = NULL;
+  if (R->me == 0) {
+    size_t bytes = 0;
+    for (int p = 0; p < R->P; p++) displs[p] = (int)bytes, bytes += (size_t)cnts[p];
+    all = malloc(bytes ? bytes : 1);
+    *total = bytes / sizeof *all;
+  }
+  MPI_Gatherv(R->b, cnt, MPI_BYTE, all, cnts, displs, MPI_BYTE, 0, R->comm);
+  free(cnts);
+  return all;
+}
+
+/* Worker 0: the table and CSV row, the checks; 1 when one failed. */
+static int report(run *R, double total, const double s0[5], const double s[5], int64_t work,
+                  int64_t missing) {
+  bh_times mine = {total - clock_now.wcomm - clock_now.scomm - R->barrier, clock_now.wcomm,
+                   clock_now.scomm, R->barrier, total},
+           sum, max;
+  MPI_Reduce(&mine, &sum, 5, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  MPI_Reduce(&mine, &max, 5, MPI_DOUBLE, MPI_MAX, 0, R->comm);
+  if (R->me != 0) return 0;
+  int P = R->P, failed = 0;
+  bh_times avg = {sum.compute / P, sum.wcomm / P, sum.scomm / P, sum.barrier / P, sum.total / P};
+  double drift = (s[0] + s[1] - s0[0] - s0[1]) / fabs(s0[0] + s0[1]);
+  size_t N = (size_t)R->o->bodies;
+  if (bh_report(R->o, R->tr->mode, P, R->schedulers, &avg, &max,
+                R->o->steps ? (double)work / (double)N : 0, drift))
+    failed = 1;
+  if (missing) {
+    fprintf(stderr, "barnes: error: %lld cells opened whose children no LET carried\n",
+            (long long)missing);
+    failed = 1;
+  }
+  return failed;
+}
+
+/* Every worker makes the same bodies and keeps its slice; the first step's domains decide. */
+static void start(run *R) {
+  size_t N = (size_t)R->o->bodies, lo = N * (size_t)R->me / (size_t)R->P,
+         hi = N * (size_t)(R->me + 1) / (size_t)R->P;
+  bh_body *all = malloc(N * sizeof *all);
+  R->cut = calloc((size_t)R->P + 1, sizeof *R->cut);
+  if (!all || !R->cut || reserve(R, hi - lo + 1)) die(R, "out of memory for the bodies");
+  bh_plummer(all, N, R->o->seed);
+  memcpy(R->b, all + lo, (hi - lo) * sizeof *all);
+  R->n = hi - lo;
+  free(all);
+}
+
+/* The run's end: the report, the positions, the body count; 1 when a check failed. */
+static int finish(run *R, double total, const double s0[5]) {
+  double s[5];
+  int64_t work, missing;
+  global_sums(R, s, &work, &missing);
+  int failed = report(R, total, s0, s, work, missing);
+  size_t n_all = 0, N = (size_t)R->o->bodies;
+  bh_body *every = gather_bodies(R, &n_all);
+  if (R->me == 0) {
+    if (n_all != N) {
+      fprintf(stderr, "barnes: error: %zu bodies at the end, %zu at the start\n", n_all, N);
+      failed = 1;
+    }
+    if (R->o->positions && bh_write_positions(R->o->positions, every, n_all)) failed = 1;
+    printf("barnes: %d passed, %d failed\n", !failed, failed);
+  }
+  free(every);
+  MPI_Bcast(&failed, 1, MPI_INT, 0, R->comm);
+  return failed;
+}
+
+int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *tr) {
+  run R = {.o = o, .tr = tr, .comm = comm, .schedulers = schedulers};
+  MPI_Comm_rank(comm, &R.me);
+  MPI_Comm_size(comm, &R.P);
+  start(&R);
+  forces(&R);
+  double s0[5];
+  int64_t work, missing;
+  global_sums(&R, s0, &work, &missing);
+  if (R.me == 0 && !o->quiet) {
+    printf("barnes: %ld bodies, %d workers, %d schedulers (%s), theta %g, dt %g, eps %g, seed %llu\n",
+           o->bodies, R.P, schedulers, tr->mode, o->theta, o->dt, o->eps,
+           (unsigned long long)o->seed);
+    bh_print_step(0, 0, s0, s0, (double)work / (double)o->bodies);
+  }
+  clock_now = (bh_clock){0};
+  R.barrier = 0;
+  MPI_Barrier(comm);
+  double t0 = now();
+  for (long step = 1; step <= o->steps; step++) {
+    R.work = 0;
+    bh_kick(R.b, R.n, o->dt / 2);
+    bh_drift(R.b, R.n, o->dt);
+    forces(&R);
+    bh_kick(R.b, R.n, o->dt / 2);
+    double s[5];
+    global_sums(&R, s, &work, &missing);
+    if (R.me == 0 && !o->quiet)
+      bh_print_step(step, (double)step * o->dt, s0, s, (double)work / (double)o->bodies);
+  }
+  int failed = finish(&R, now() - t0, s0);
+  free(R.b), free(R.scratch), free(R.keys), free(R.cut);
+  return failed;
+}
