@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "bh.h"
+#include "bh_par.h"
 
 /* bh_mem around the arena that times every call (the "scheduler communication" column). */
 typedef struct timed_mem {
@@ -40,18 +41,29 @@ static int t_rfree(void *ctx, uint32_t region) {
 
 typedef struct sim {
   bh_opts o;
-  bh_body *b;
+  bh_body *b, *scratch;
+  uint64_t *keys;
   size_t n;
   bh_mem mem;
   double scomm;
   int64_t work;
 } sim;
 
-/* The tree of every body, walked by each (octant order), then freed. */
+/* The tree of every body, walked by each (octant order), then freed. The bodies are walked in
+ * key (Morton) order, as the parallel programs walk theirs: neighbours in memory then take
+ * nearly the same path through the tree, which a run of bodies in generation order does not
+ * (1.6x slower on the 2-core VM at 131,072 bodies). The order changes no body's force. */
 static int forces(sim *s) {
   bh_tree t;
   char err[160];
-  if (bh_tree_build(&s->mem, s->b, s->n, NULL, &t, err, sizeof err)) {
+  double lo[3], hi[3];
+  bh_box(s->b, s->n, lo, hi);
+  bh_cube cube = bh_cube_of_box(lo, hi);
+  if (bh_sort_by_key(&cube, s->b, s->n, s->keys, s->scratch)) {
+    fprintf(stderr, "barnes-serial: error: out of memory sorting the bodies\n");
+    return -1;
+  }
+  if (bh_tree_build(&s->mem, s->b, s->n, &cube, &t, err, sizeof err)) {
     fprintf(stderr, "barnes-serial: error: %s\n", err);
     return -1;
   }
@@ -72,10 +84,12 @@ int main(int argc, char **argv) {
   if (rc) return rc > 0 ? 0 : 2;
   s.n = (size_t)s.o.bodies;
   s.b = malloc(s.n * sizeof *s.b);
+  s.scratch = malloc(s.n * sizeof *s.scratch);
+  s.keys = malloc(s.n * sizeof *s.keys);
   bh_mem arena = bh_arena_new();
   timed_mem tm = {arena, &s.scomm};
   s.mem = (bh_mem){t_region, t_balloc, t_rfree, &tm};
-  if (!s.b || !arena.ctx) {
+  if (!s.b || !s.scratch || !s.keys || !arena.ctx) {
     fprintf(stderr, "barnes-serial: error: out of memory for %zu bodies\n", s.n);
     return 1;
   }
@@ -120,6 +134,6 @@ int main(int argc, char **argv) {
     failed = 1;
   }
   bh_arena_delete(&arena);
-  free(s.b);
+  free(s.b), free(s.scratch), free(s.keys);
   return failed;
 }
