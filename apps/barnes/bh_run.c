@@ -1,8 +1,8 @@
 /* bh_run.c: the parallel Barnes-Hut step over MPI (bh_run.h), the same for barnes and
  * barnes-mpi, which differ only in their transport. Each step, every worker:
  *   1. agrees on the cube of all bodies (one MPI_Allreduce): every tree is built in it;
- *   2. sorts its bodies by key, cuts the key space into P domains of equal weight (the
- *      interactions each body took last step; bh_domain_cuts) and sends each body to the
+ *   2. sorts its bodies by key, cuts the key space into P domains of equal weight (what each
+ *      body's walk cost last step, measured; bh_domain_cuts) and sends each body to the
  *      worker of its domain (MPI_Alltoallv);
  *   3. builds the tree of its bodies, finds its branches, and gathers every worker's
  *      (MPI_Allgatherv): every worker builds the same top tree and hangs its own branches in;
@@ -20,7 +20,13 @@
 
 #include "bench.h"
 
+/* Where a worker's step goes (BARNES_PHASES=1 prints the slowest, average and fastest). */
+enum { PH_DOMAINS, PH_TREE, PH_TOP, PH_LETS, PH_WALK, PH_BARRIER, PH_FREE, PH_N };
+static const char *const phase_name[PH_N] = {"cube+domains", "tree", "branches+top",
+                                            "LETs made+moved", "walk", "barrier", "free"};
+
 typedef struct run {
+  double phase[PH_N];
   const bh_opts *o;
   const bh_transport *tr;
   MPI_Comm comm;
@@ -111,12 +117,13 @@ static void migrate(run *R) {
   free(sc);
 }
 
+/* Bodies arrive as one key-sorted run per sender: not sorted again (each run keeps its
+ * bodies in Morton order, which is what the walk's locality needs); the next step sorts. */
 static void decompose(run *R, const bh_cube *cube) {
   if (bh_sort_by_key(cube, R->b, R->n, R->keys, R->scratch) ||
       bh_domain_cuts(R->keys, R->b, R->n, R->P, sum_i64, R, R->cut))
     die(R, "out of memory cutting the domains");
   migrate(R);
-  if (bh_sort_by_key(cube, R->b, R->n, R->keys, R->scratch)) die(R, "out of memory");
 }
 
 /* ---- 3. branches and the top tree ---- */
@@ -188,16 +195,29 @@ static void exchange_lets(run *R, pieces *g) {
 
 /* ---- the step's forces ---- */
 
+/* Time since *t0 into phase k; *t0 moves on. */
+static void lap(run *R, int k, double *t0) {
+  double t = now();
+  R->phase[k] += t - *t0;
+  *t0 = t;
+}
+
 static void forces(run *R) {
+  double t0 = now();
   bh_cube cube = global_cube(R);
   decompose(R, &cube);
+  lap(R, PH_DOMAINS, &t0);
   bh_tree t;
   char err[160];
   if (bh_tree_build(&R->tr->mem, R->b, R->n, &cube, &t, err, sizeof err)) die(R, err);
+  lap(R, PH_TREE, &t0);
   pieces g = {0};
   gather_branches(R, &t, &cube, &g);
+  lap(R, PH_TOP, &t0);
   exchange_lets(R, &g);
-  for (size_t i = 0; i < R->n; i++) {
+  lap(R, PH_LETS, &t0);
+  double tick = bench_now_ns();
+  for (size_t i = 0; i < R->n; i++) { /* each walk timed: the next step's weights */
     bh_body *x = &R->b[i];
     memset(x->acc, 0, sizeof x->acc);
     x->pot = 0;
@@ -205,14 +225,34 @@ static void forces(run *R) {
     R->missing += bh_walk(g.top.root, x->pos, x->id, R->o->theta, R->o->eps, x->acc, &x->pot,
                           &x->work);
     R->work += x->work;
+    double tock = bench_now_ns();
+    x->cost = (int64_t)(tock - tick) + 1;
+    tick = tock;
   }
-  double t0 = now(); /* the walk's load imbalance shows here, not in the next collective */
-  MPI_Barrier(R->comm);
+  lap(R, PH_WALK, &t0);
+  MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
+  lap(R, PH_BARRIER, &t0);
   R->tr->release(R->tr->ctx, &clock_now);
   if (bh_tree_free(&R->tr->mem, &t)) die(R, "freeing the tree failed");
   bh_top_free(&g.top);
   free(g.all), free(g.count), free(g.mine);
+  lap(R, PH_FREE, &t0);
+}
+
+/* BARNES_PHASES=1: per phase of the timed steps, the slowest, average and fastest worker. */
+static void print_phases(run *R) {
+  const char *e = getenv("BARNES_PHASES");
+  if (!e || strcmp(e, "1")) return;
+  double mx[PH_N], mn[PH_N], sum[PH_N];
+  MPI_Reduce(R->phase, mx, PH_N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
+  MPI_Reduce(R->phase, mn, PH_N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
+  MPI_Reduce(R->phase, sum, PH_N, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  if (R->me != 0) return;
+  printf("barnes phases (%s, %d workers, seconds over the timed steps): slowest / average / fastest worker\n",
+         R->tr->mode, R->P);
+  for (int k = 0; k < PH_N; k++)
+    printf("  %-16s %8.4f %8.4f %8.4f\n", phase_name[k], mx[k], sum[k] / R->P, mn[k]);
 }
 
 /* ---- diagnostics and the report ---- */
@@ -322,6 +362,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   }
   clock_now = (bh_clock){0};
   R.barrier = 0;
+  memset(R.phase, 0, sizeof R.phase);
   MPI_Barrier(comm);
   double t0 = now();
   for (long step = 1; step <= o->steps; step++) {
@@ -335,7 +376,9 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     if (R.me == 0 && !o->quiet)
       bh_print_step(step, (double)step * o->dt, s0, s, (double)work / (double)o->bodies);
   }
-  int failed = finish(&R, now() - t0, s0);
+  double total = now() - t0;
+  print_phases(&R);
+  int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut);
   return failed;
 }
