@@ -3,12 +3,25 @@
 #include "app.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bench.h"
+
+int dt_errors_quiet;
+
+/* An error about the options: printed unless dt_errors_quiet (the parallel program's workers
+ * other than 0 parse the same arguments and would repeat it). */
+static void opt_error(const char *fmt, ...) {
+  if (dt_errors_quiet) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
 
 static const char *name_of(dt_prog p) {
   return p == DT_SERIAL ? "delaunay-serial" : p == DT_PARALLEL ? "delaunay" : "delaunay-cgal";
@@ -22,8 +35,9 @@ static void usage(FILE *f, dt_prog p) {
       "%s"
       "Points (generated, seeded; or read):\n"
       "  --points N         how many (default 100000)\n"
-      "  --dist D           uniform (default; [0,1)^2), clustered (Gaussian blobs) or grid\n"
-      "                     (integer coordinates: every square's corners cocircular)\n"
+      "  --dist D           uniform (default; [0,1)^2), clustered (Gaussian blobs), grid\n"
+      "                     (integer coordinates: every square's corners cocircular) or wide\n"
+      "                     (|x|, |y| = 10^U(-12, 12), random signs: a huge range of scales)\n"
       "  --seed S           generator seed (default 1)\n"
       "  --clusters K       blobs of --dist clustered (default 16)\n"
       "  --sigma X          their standard deviation (default 0.02)\n"
@@ -54,19 +68,24 @@ static void usage(FILE *f, dt_prog p) {
           ? "  Serial Bowyer-Watson on malloc (the baseline): points in a biased randomized\n"
             "  order along a Hilbert curve, each located by a walk from the last triangle.\n"
       : p == DT_PARALLEL
-          ? "  Parallel Bowyer-Watson on antheap regions: 4 x workers leaf regions under a\n"
-            "  hierarchy of degree four, triangles in the region of their circumcentre; one\n"
-            "  worker starts, quadrants are delegated as the mesh grows; points near the\n"
-            "  borders wait for three rotations of the sub-quadrants. Workers: a power of 4.\n"
+          ? "  Parallel Bowyer-Watson on antheap regions: one block of the points per worker\n"
+            "  (columns and rows at the points' quantiles, so clustered input is balanced too),\n"
+            "  each block 3 x 3 cells (regions: an interior and strips along its sides) under a\n"
+            "  binary tree of regions; triangles in the cell of the point that made them. Worker\n"
+            "  0 inserts the hull and a sample, the cells go out; the points along the borders\n"
+            "  go first, in windows of strips across each border; then every worker its block;\n"
+            "  what waits goes to the windows again. Workers: a power of 2 (1, 2, 4, 8, ...).\n"
             "  SPMD: mpirun -np N delaunay --antheap-schedulers S; MPMD: antheapd : delaunay.\n"
           : "  CGAL's Delaunay_triangulation_2 (Epick kernel) on the same points, timed around\n"
             "  insert(begin, end) (which shuffles and spatially sorts, like ours).\n",
       p == DT_PARALLEL
-          ? "  --sample K         points per leaf cell inserted before each delegation\n"
-            "                     (default 64)\n"
-            "  --zone X           border zones: points closer than X mean spacings to a new\n"
-            "                     block border, inserted first at their level (default 2; 0: "
-            "none)\n"
+          ? "  --sample K         points per block that worker 0 inserts before the split\n"
+            "                     (default 256; with the hull and a band along it)\n"
+            "  --zone X           border zones: points closer than X mean spacings to a border\n"
+            "                     between blocks, inserted first in the windows (default 3; 0:\n"
+            "                     none)\n"
+            "  --phases           print each phase's seconds (slowest and mean worker) and\n"
+            "                     counts (DT_DEBUG=1 also prints every worker's lines)\n"
           : "",
       p == DT_PARALLEL ? BENCH_ANTHEAP_HELP : "");
 }
@@ -77,8 +96,8 @@ static int num(const char *prog, const char *opt, const char *v, double lo, doub
   errno = 0;
   double x = v ? strtod(v, &end) : 0;
   if (!v || errno || *end || end == v || !(x >= lo && x <= hi)) {
-    fprintf(stderr, "%s: error: %s needs a number in [%g, %g], got '%s'\n", prog, opt, lo, hi,
-            v ? v : "");
+    opt_error("%s: error: %s needs a number in [%g, %g], got '%s'\n", prog, opt, lo, hi,
+              v ? v : "");
     return -1;
   }
   *out = x;
@@ -92,8 +111,8 @@ int dt_opts_parse(int argc, char **argv, dt_prog prog, dt_opts *o) {
                  .dist = "uniform",
                  .clusters = 16,
                  .sigma = 0.02,
-                 .sample = 64,
-                 .zone = 2};
+                 .sample = 256,
+                 .zone = 3};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     double x;
@@ -126,7 +145,7 @@ int dt_opts_parse(int argc, char **argv, dt_prog prog, dt_opts *o) {
                !strcmp(a, "--triangles") || !strcmp(a, "--compare") || !strcmp(a, "--csv") ||
                !strcmp(a, "--tag")) {
       if (!v) {
-        fprintf(stderr, "%s: error: %s needs a value\n", me, a);
+        opt_error("%s: error: %s needs a value\n", me, a);
         return -1;
       }
       const char **dst = !strcmp(a, "--dist")           ? &o->dist
@@ -137,44 +156,52 @@ int dt_opts_parse(int argc, char **argv, dt_prog prog, dt_opts *o) {
                          : !strcmp(a, "--csv")          ? &o->csv
                                                         : &o->tag;
       *dst = v;
-    } else if (!strcmp(a, "--quiet") || !strcmp(a, "--no-check") || !strcmp(a, "--binary")) {
+    } else if (!strcmp(a, "--quiet") || !strcmp(a, "--no-check") || !strcmp(a, "--binary") ||
+               (prog == DT_PARALLEL && !strcmp(a, "--phases"))) {
       used = 0;
       if (!strcmp(a, "--quiet"))
         o->quiet = 1;
       else if (!strcmp(a, "--no-check"))
         o->no_check = 1;
+      else if (!strcmp(a, "--phases"))
+        o->phases = 1;
       else
         o->binary = 1;
     } else {
-      fprintf(stderr, "%s: error: unknown option '%s' (see --help)\n", me, a);
+      opt_error("%s: error: unknown option '%s' (see --help)\n", me, a);
       return -1;
     }
     i += used;
   }
-  if (strcmp(o->dist, "uniform") && strcmp(o->dist, "clustered") && strcmp(o->dist, "grid")) {
-    fprintf(stderr, "%s: error: --dist must be uniform, clustered or grid, got '%s'\n", me,
-            o->dist);
+  if (strcmp(o->dist, "uniform") && strcmp(o->dist, "clustered") && strcmp(o->dist, "grid") &&
+      strcmp(o->dist, "wide")) {
+    opt_error("%s: error: --dist must be uniform, clustered, grid or wide, got '%s'\n", me,
+              o->dist);
     return -1;
   }
   return 0;
 }
 
-int dt_load(const dt_opts *o, dt_input *in, const char *prog) {
-  char err[512];
-  int rc;
-  if (o->input) {
-    rc = dt_read_points(in, o->input, err, sizeof err);
-    if (rc) fprintf(stderr, "%s: error: %s\n", prog, err);
-    return rc;
-  }
+int dt_load_msg(const dt_opts *o, dt_input *in, char *err, size_t errlen) {
+  if (o->input) return dt_read_points(in, o->input, err, errlen);
   size_t n = (size_t)o->points;
+  int rc;
   if (!strcmp(o->dist, "uniform"))
     rc = dt_gen_uniform(in, n, o->seed);
   else if (!strcmp(o->dist, "clustered"))
     rc = dt_gen_clustered(in, n, o->seed, o->clusters, o->sigma);
+  else if (!strcmp(o->dist, "wide"))
+    rc = dt_gen_wide(in, n, o->seed);
   else
     rc = dt_gen_grid(in, n);
-  if (rc) fprintf(stderr, "%s: error: out of memory for %zu points\n", prog, n);
+  if (rc) snprintf(err, errlen, "out of memory for %zu points", n);
+  return rc;
+}
+
+int dt_load(const dt_opts *o, dt_input *in, const char *prog) {
+  char err[512];
+  int rc = dt_load_msg(o, in, err, sizeof err);
+  if (rc) fprintf(stderr, "%s: error: %s\n", prog, err);
   return rc;
 }
 

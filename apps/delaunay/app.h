@@ -17,7 +17,7 @@ typedef enum { DT_SERIAL, DT_PARALLEL, DT_CGAL } dt_prog;
 typedef struct dt_opts {
   long points;
   uint64_t seed;
-  const char *dist; /* uniform | clustered | grid */
+  const char *dist; /* uniform | clustered | grid | wide */
   int clusters;
   double sigma;
   const char *input;        /* a point file instead of a generator */
@@ -28,14 +28,20 @@ typedef struct dt_opts {
   const char *csv, *tag;
   double baseline_s;
   int quiet, no_check;
-  long sample; /* parallel: points per cell inserted before each delegation */
+  long sample; /* parallel: points per block worker 0 inserts before the split */
   double zone; /* parallel: half-width of the border zones, in mean point spacings */
+  int phases;  /* parallel: print the table of phases */
 } dt_opts;
+
+/* Set: dt_opts_parse prints no errors (the parallel program's workers but 0). */
+extern int dt_errors_quiet;
 
 /* Parse argv; 0 = run, 1 = --help printed, -1 = error printed. */
 int dt_opts_parse(int argc, char **argv, dt_prog prog, dt_opts *o);
 /* Generate or read the points (not timed). 0, or -1 after a message. */
 int dt_load(const dt_opts *o, dt_input *in, const char *prog);
+/* The same, the message (without the program's name) left in err instead of printed. */
+int dt_load_msg(const dt_opts *o, dt_input *in, char *err, size_t errlen);
 
 /* Seconds of one worker (or of the serial run). */
 typedef struct dt_times {

@@ -1,65 +1,71 @@
 /* delaunay.c: parallel Bowyer-Watson on antheap regions (Myrmics section 6.4, Figure 4d): the
- * phases of each level and main(). The regions are in par_regions.c, the points in par_points.c.
+ * phases and main(). The regions are in par_regions.c, the points in par_points.c, what waits
+ * after the main phase in par_left.c, the decomposition in plan.c.
  *
- * Regions: a quadtree of degree four over the points' box (plan.h): the top region is the whole
- * space, the 4W leaves are the cells. A cell's region holds its header (the cell's pool of
- * triangles and its postponed points) and the chunks its triangles are carved from: a triangle
- * lives in the cell of its circumcentre. Worker 0 creates the inner regions, each worker the four
- * cells of its last-level block.
+ * Regions: a binary tree over the workers (made in parallel), each worker's block at its leaves,
+ * and under each block its nine cells: an interior and eight strips along the block's sides. A
+ * cell's region holds its header (its pool of triangles and its postponed points) and the
+ * chunks its triangles are carved from; a triangle lives in the cell of its circumcentre.
  *
- * Levels k = 0..K (W = 4^K): worker 0 alone starts; at level k, 4^k workers each own a block of
- * four sub-quadrants. Per level: the zone in rotations 1, 2, 3; phase 0; rotations 1, 2, 3 for
- * what waits; the delegation. Phase 0 inserts the level's points (in stages, see run_phase); a
- * point that needs a triangle (to read, write or create) outside the worker's cells changes
- * nothing and is postponed into its cell's header, so it travels with the region. The three
- * rotations (phases 1..3, Figure 5) move sub-quadrant regions with sys_send so that every 2 x 2
- * window of sub-quadrants is one worker's once; each retries the points of its cells. Then the
- * regions go straight to the owners of the next level (the fourth rotation and the delegation in
- * one move).
- *
- * The border problem. The paper assumes every point can be inserted within two adjacent
- * sub-quadrants. Triangles that straddle a border are frozen for both sides in phase 0, so the
- * points near borders wait for the rotations; three things keep that band thin and the
- * assumption mostly true (par_points.c): the convex hull and a band along it are inserted at
- * level 0 (no point is ever outside the mesh's hull later, and the long thin triangles along long
- * hull edges are final before the space is split); at each level, a zone of points along the
- * level's new block borders is inserted first, in the windows of the three rotations (each part
- * of a border lies inside some window), so that the triangles straddling a border are small when
- * phase 0 freezes them; and phase 0 retries its waiting points between stages. Where the
- * assumption still fails (long triangles of clustered input, a tiny --sample), the point is
- * never dropped or forced: what is still postponed after a level's rotations is retried at the
- * next level, and after the last level every cell region is sent to worker 0, which inserts the
- * rest with everything owned (the "gathered" column).
+ * Any power of two W of workers. The blocks are at the points' quantiles (columns, then rows in
+ * each column), so each holds n / W points on any input (plan.h). Phases:
+ *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
+ *            sparse places (where triangles are large) and a sample (--sample per block);
+ *   scatter  the cells go out in a binary tree of moves (m rounds, each a matching);
+ *   zones    the points within --zone local spacings of a border, in windows of whole blocks
+ *            (cheap to move: they hold little yet): the horizontal borders in each column (pairs
+ *            of blocks, even ones then odd ones), then the vertical lines (pairs of columns);
+ *            then every triangle that straddles a border is small;
+ *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
+ *            only for the partners it takes cells from;
+ *   left     what had to wait: only the cells it needs move (par_left.c).
+ * An insertion that would read, write or create a triangle outside the worker's cells changes
+ * nothing and is postponed into its cell's header, so it travels with the region.
  *
  * Time: computation, worker communication (MPI collectives, sys_send/sys_recv), scheduler
- * communication (sys_ralloc/alloc/free) and wait (barriers between stages and phases, where
- * imbalance shows). Then, untimed, every region goes to worker 0, which checks the mesh.
- * DT_DEBUG=1 in the environment prints per-phase counts and times on stderr.
- * Main entry: main(). */
+ * communication (sys_ralloc/alloc/free/give) and wait (the pairwise handshake before each move,
+ * the sums after the main phase: where imbalance shows). Then, untimed, every region goes to
+ * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
+ * worker's lines on stderr. Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "par.h"
+#include "pred.h"
 
 par G;
+
+static const char *const ph_name[NPH] = {"setup",   "distribute", "sample",  "scatter", "zone H0",
+                                         "zone H1", "zone V0",    "zone V1", "main",    "left"};
 
 void die(const char *what) {
   fprintf(stderr, "delaunay: worker %d: error: %s: %s\n", G.me, what, sys_strerror(errno));
   MPI_Abort(sys_comm(), 1);
 }
 
-static void wait_all(void) {
-  double t0 = now();
-  MPI_Barrier(sys_comm());
-  G.wait += now() - t0;
+void phase_begin(int ph) {
+  double t = now();
+  ph_stat *s = &G.ph[G.phase];
+  s->total += t - G.mark.total;
+  s->wcomm += G.wcomm - G.mark.wcomm;
+  s->scomm += G.scomm - G.mark.scomm;
+  s->wait += G.wait - G.mark.wait;
+  G.mark = (ph_stat){t, G.wcomm, G.scomm, G.wait, 0, 0, 0, 0};
+  G.phase = ph;
 }
 
-/* ---- phases ---- */
-static void set_owner(int k, int ph) {
-  for (int c = 0; c < G.p.ncells; c++)
-    G.own[c] = plan_cell_owner(&G.p, k, ph, c % G.p.G, c / G.p.G) == G.me;
+/* ---- insertion ---- */
+static void add_pair(int32_t id, int32_t of) {
+  if (G.npairs == G.cap_pairs) {
+    G.cap_pairs = G.cap_pairs ? 2 * G.cap_pairs : 64;
+    G.pairs = realloc(G.pairs, G.cap_pairs * 2 * sizeof *G.pairs);
+    if (!G.pairs) die("out of memory");
+  }
+  G.pairs[2 * G.npairs] = id;
+  G.pairs[2 * G.npairs + 1] = of;
+  G.npairs++;
 }
 
 /* Insert list[0..n) in order; the points that must wait are kept at the front of list
@@ -69,16 +75,10 @@ static size_t insert_pass(dt_pt *list, size_t n) {
   for (size_t i = 0; i < n; i++) {
     int rc = dt_insert(&G.m, &list[i]);
     if (rc == DT_POSTPONED) {
-      list[kept++] = list[i];
+      list[kept] = list[i];
+      list[kept++].pad = G.m.blocked_cell; /* what it waits for: par_left.c groups by it */
     } else if (rc == DT_DUPLICATE) {
-      if (G.npairs == G.cap_pairs) {
-        G.cap_pairs = G.cap_pairs ? 2 * G.cap_pairs : 64;
-        G.pairs = realloc(G.pairs, G.cap_pairs * 2 * sizeof *G.pairs);
-        if (!G.pairs) die("out of memory");
-      }
-      G.pairs[2 * G.npairs] = list[i].id;
-      G.pairs[2 * G.npairs + 1] = G.m.dup_of;
-      G.npairs++;
+      add_pair(list[i].id, G.m.dup_of);
     } else if (rc != DT_INSERTED) {
       errno = ENOMEM;
       die("inserting a point (out of memory, or the epoch counter ran out)");
@@ -87,129 +87,138 @@ static size_t insert_pass(dt_pt *list, size_t n) {
   return kept;
 }
 
-/* One phase of level k, cells owned as in phase ph: my points of list `which` (a level, with
- * ZONE_BIT for a border zone; -1 for none) and the points postponed in my cells. The main list
- * of phase 0 goes in stages that follow the rounds of the BRIO order (the first 1/256 of the
- * points, then up to 1/64, 1/16, 1/4, all), with a barrier between stages: neighbours then grow
- * their parts of the mesh at the same pace, and a point that met large triangles reaching across
- * the border in one stage is retried in the next, when the triangles near the border have
- * shrunk. What still does not fit after the last stage waits for a rotation. */
-#define STAGES 5
-
-static void run_phase(int k, int ph, int which, const dt_pt *start) {
-  set_owner(k, ph);
-  int active = G.me < 1 << (2 * k), stages = ph == 0 && which >= 0 ? STAGES : 1;
-  dt_pt *list = NULL;
-  size_t n = 0;
-  if (active && which >= 0) {
-    for (size_t i = 0; i < G.npts; i++)
-      if (G.pts[i].pad == which) n++;
-    list = malloc((n + 1) * sizeof *list);
-    if (!list) die("out of memory");
-    n = 0;
-    for (size_t i = 0; i < G.npts; i++)
-      if (G.pts[i].pad == which) list[n++] = G.pts[i];
+/* Passes over what waits while they make progress (a point that met a large triangle reaching
+ * out of the window may fit once its neighbours are in). */
+static size_t insert_all(dt_pt *list, size_t n) {
+  size_t left = insert_pass(list, n);
+  for (int pass = 0; pass < 8 && left; pass++) {
+    size_t k = insert_pass(list, left);
+    if (k == left) break;
+    left = k;
   }
-  if (active) list = par_take_pending(list, &n);
+  return left;
+}
+
+/* One phase, cells held as G.holder says: my points of tag (or none: -1) and the points
+ * postponed in my cells, in BRIO order; what still waits goes back into its cells' headers. */
+static void run_phase(int tag, const dt_pt *start) {
+  size_t n = 0;
+  dt_pt *list = tag >= 0 ? par_points_of(tag, NULL, &n) : NULL;
+  list = par_take_pending(list, &n);
   double tb = now();
-  dt_brio(list, n, G.box, G.o.seed + (uint64_t)(k * 4 + ph));
+  dt_brio(list, n, G.box, G.o.seed + (uint64_t)G.phase);
   tb = now() - tb;
   double ti = now();
   if (start && dt_start(&G.m, &start[0], &start[1], &start[2])) die("the first triangle");
-  dt_pt *waiting = malloc((n + 1) * sizeof *waiting);
-  if (!waiting) die("out of memory");
-  size_t nwait = 0, begin = 0;
-  int can = active && n && !dt_restart(&G.m); /* else nothing of mine has a triangle yet */
   int64_t before = G.m.st.postponed;
-  for (int s = stages - 1; s >= 0; s--) {
-    size_t end = n >> (2 * s);
-    if (can) {
-      nwait = insert_pass(waiting, nwait);
-      size_t kept = end > begin ? insert_pass(list + begin, end - begin) : 0;
-      if (kept) memcpy(waiting + nwait, list + begin, kept * sizeof *list);
-      nwait += kept;
-    } else if (end > begin) {
-      memcpy(waiting + nwait, list + begin, (end - begin) * sizeof *list);
-      nwait += end - begin;
-    }
-    begin = end;
-    if (stages > 1) wait_all();
-  }
-  if (can && stages > 1) nwait = insert_pass(waiting, nwait);
-  if (getenv("DT_DEBUG") && active)
+  size_t left = n;
+  if (n && !dt_restart(&G.m))
+    left = insert_all(list, n);
+  else /* nothing of mine has a triangle yet: nothing tried, nothing known it needs */
+    for (size_t i = 0; i < n; i++) list[i].pad = -1;
+  G.ph[G.phase].points += (double)n;
+  G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
+  if (getenv("DT_DEBUG") && n)
     fprintf(stderr,
-            "worker %d level %d phase %d: %zu points, %lld attempts failed, %zu wait; brio %.3f s, "
-            "insert %.3f s\n",
-            G.me, k, ph, n, (long long)(G.m.st.postponed - before), nwait, tb, now() - ti);
-  for (size_t i = 0; i < nwait; i++) par_postpone(&waiting[i]);
-  free(waiting);
+            "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s, insert "
+            "%.4f s\n",
+            G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
+            now() - ti);
+  for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
   free(list);
   par_store_pending();
 }
 
-/* Levels 0..K: per level the zone (rotations 1, 2, 3), phase 0, rotations 1, 2, 3 for what
- * waits, then the fourth rotation and the delegation in one move into the next level. */
-static void levels(const int32_t start[3]) {
-  const dt_plan *p = &G.p;
+/* ---- the phases ---- */
+static int *owners(int conf) {
+  int *o = malloc((size_t)G.p.ncells * sizeof *o);
+  if (!o) die("out of memory");
+  dt_plan_owners(&G.p, conf, o);
+  return o;
+}
+
+/* The cells from worker 0 to their holders in `to`, in m rounds of a binary tree. */
+static void scatter(const int *to) {
+  int *own = owners(CONF_ZERO);
+  for (int r = 1; r <= G.p.m; r++) {
+    dt_plan_scatter_step(&G.p, to, r, own);
+    par_transition(own);
+  }
+  free(own);
+}
+
+/* The cells to their holders in configuration conf, then its points and what waits there. */
+static void phase_in(int ph, int conf) {
+  phase_begin(ph);
+  int *to = owners(conf);
+  par_transition(to);
+  free(to);
+  run_phase(conf, NULL);
+}
+
+static void phases(const int32_t start[3]) {
   dt_pt s3[3];
   for (int i = 0; i < 3; i++)
     s3[i] = (dt_pt){G.in.xy[2 * (size_t)start[i]], G.in.xy[2 * (size_t)start[i] + 1], start[i], 0};
-  for (int k = 0; k <= p->K; k++) {
-    if (k > 0) { /* the zone along this level's new borders, in the rotations' windows */
-      run_phase(k, 1, k | ZONE_BIT, NULL);
-      for (int ph = 2; ph <= 4; ph++) {
-        wait_all();
-        par_move(k + 1, k, ph - 1, k, ph & 3);
-        if (ph < 4) run_phase(k, ph, -1, NULL);
-      }
-    }
-    run_phase(k, 0, k, k == 0 && G.me == 0 ? s3 : NULL);
-    for (int ph = 1; k > 0 && ph <= 3; ph++) {
-      wait_all();
-      par_move(k + 1, k, ph - 1, k, ph);
-      run_phase(k, ph, -1, NULL);
-    }
-    wait_all();
-    if (k < p->K) par_move(k + 2, k, k ? 3 : 0, k + 1, 1);
-  }
+  phase_begin(PH_SAMPLE);
+  G.sampling = 1;
+  if (G.me == 0) run_phase(CONF_ZERO, s3);
+  G.sampling = 0;
+  phase_begin(PH_SCATTER);
+  int *h0 = owners(CONF_HZ0);
+  scatter(h0);
+  free(h0);
+  phase_begin(PH_HZ0);
+  run_phase(CONF_HZ0, NULL);
+  phase_in(PH_HZ1, CONF_HZ1);
+  phase_in(PH_VZ0, CONF_VZ0);
+  phase_in(PH_VZ1, CONF_VZ1);
+  phase_in(PH_MAIN, CONF_BLOCK);
+  phase_begin(PH_LEFT);
+  G.gathered = par_leftovers(run_phase);
 }
 
-/* The border problem's last resort: what still waits after the last level's rotations is
- * inserted by worker 0 once every cell region has been sent to it. */
-static void last_resort(void) {
-  int64_t left = par_my_pending(), all_left = 0;
-  double t0 = now();
-  MPI_Allreduce(&left, &all_left, 1, MPI_INT64_T, MPI_SUM, sys_comm());
-  G.wcomm += now() - t0;
-  G.gathered = all_left;
-  if (!all_left || G.p.K == 0) return;
-  par_gather_to_0();
+/* ---- the report ---- */
+/* Every phase's seconds (slowest worker and mean) and counts (all workers), on worker 0. */
+static void phase_table(void) {
+  ph_stat mx[NPH], sm[NPH];
+  MPI_Reduce(G.ph, mx, NPH * PH_FIELDS, MPI_DOUBLE, MPI_MAX, 0, sys_comm());
+  MPI_Reduce(G.ph, sm, NPH * PH_FIELDS, MPI_DOUBLE, MPI_SUM, 0, sys_comm());
   if (G.me != 0) return;
-  G.m.own = NULL;
-  memset(G.own, 1, (size_t)G.p.ncells);
-  dt_pt *list = NULL;
-  size_t n = 0;
-  list = par_take_pending(list, &n);
-  if (n && (dt_restart(&G.m) || insert_pass(list, n)))
-    die("a point could not be inserted with every cell owned");
-  free(list);
+  printf("delaunay: phases, %d workers (seconds: slowest worker, then the mean of comm, sched, "
+         "wait; moves, cells moved, points tried and failed attempts: all workers)\n",
+         G.W);
+  printf("  %-10s %8s %8s %8s %8s %8s %7s %7s %9s %8s\n", "phase", "max", "mean", "comm", "sched",
+         "wait", "moves", "cells", "points", "failed");
+  double tmax = 0, tmean = 0;
+  for (int i = 0; i < NPH; i++) {
+    double W = G.W;
+    tmax += mx[i].total, tmean += sm[i].total / W;
+    printf("  %-10s %8.4f %8.4f %8.4f %8.4f %8.4f %7.0f %7.0f %9.0f %8.0f\n", ph_name[i],
+           mx[i].total, sm[i].total / W, sm[i].wcomm / W, sm[i].scomm / W, sm[i].wait / W,
+           sm[i].moves / 2, sm[i].cells / 2, sm[i].points, sm[i].failed);
+  }
+  printf("  %-10s %8.4f %8.4f  (the sum of the phases' slowest is more than the run's total: "
+         "they are not all the same worker)\n",
+         "sum", tmax, tmean);
 }
 
-/* Not timed: every region to worker 0, which collects the triangles, settles duplicates,
- * checks the mesh and reports. Returns nonzero (on worker 0) when something failed. */
+/* Not timed: the duplicates, the timing sums and every cell to worker 0, which collects the
+ * triangles, settles duplicates, checks the mesh and reports. Returns nonzero (on worker 0) when
+ * something failed. */
 static int check_at_0(int world, double total, int collinear) {
-  const dt_plan *p = &G.p;
   int64_t post = G.m.st.postponed, post_all = 0;
   if (getenv("DT_DEBUG"))
-    fprintf(stderr,
-            "worker %d: sched %.3f s in %lld chunk allocations; inserted %lld postponed %lld (walk "
-            "%lld "
-            "cavity %lld new %lld)\n",
+    fprintf(stderr, "worker %d: sched %.3f s in %lld chunk allocations; inserted %lld postponed "
+            "%lld (walk %lld cavity %lld cell %lld)\n",
             G.me, G.scomm, (long long)G.nchunks, (long long)G.m.st.inserted,
             (long long)G.m.st.postponed, (long long)G.m.st.blocked_walk,
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
-  if (!collinear && !(G.gathered && p->K > 0) && p->K > 0) par_gather_to_0();
+  if (G.o.phases || getenv("DT_DEBUG")) phase_table();
+  int *zero = owners(CONF_ZERO);
+  par_transition(zero);
+  free(zero);
   int npairs = (int)(2 * G.npairs), *counts = NULL, *displs = NULL, tot = 0;
   if (G.me == 0)
     counts = calloc((size_t)G.W, sizeof *counts), displs = calloc((size_t)G.W, sizeof *displs);
@@ -237,11 +246,10 @@ static int check_at_0(int world, double total, int collinear) {
       ndup = (size_t)tot / 2;
       if (dt_settle_duplicates(tri, ntri, allpairs, ndup, G.in.n, &dup)) die("out of memory");
     }
-    printf(
-        "delaunay: %zu points, %d workers, %d schedulers, %d cells; %zu triangles in %.3f s; "
-        "%lld postponements, %lld points left for worker 0 after the rotations\n",
-        G.in.n, G.W, world - G.W, p->ncells, ntri, max.total, (long long)post_all,
-        (long long)G.gathered);
+    printf("delaunay: %zu points, %d workers, %d schedulers, %d cells; %zu triangles in %.3f s; "
+           "%lld postponements, %lld points waited after the main phase\n",
+           G.in.n, G.W, world - G.W, G.p.ncells, ntri, max.total, (long long)post_all,
+           (long long)G.gathered);
     failed = dt_finish(&G.o, "delaunay", &G.in, tri, ntri, dup, ndup);
     dt_times avg = {sum.compute / G.W, sum.wcomm / G.W, sum.scomm / G.W, sum.wait / G.W,
                     sum.total / G.W};
@@ -251,6 +259,47 @@ static int check_at_0(int world, double total, int collinear) {
   }
   free(allpairs), free(counts), free(displs);
   return failed;
+}
+
+/* ---- main ---- */
+/* Every worker reads or makes the points; an error is printed once, by the first worker that
+ * met it (all meet the same one, as a rule). */
+static int load_once(void) {
+  char err[512] = "";
+  int mine = dt_load_msg(&G.o, &G.in, err, sizeof err) ? G.me : G.W, first;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, sys_comm());
+  if (first == G.W) return 0;
+  if (G.me == first && first == 0) fprintf(stderr, "delaunay: error: %s\n", err);
+  if (G.me == first && first != 0) fprintf(stderr, "delaunay: worker %d: error: %s\n", G.me, err);
+  dt_input_free(&G.in);
+  return -1;
+}
+
+static int start_up(int argc, char **argv) {
+  dt_errors_quiet = G.me != 0; /* every worker parses the same arguments: one says what's wrong */
+  int rc = dt_opts_parse(argc, argv, DT_PARALLEL, &G.o);
+  if (rc == 0 && dt_plan_init(&G.p, G.W)) {
+    if (G.me == 0)
+      fprintf(stderr,
+              "delaunay: error: the decomposition needs a power-of-two number of workers (1, 2, "
+              "4, 8, ... %d); this job has %d (mpirun -np N with N minus the schedulers)\n",
+              PLAN_MAX_WORKERS, G.W);
+    rc = -1;
+  }
+  if (rc == 0 && load_once()) rc = -1;
+  return rc;
+}
+
+static void release(void) {
+  for (int c = 0; c < G.p.ncells; c++) free(G.pend[c]);
+  free(G.pend), free(G.npend), free(G.cap_pend), free(G.pts), free(G.pairs), free(G.expect);
+  free(G.rcnt), free(G.roff), free(G.hist);
+  free(G.cell_rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
+  dt_mesh_release(&G.m);
+  dt_band_free(&G.band);
+  dt_input_free(&G.in);
+  dt_plan_free(&G.p);
+  MPI_Type_free(&G.pt_type);
 }
 
 int main(int argc, char **argv) {
@@ -264,19 +313,8 @@ int main(int argc, char **argv) {
   }
   G.me = sys_worker_id();
   G.W = sys_workers();
-  int world;
+  int world, rc = start_up(argc, argv);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  int rc = dt_opts_parse(argc, argv, DT_PARALLEL, &G.o);
-  if (rc == 0 && plan_init(&G.p, G.W)) {
-    if (G.me == 0)
-      fprintf(stderr,
-              "delaunay: error: the quadrant decomposition needs a power-of-four number "
-              "of workers (1, 4, 16, 64, ...); this job has %d (mpirun -np N with N minus "
-              "the schedulers)\n",
-              G.W);
-    rc = -1;
-  }
-  if (rc == 0 && dt_load(&G.o, &G.in, "delaunay")) rc = -1;
   if (rc) {
     sys_finalize();
     return rc > 0 ? 0 : 2;
@@ -286,28 +324,25 @@ int main(int argc, char **argv) {
   MPI_Type_commit(&G.pt_type);
   int32_t start[3];
   int collinear = par_pick_start(start) != 0;
-  const dt_plan *p = &G.p;
 
   MPI_Barrier(sys_comm());
   double t0 = now();
+  G.phase = PH_SETUP;
+  G.mark.total = t0;
   par_make_regions();
   if (!collinear) {
+    phase_begin(PH_DISTRIB);
+    par_geometry();
     par_distribute(start);
-    levels(start);
-    last_resort();
+    phases(start);
   }
+  phase_begin(G.phase); /* closes the last phase's account */
   double total = now() - t0;
 
   int failed = check_at_0(world, total, collinear);
   MPI_Bcast(&failed, 1, MPI_INT, 0, sys_comm());
   par_free_regions();
-  for (int c = 0; c < p->ncells; c++) free(G.pend[c]);
-  free(G.pend), free(G.npend), free(G.cap_pend), free(G.pts), free(G.pairs);
-  free(G.rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
-  dt_mesh_release(&G.m);
-  dt_band_free(&G.band);
-  dt_input_free(&G.in);
-  MPI_Type_free(&G.pt_type);
+  release();
   sys_finalize();
   return failed;
 }

@@ -12,9 +12,10 @@
  *   ghost     a triangle with the infinite vertex (id DT_INF) standing for the outside of the
  *             convex hull: a ghost is (u, w, inf) for each hull edge u->w seen from outside.
  *             With ghosts there is no super-triangle and no wrong hull.
- *   cell      a square of the leaf grid (grid x grid over the points' box). A triangle belongs
- *             to the cell of its circumcentre (clamped to the box; a ghost: the midpoint of its
- *             hull edge). In the parallel program each cell is a leaf region; serially one cell.
+ *   cell      a part of the plane (the caller's cell function; serially one cell for all). A
+ *             triangle belongs to the cell of its circumcentre (a ghost: the midpoint of its
+ *             hull edge): the triangles an insertion can touch are those whose circles hold the
+ *             point, so their cells are near it. In the parallel program each cell is a region.
  *   pool      the triangles of one cell: a free list, chunks carved into triangles, spare
  *             chunks; it lives in memory the cell owns (its region), so it moves with it.
  *   cavity    the triangles whose circumcircle holds the new point (Bowyer-Watson), found by
@@ -72,6 +73,8 @@ typedef struct dt_pool {
 /* More chunks for pool (of cell): push at least one on p->spare, its bytes set; 0, or -1 when
  * out of memory. */
 typedef int (*dt_refill_fn)(void *ctx, int cell, dt_pool *p);
+/* The cell of a point, in [0, ncells). */
+typedef int (*dt_cell_fn)(const void *ctx, double x, double y);
 
 typedef struct dt_stats {
   int64_t inserted, duplicates, postponed, walk_steps, cavity_tris;
@@ -79,16 +82,18 @@ typedef struct dt_stats {
 } dt_stats;
 
 typedef struct dt_mesh {
-  dt_pool **pool;        /* per cell */
-  int grid, ncells;      /* ncells = grid * grid */
-  double x0, y0, sx, sy; /* cell column of x: floor((x - x0) * sx), clamped */
-  const uint8_t *own;    /* per cell: nonzero where this caller may read/write; NULL: all */
+  dt_pool **pool; /* per cell */
+  int ncells;
+  dt_cell_fn cell_of; /* NULL: one cell */
+  const void *cell_ctx;
+  const uint8_t *own; /* per cell: nonzero where this caller may read/write; NULL: all */
   dt_refill_fn refill;
   void *ctx;
   uint32_t epoch, epoch_base, epoch_step; /* cavity marks; see next_epoch in mesh.c */
   dt_tri *last;                           /* a live, owned triangle: where the next walk starts */
   int last_cell;                          /* its cell (known without reading it) */
   int32_t dup_of;                         /* after DT_DUPLICATE: the id of the equal vertex */
+  int blocked_cell;                       /* after DT_POSTPONED: a cell it needed, not owned */
   dt_stats st;
   /* scratch of one insertion */
   dt_tri **cav;
@@ -99,10 +104,10 @@ typedef struct dt_mesh {
 enum { DT_INSERTED = 0, DT_DUPLICATE = 1, DT_POSTPONED = 2, DT_NOMEM = -1 };
 
 /* ---- mesh.c: the triangulation ---- */
-/* Set up an empty mesh over the box [x0, x1] x [y0, y1] cut into grid x grid cells, with pools
- * given by the caller (pool[c] zeroed, or holding triangles of an earlier mesh part). */
-int dt_mesh_init(dt_mesh *m, dt_pool **pools, int grid, const double box[4], dt_refill_fn refill,
-                 void *ctx);
+/* Set up an empty mesh of ncells cells (at most 65536; cell_of NULL: one), with pools given by
+ * the caller (pool[c] zeroed, or holding triangles of an earlier mesh part). */
+int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, const void *cell_ctx,
+                 dt_refill_fn refill, void *ctx);
 void dt_mesh_release(dt_mesh *m); /* the scratch arrays (not the pools) */
 /* The first triangle a, b, c (not collinear; any order) and its three ghosts. */
 int dt_start(dt_mesh *m, const dt_pt *a, const dt_pt *b, const dt_pt *c);
@@ -184,6 +189,8 @@ typedef struct dt_input {
 int dt_gen_uniform(dt_input *in, size_t n, uint64_t seed);
 int dt_gen_clustered(dt_input *in, size_t n, uint64_t seed, int k, double sigma);
 int dt_gen_grid(dt_input *in, size_t n);
+/* wide: |x|, |y| = 10^U(-12, 12), random signs: a huge range of scales (the ordering's test) */
+int dt_gen_wide(dt_input *in, size_t n, uint64_t seed);
 /* Read a file: binary (the 8 bytes "DTPOINTS", a little-endian uint64 n, then n pairs of
  * little-endian doubles) or text ("x y" per line; blank lines and lines starting with '#'
  * skipped). 0, or -1 with a message naming the file and line in err. */
@@ -192,11 +199,14 @@ int dt_write_points(const dt_input *in, const char *path, int binary);
 void dt_input_free(dt_input *in);
 /* Bounding box [xmin, xmax, ymin, ymax] of xy[0..2n). */
 void dt_box(const double *xy, size_t n, double box[4]);
+void dt_box_pts(const dt_pt *p, size_t n, double box[4]); /* of points */
 
 /* ---- order.c: insertion order ---- */
 /* Hilbert index of a point on a 2^16 x 2^16 grid over box. */
 uint32_t dt_hilbert_key(double x, double y, const double box[4]);
-/* Sort pts[0..n) along the Hilbert curve over box (stable radix sort on the keys). */
+/* Sort pts[0..n) along the Hilbert curve over box (radix sort on the keys); a cell of the 2^16
+ * grid with more than 16 points is sorted again over its points' own box (adaptive: points over
+ * a huge range of scales still come out in curve order). */
 void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]);
 /* Biased randomized insertion order (Amenta, Choi, Rote), as CGAL's spatial sort does it:
  * shuffle (seeded), then the last 3/4 Hilbert-sorted and the first 1/4 treated the same way

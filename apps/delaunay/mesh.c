@@ -2,9 +2,11 @@
  * it): walk from the last triangle to the new point (a visibility walk, one orientation test
  * per edge), grow the cavity of triangles in conflict over neighbours, then replace it by a fan
  * around the point, created in the order of the cavity's boundary. Triangles come from per-cell
- * pools (free list first, then chunks carved in place). Every read or write of a triangle
- * outside the owned cells is refused before it happens, and the insertion is postponed with
- * nothing changed, which is what makes the parallel program correct. Main entries:
+ * pools (free list first, then chunks carved in place), each in the cell of its circumcentre
+ * (the caller's cell function; one cell without one).
+ * Every read or write of a triangle outside the owned cells is refused before it happens, and
+ * the insertion is postponed with nothing changed, which is what makes the parallel program
+ * correct. Main entries:
  * dt_insert(), dt_start(). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,23 +33,15 @@ static inline int inf_index(const dt_tri *t) { return t->v[0] < 0 ? 0 : t->v[1] 
 static inline int owned(const dt_mesh *m, int cell) { return !m->own || m->own[cell]; }
 
 /* ---- cells ---- */
-static inline int clamp_cell(double v, int g) {
-  if (!(v >= 0)) return 0; /* also NaN */
-  if (v >= g) return g - 1;
-  return (int)v;
-}
-
 int dt_cell_of(const dt_mesh *m, double x, double y) {
-  if (m->grid == 1) return 0;
-  return clamp_cell((y - m->y0) * m->sy, m->grid) * m->grid +
-         clamp_cell((x - m->x0) * m->sx, m->grid);
+  return m->cell_of ? m->cell_of(m->cell_ctx, x, y) : 0;
 }
 
 /* The cell of triangle (a, b, c), c finite; a or b may be the infinite vertex (va/vb < 0):
  * then the midpoint of the finite edge, else the circumcentre. */
 static int tri_cell(const dt_mesh *m, const double *a, int32_t va, const double *b, int32_t vb,
                     const double *c) {
-  if (m->grid == 1) return 0;
+  if (!m->cell_of) return 0;
   if (va < 0) return dt_cell_of(m, (b[0] + c[0]) / 2, (b[1] + c[1]) / 2);
   if (vb < 0) return dt_cell_of(m, (a[0] + c[0]) / 2, (a[1] + c[1]) / 2);
   double bx = b[0] - a[0], by = b[1] - a[1], cx = c[0] - a[0], cy = c[1] - a[1];
@@ -124,17 +118,14 @@ void dt_pool_each(const dt_pool *p, void (*f)(void *ctx, dt_tri *t), void *ctx) 
 }
 
 /* ---- set-up ---- */
-int dt_mesh_init(dt_mesh *m, dt_pool **pools, int grid, const double box[4], dt_refill_fn refill,
-                 void *ctx) {
+int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, const void *cell_ctx,
+                 dt_refill_fn refill, void *ctx) {
   memset(m, 0, sizeof *m);
-  if (grid < 1 || grid > 256) return -1;
+  if (ncells < 1 || ncells > 65536) return -1;
   m->pool = pools;
-  m->grid = grid;
-  m->ncells = grid * grid;
-  m->x0 = box[0];
-  m->y0 = box[2];
-  m->sx = box[1] > box[0] ? grid / (box[1] - box[0]) : 0;
-  m->sy = box[3] > box[2] ? grid / (box[3] - box[2]) : 0;
+  m->ncells = ncells;
+  m->cell_of = cell_of;
+  m->cell_ctx = cell_ctx;
   m->refill = refill;
   m->ctx = ctx;
   m->epoch = 0;
@@ -272,7 +263,10 @@ static dt_tri *walk(dt_mesh *m, dt_tri *t, const double *p) {
   dt_tri *from = NULL;
   if (is_ghost(t)) {
     int i = inf_index(t);
-    if (!owned(m, t->nc[i])) return NULL;
+    if (!owned(m, t->nc[i])) {
+      m->blocked_cell = t->nc[i];
+      return NULL;
+    }
     t = t->n[i];
   }
   for (;;) {
@@ -285,6 +279,7 @@ static dt_tri *walk(dt_mesh *m, dt_tri *t, const double *p) {
       }
     }
     m->st.walk_steps++;
+    if (k == 3 && blocked >= 0) m->blocked_cell = t->nc[blocked];
     if (k == 3) return blocked < 0 ? t : NULL;
     from = t;
     t = t->n[k];
@@ -292,18 +287,64 @@ static dt_tri *walk(dt_mesh *m, dt_tri *t, const double *p) {
   }
 }
 
-/* From the last triangle; when that way is blocked, from the latest triangle of p's cell. */
+/* A live triangle of pool p (the first found), or NULL. */
+static dt_tri *pool_first_live(const dt_pool *p) {
+  for (dt_chunk *c = p->chunks; c; c = c->next) {
+    dt_tri *t = (dt_tri *)(c + 1);
+    size_t k = c == p->chunks ? (size_t)((dt_tri *)p->cur - t) : tris_per_chunk(c);
+    for (size_t i = 0; i < k; i++)
+      if (t[i].mark != DT_DEAD) return &t[i];
+  }
+  return NULL;
+}
+
+/* From the last triangle; when that way is blocked, from a triangle of p's cell (its latest, or
+ * the first live one when that one died since). */
 static dt_tri *locate(dt_mesh *m, const double *p) {
   dt_tri *t = walk(m, m->last, p);
   if (t || !m->own) return t;
   int c = dt_cell_of(m, p[0], p[1]);
-  if (!m->own[c]) return NULL;
+  if (!m->own[c]) {
+    m->blocked_cell = c;
+    return NULL;
+  }
   dt_tri *h = m->pool[c]->hint;
-  if (!h || h->mark == DT_DEAD || h == m->last) return NULL;
+  if (h && h->mark == DT_DEAD) h = pool_first_live(m->pool[c]);
+  if (!h || h == m->last) return NULL;
   return walk(m, h, p);
 }
 
 static int next_epoch(dt_mesh *m);
+
+/* The cells of the fan's triangles (a, b, p), into the boundary edges: circumcentres relative to
+ * p, each boundary vertex's offset and squared distance computed once (b of one edge is a of the
+ * next). -1 when one is not owned. */
+static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
+  if (!m->cell_of) {
+    for (size_t i = 0; i < nb; i++) m->bnd[i].cell = 0;
+    return 0;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    dt_edge *e = &m->bnd[i];
+    e->dx = e->a[0] - p[0], e->dy = e->a[1] - p[1];
+    e->l = e->dx * e->dx + e->dy * e->dy;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    dt_edge *e = &m->bnd[i], *f = &m->bnd[i + 1 < nb ? i + 1 : 0];
+    if (e->va < 0 || e->vb < 0) {
+      e->cell = (uint16_t)tri_cell(m, e->a, e->va, e->b, e->vb, p);
+    } else {
+      double inv = 0.5 / (e->dx * f->dy - e->dy * f->dx);
+      e->cell = (uint16_t)dt_cell_of(m, p[0] + (f->dy * e->l - e->dy * f->l) * inv,
+                                     p[1] + (e->dx * f->l - f->dx * e->l) * inv);
+    }
+    if (!owned(m, e->cell)) {
+      m->blocked_cell = e->cell;
+      return -1;
+    }
+  }
+  return 0;
+}
 
 /* ---- insertion ---- */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
@@ -343,6 +384,7 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
     dt_tri *c = m->cav[i];
     for (int k = 0; k < 3; k++) {
       if (!owned(m, c->nc[k])) {
+        m->blocked_cell = c->nc[k];
         m->st.blocked_cavity++;
         goto postpone;
       }
@@ -396,31 +438,10 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
     }
   } while (c != c0 || k != k0);
 
-  /* 3. the cells of the new triangles (a, b, p): all owned, or nothing happens. Circumcentres
-   * relative to p, each boundary vertex's offset and squared distance computed once (b of one
-   * edge is a of the next). */
-  if (m->grid > 1) {
-    for (size_t i = 0; i < nb; i++) {
-      dt_edge *e = &m->bnd[i];
-      e->dx = e->a[0] - p[0], e->dy = e->a[1] - p[1];
-      e->l = e->dx * e->dx + e->dy * e->dy;
-    }
-    for (size_t i = 0; i < nb; i++) {
-      dt_edge *e = &m->bnd[i], *f = &m->bnd[i + 1 < nb ? i + 1 : 0];
-      if (e->va < 0 || e->vb < 0) {
-        e->cell = (uint16_t)tri_cell(m, e->a, e->va, e->b, e->vb, p);
-      } else {
-        double inv = 0.5 / (e->dx * f->dy - e->dy * f->dx);
-        e->cell = (uint16_t)dt_cell_of(m, p[0] + (f->dy * e->l - e->dy * f->l) * inv,
-                                       p[1] + (e->dx * f->l - f->dx * e->l) * inv);
-      }
-      if (!owned(m, e->cell)) {
-        m->st.blocked_new++;
-        goto postpone;
-      }
-    }
-  } else {
-    for (size_t i = 0; i < nb; i++) m->bnd[i].cell = 0;
+  /* 3. the cells of the new triangles (a, b, p): all owned, or nothing happens */
+  if (fan_cells(m, p, nb)) {
+    m->st.blocked_new++;
+    goto postpone;
   }
 
   /* 4. free the cavity, create the fan (reusing the freed triangles) and link it */

@@ -2,8 +2,10 @@
  * short and keep the triangles touched together in cache; a biased randomized insertion order
  * (BRIO: rounds of growing size, each sorted along the curve) keeps the expected cavity small
  * even for sorted or degenerate input. This is what CGAL's spatial_sort does before its
- * insertion, so the serial comparison is like for like. Main entries: dt_brio(),
- * dt_hilbert_sort(). */
+ * insertion, so the serial comparison is like for like. The sort is adaptive: a cell of the
+ * curve's grid that holds many points is sorted again over its own points' box (points spread
+ * over a huge range of scales would otherwise share a few cells, in random order, and every
+ * walk would cross the mesh). Main entries: dt_brio(), dt_hilbert_sort(). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,20 +43,22 @@ static inline uint32_t quantize(double v, double lo, double hi) {
   return (uint32_t)t;
 }
 
-static inline uint32_t hilbert16(uint32_t x, uint32_t y) {
+/* The key of (x, y) on the 2^16 grid, the curve starting in state *s (the state after the last
+ * digit written back: the orientation of the curve inside the point's cell). */
+static inline uint32_t hilbert16(uint32_t x, uint32_t y, int *s) {
   uint32_t key = 0;
-  int s = 0;
   for (int i = 3; i >= 0; i--) {
-    uint16_t e = tab[s][((x >> (4 * i)) & 15) << 4 | ((y >> (4 * i)) & 15)];
+    uint16_t e = tab[*s][((x >> (4 * i)) & 15) << 4 | ((y >> (4 * i)) & 15)];
     key = key << 8 | (e & 255);
-    s = e >> 8;
+    *s = e >> 8;
   }
   return key;
 }
 
 uint32_t dt_hilbert_key(double x, double y, const double box[4]) {
   if (!tab_ready) build_table();
-  return hilbert16(quantize(x, box[0], box[1]), quantize(y, box[2], box[3]));
+  int s = 0;
+  return hilbert16(quantize(x, box[0], box[1]), quantize(y, box[2], box[3]), &s);
 }
 
 /* Sort v[0..n) (key << 32 | position) by key: LSD radix, three passes of 11 bits. */
@@ -89,31 +93,95 @@ static void insertion_sort(uint64_t *v, size_t n) {
     }
 }
 
-/* Sort pts[0..n) by key, with the scratch buffers of hilbert_sort_with. */
-static void hilbert_sort_with(dt_pt *pts, size_t n, const double box[4], uint64_t *k, uint64_t *tmp,
-                              dt_pt *ptmp) {
-  if (!tab_ready) build_table();
-  for (size_t i = 0; i < n; i++)
-    k[i] =
-        (uint64_t)hilbert16(quantize(pts[i].x, box[0], box[1]), quantize(pts[i].y, box[2], box[3]))
-            << 32 |
-        i;
+/* Scratch of one sort: keys, the radix sort's other buffer, points. */
+typedef struct sort_buf {
+  uint64_t *k, *tmp;
+  dt_pt *pts;
+} sort_buf;
+
+/* A run of points that share a cell of the 2^16 grid, to be sorted again over its own box. */
+typedef struct run {
+  size_t at, n;
+  int state;
+} run;
+
+#define RUN_MAX 16   /* more points than this in one cell are sorted again inside it */
+#define DEPTH_MAX 64 /* the recursion stops there (only points all equal could go deeper) */
+
+/* Sort pts[0..n) along the curve over box from state s0; note the runs of more than RUN_MAX
+ * points with one key (with the curve's state inside their cell) in *runs. */
+static size_t sort_level(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
+                         run **runs) {
+  for (size_t i = 0; i < n; i++) {
+    int s = s0;
+    b->k[i] = (uint64_t)hilbert16(quantize(pts[i].x, box[0], box[1]),
+                                  quantize(pts[i].y, box[2], box[3]), &s)
+                  << 32 |
+              i;
+  }
   if (n < 64)
-    insertion_sort(k, n);
+    insertion_sort(b->k, n);
   else
-    radix_sort(k, tmp, n);
-  for (size_t i = 0; i < n; i++) ptmp[i] = pts[(uint32_t)k[i]];
-  memcpy(pts, ptmp, n * sizeof *pts);
+    radix_sort(b->k, b->tmp, n);
+  for (size_t i = 0; i < n; i++) b->pts[i] = pts[(uint32_t)b->k[i]];
+  memcpy(pts, b->pts, n * sizeof *pts);
+  size_t nr = 0, cap = 0;
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && b->k[j] >> 32 == b->k[i] >> 32;) j++;
+    if (j - i <= RUN_MAX) continue;
+    if (nr == cap) {
+      cap = cap ? 2 * cap : 16;
+      run *r = realloc(*runs, cap * sizeof *r);
+      if (!r) abort(); /* the caller's own memory is gone: nothing sensible is left */
+      *runs = r;
+    }
+    int s = s0;
+    hilbert16(quantize(pts[i].x, box[0], box[1]), quantize(pts[i].y, box[2], box[3]), &s);
+    (*runs)[nr++] = (run){i, j - i, s};
+  }
+  return nr;
+}
+
+/* The Hilbert sort, adaptive: a cell of the 2^16 grid that holds many points (input spread over
+ * a huge range of scales, where most points share a few cells of the whole box) is sorted
+ * again over the box of its own points, continuing the curve's orientation, and so on down. */
+static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
+                             int depth) {
+  run *runs = NULL;
+  size_t nr = sort_level(pts, n, box, s0, b, &runs);
+  for (size_t r = 0; r < nr && depth < DEPTH_MAX; r++) {
+    double sub[4];
+    dt_pt *q = pts + runs[r].at;
+    dt_box_pts(q, runs[r].n, sub);
+    if (sub[0] == sub[1] && sub[2] == sub[3]) continue; /* all equal: any order */
+    hilbert_sort_rec(q, runs[r].n, sub, runs[r].state, b, depth + 1);
+  }
+  free(runs);
+}
+
+static void hilbert_sort_with(dt_pt *pts, size_t n, const double box[4], sort_buf *b) {
+  if (!tab_ready) build_table();
+  hilbert_sort_rec(pts, n, box, 0, b, 0);
+}
+
+static int buf_init(sort_buf *b, size_t n) {
+  b->k = dt_alloc((n ? n : 1) * 2 * sizeof *b->k);
+  b->tmp = b->k ? b->k + n : NULL;
+  b->pts = dt_alloc((n ? n : 1) * sizeof *b->pts);
+  return b->k && b->pts ? 0 : -1;
+}
+
+static void buf_free(sort_buf *b) {
+  free(b->k);
+  free(b->pts);
 }
 
 void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]) {
   if (n < 2) return;
-  uint64_t *k = dt_alloc((n ? n : 1) * 2 * sizeof *k);
-  dt_pt *ptmp = dt_alloc((n ? n : 1) * sizeof *ptmp);
-  if (!k || !ptmp) abort(); /* the caller's own memory is gone: nothing sensible is left */
-  hilbert_sort_with(pts, n, box, k, k + n, ptmp);
-  free(k);
-  free(ptmp);
+  sort_buf b;
+  if (buf_init(&b, n)) abort(); /* the caller's own memory is gone: nothing sensible is left */
+  hilbert_sort_with(pts, n, box, &b);
+  buf_free(&b);
 }
 
 void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
@@ -126,15 +194,13 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
     pts[i - 1] = pts[j];
     pts[j] = s;
   }
-  uint64_t *k = dt_alloc((n ? n : 1) * 2 * sizeof *k);
-  dt_pt *ptmp = dt_alloc((n ? n : 1) * sizeof *ptmp);
-  if (!k || !ptmp) abort();
+  sort_buf b;
+  if (buf_init(&b, n)) abort();
   /* rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way */
   for (size_t len = n; len > 0;) {
     size_t mid = len > 16 ? len / 4 : 0;
-    hilbert_sort_with(pts + mid, len - mid, box, k, k + n, ptmp);
+    hilbert_sort_with(pts + mid, len - mid, box, &b);
     len = mid;
   }
-  free(k);
-  free(ptmp);
+  buf_free(&b);
 }

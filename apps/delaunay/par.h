@@ -1,6 +1,7 @@
-/* par.h: the parallel program's state and the pieces of it in par_points.c (the points: who
- * inserts which, when) and par_regions.c (the regions: set-up, chunks, postponed points, moves).
- * delaunay.c holds the phases and main(). Nothing here is used by the serial program. */
+/* par.h: the parallel program's state and the pieces of it in par_points.c (the geometry and
+ * the points: who inserts which, in which phase) and par_regions.c (the regions: the tree made
+ * in parallel, chunks, postponed points, moves between configurations, freeing). delaunay.c
+ * holds the phases and main(). Nothing here is used by the serial program. */
 #ifndef DT_PAR_H
 #define DT_PAR_H
 
@@ -12,13 +13,38 @@
 #include "dt.h"
 #include "plan.h"
 
-/* A cell's header, an object in the cell's region. */
+/* A cell's header, an object in the cell's region (so it travels with it). */
 typedef struct cell_hdr {
   dt_pool pool;
   dt_pt *pend; /* postponed points located in this cell (an object in this region) */
   int64_t npend, cap_pend;
-  size_t chunk; /* bytes of the next chunk, growing */
+  size_t chunk; /* bytes of the next default chunk, growing */
+  size_t given; /* bytes of chunks so far */
 } cell_hdr;
+
+/* Phases, for the table of where the time goes (--phases). */
+enum {
+  PH_SETUP,   /* the tree of regions, the cells (in parallel) */
+  PH_DISTRIB, /* the box, the blocks, the hull band, every point to who inserts it */
+  PH_SAMPLE,  /* worker 0: the hull band and the sample, everything owned */
+  PH_SCATTER, /* the cells out from worker 0 (a binary tree of moves) */
+  PH_HZ0,     /* the zones of the horizontal borders in their windows (pairs of blocks) */
+  PH_HZ1,
+  PH_VZ0, /* the zones of the vertical lines (pairs of columns) */
+  PH_VZ1,
+  PH_MAIN, /* every worker its block */
+  PH_LEFT, /* what waits: the cells near it gathered, in rounds */
+  NPH
+};
+/* Point tags (dt_pt.pad): the configuration whose phase inserts the point: CONF_ZERO (the
+ * sample), CONF_BLOCK (the main phase), CONF_HZ0 .. CONF_VZ1 (the zones). */
+#define NPT NCONF
+
+/* One worker's account of one phase (doubles: reduced with MPI_DOUBLE). */
+typedef struct ph_stat {
+  double total, wcomm, scomm, wait, points, failed, moves, cells;
+} ph_stat;
+#define PH_FIELDS 8
 
 typedef struct par {
   dt_opts o;
@@ -26,52 +52,68 @@ typedef struct par {
   int me, W;
   dt_input in;
   double box[4];
-  rid_t *rid;      /* per node */
-  int *holder;     /* per node: the worker that holds its region (the same on every worker:
-                      each one replays every move, par_regions.c) */
-  cell_hdr **hdr;  /* per cell */
-  dt_pool **pools; /* per cell: &hdr[c]->pool */
-  uint8_t *own;    /* per cell, this worker now */
+  rid_t *cell_rid;  /* per cell */
+  cell_hdr **hdr;   /* per cell */
+  dt_pool **pools;  /* per cell: &hdr[c]->pool */
+  int *holder;      /* per cell: who holds it now (every worker follows every move) */
+  uint8_t *own;     /* per cell: holder == me */
+  int64_t *expect;  /* per cell: points whose cell it is (to size chunks) */
+  rid_t *nodes;     /* the tree's regions this worker made and holds, deepest last */
+  int nnodes;
   dt_mesh m;
-  dt_pt *pts; /* points this worker inserts, by level (pad = level) */
-  size_t npts;
+  dt_pt *pts;  /* points this worker inserts: from each worker, grouped by tag (pad) */
+  int *rcnt;   /* per (sender, tag): how many; rcnt[w * NPT + t] */
+  size_t *roff; /* per sender: where its points start in pts */
   dt_pt **pend; /* per cell: postponed in this phase (malloc'd buffers) */
   size_t *npend, *cap_pend;
   int32_t *pairs; /* duplicates: (skipped id, vertex id) */
   size_t npairs, cap_pairs;
   double wcomm, scomm, wait;
-  int64_t nchunks;
-  int64_t gathered;
+  int64_t nchunks, gathered;
+  int sampling; /* worker 0's sample phase: small chunks */
   MPI_Datatype pt_type;
-  dt_band band; /* points along the hull: inserted at level 0 */
+  dt_band band; /* points along the hull: inserted with the sample */
+  int *hist;    /* the points per square of an H x H grid over the box (all workers') */
+  int hist_side, sparse; /* H; a square with at most `sparse` points is sparse */
+  int phase;
+  ph_stat ph[NPH], mark; /* per phase; mark: the counters when the phase began */
 } par;
 extern par G;
 
 static inline double now(void) { return bench_now_ns() * 1e-9; }
 /* A message naming this worker, then MPI_Abort: the job cannot go on. */
 void die(const char *what);
+/* Close the current phase's account and open ph's. */
+void phase_begin(int ph);
 
 /* ---- par_points.c ---- */
-#define ZONE_BIT (1 << 8) /* in dt_pt.pad (the level): a point of a border zone */
 /* The first three points not on one line, in input order (every worker finds the same); -1 when
  * all points are on one line. */
 int par_pick_start(int32_t s[3]);
-/* The box, the mesh's set-up, the hull band, then every point to the worker that inserts it
- * (G.pts, level in pad), the start triangle's points left out. */
+/* The box, the blocks and cells (dt_plan_geometry), the mesh, the hull band. */
+void par_geometry(void);
+/* Every point to the worker that inserts it (G.pts, tag in pad), the start's three left out;
+ * the points per cell (G.expect). */
 void par_distribute(const int32_t start[3]);
+/* My points of tag t, appended to list[0..*n) (realloc'd). */
+dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 
 /* ---- par_regions.c ---- */
-void par_make_regions(void);                        /* worker 0 creates, everyone learns */
+void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */
 int par_refill(void *ctx, int cell, dt_pool *pool); /* dt_refill_fn: a chunk by sys_alloc */
 void par_postpone(const dt_pt *q);                  /* into this phase's list of q's cell */
 dt_pt *par_take_pending(dt_pt *list, size_t *n);    /* the waiting points of my cells */
 void par_store_pending(void);                       /* into my cells' headers */
-int64_t par_my_pending(void);
-/* Move the depth-d regions from the owners of (k0, ph0) to those of (k1, ph1). */
-void par_move(int d, int k0, int ph0, int k1, int ph1);
-/* Every cell region to worker 0 (from the owners of the last phase). */
-void par_gather_to_0(void);
-/* Free every region of the quadtree, each by its holder, the deepest first. */
+int64_t par_my_pending(int64_t *per_cell);          /* in my cells (per cell when not NULL) */
+/* Move every cell whose holder differs to its holder in to[] (sys_send/sys_recv in rounds). */
+void par_transition(const int *to);
+
+/* ---- par_left.c ---- */
+/* What waits after the main phase: rounds of gathering the cells near the waiting points
+ * (disks growing fourfold a round) at one holder per group, until none waits. Returns the
+ * points that waited. run_phase inserts the points of the cells one holds. */
+int64_t par_leftovers(void (*run_phase)(int tag, const dt_pt *start));
+/* Free every region, each by its holder, the deepest first. */
 void par_free_regions(void);
 
 #endif

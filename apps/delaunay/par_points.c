@@ -1,8 +1,9 @@
-/* par_points.c: the points of the parallel program: each worker reads its slice of the input
- * and sends every point to the worker that will insert it, at the level chosen for it: the hull
- * and a band along it at level 0 (worker 0), the zone along each level's new block borders at
- * that level (first, in the rotations' windows), a sample for each level, the rest at the last
- * level. */
+/* par_points.c: the geometry and the points of the parallel program. The box and the hull come
+ * from every worker's slice of the input (collectives); the blocks from a sample of the points
+ * that every worker takes alike (dt_plan_geometry: the same answer everywhere, no message). Then
+ * each worker sends every point of its slice to the worker that inserts it, tagged with the
+ * phase: the hull, a band along it and a sample to worker 0 (inserted before the split), the
+ * zones along the borders to the holders of their windows, the rest to the block's worker. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "par.h"
 #include "pred.h"
 
-/* ---- points: each worker reads its slice and sends every point to who inserts it ---- */
+#define GEO_PER_BLOCK 4096 /* sample points per block for the quantiles (about 4% off at most) */
+
 static uint64_t mix(uint64_t x) { /* splitmix64 */
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -19,41 +21,14 @@ static uint64_t mix(uint64_t x) { /* splitmix64 */
   return x ^ (x >> 31);
 }
 
-/* The level a point is inserted at: a sample of o.sample points per sub-quadrant of the next
- * level before each delegation (n_k = sample * 4^(k+2) points in all by the end of level k). */
-/* The zone of level k: points closer than --zone mean spacings to a border between level k's
- * blocks that is not a border at a coarser level (the lines i / 2^k, i odd). They are inserted
- * first at level k, in the windows of the three rotations (each part of a border lies inside
- * some window), so that the triangles along the borders are small before phase 0 freezes the
- * ones that straddle a border. Returns k, or 0 for no zone. */
-static int zone_of(double v, double lo, double hi) {
-  double t = hi > lo ? (v - lo) / (hi - lo) : 0, z = G.o.zone / sqrt((double)G.in.n);
-  for (int k = 1; k <= G.p.K; k++) {
-    double u = t * (1 << k), r = (double)(long)(u + 0.5);
-    if (r >= 1 && r <= (1 << k) - 1 && ((long)r & 1) && (u > r ? u - r : r - u) < z * (1 << k))
-      return k;
-  }
-  return 0;
-}
-
-/* A point's level, and 1 << 8 for a point of a zone (pad of dt_pt). */
-static int level_of(int32_t id, double x, double y) {
-  if (dt_band_has(&G.band, x, y)) return 0;
-  int zx = zone_of(x, G.box[0], G.box[1]), zy = zone_of(y, G.box[2], G.box[3]);
-  int z = zx && zy ? (zx < zy ? zx : zy) : zx ? zx : zy;
-  if (z) return z | ZONE_BIT;
-  double u = (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53, N = (double)G.in.n;
-  for (int k = 0; k < G.p.K; k++)
-    if (u * N < (double)G.o.sample * (double)(1 << (2 * (k + 2)))) return k;
-  return G.p.K;
-}
+static int cell_fn(const void *ctx, double x, double y) { return dt_plan_cell_of(ctx, x, y); }
 
 /* The convex hull of all points and the band along it, in parallel (Akl-Toussaint): extremes
  * in eight directions (of every 16th point of each slice: any input points will do, their
  * octagon only has to lie inside the hull), the octagon they span, the points of each slice not
  * strictly inside it (few; most are ruled out by a rectangle inside the octagon), and the hull
  * of those, computed alike by every worker. */
-static void find_band(size_t lo, size_t hi) {
+static void find_band(size_t lo, size_t hi, double band_points) {
   dt_pt ext[8], *all = malloc((size_t)G.W * 8 * sizeof *all);
   if (!all) die("out of memory");
   double best[8];
@@ -104,14 +79,54 @@ static void find_band(size_t lo, size_t hi) {
   MPI_Allgatherv(cand, nc, G.pt_type, every, cnt, off, G.pt_type, sys_comm());
   G.wcomm += now() - t0;
   size_t h = dt_hull(every, (size_t)off[G.W], hull);
-  double delta = dt_hull_delta(hull, h, G.in.n, 16.0 * (double)G.o.sample);
+  double delta = dt_hull_delta(hull, h, G.in.n, band_points);
   if (dt_band_init(&G.band, hull, h, delta)) die("out of memory");
   free(all), free(oct), free(cand), free(cnt), free(off), free(every), free(hull);
 }
 
-void par_distribute(const int32_t start[3]) {
-  int W = G.W;
-  size_t n = G.in.n, lo = n * (size_t)G.me / (size_t)W, hi = n * (size_t)(G.me + 1) / (size_t)W;
+/* My slice of the input. */
+static void slice(size_t *lo, size_t *hi) {
+  size_t n = G.in.n;
+  *lo = n * (size_t)G.me / (size_t)G.W, *hi = n * (size_t)(G.me + 1) / (size_t)G.W;
+}
+
+/* The square of the density grid that holds (x, y). */
+static int square_of(double x, double y) {
+  int H = G.hist_side;
+  double u = G.box[1] > G.box[0] ? (x - G.box[0]) / (G.box[1] - G.box[0]) * H : 0;
+  double v = G.box[3] > G.box[2] ? (y - G.box[2]) / (G.box[3] - G.box[2]) * H : 0;
+  int i = u < 0 ? 0 : u >= H ? H - 1 : (int)u, j = v < 0 ? 0 : v >= H ? H - 1 : (int)v;
+  return j * H + i;
+}
+
+/* Sparse points. Where the points are sparse (the outskirts of clusters, the space between
+ * them), Delaunay triangles are large, and their circumcentres, which choose their cells, lie
+ * far from the points that will meet them: an insertion there needs cells of other blocks. So
+ * the points of sparse squares of a grid over the box (about 64 points a square on average)
+ * join worker 0's sample, with the hull: their large triangles are then final before the split.
+ * A square is sparse with at most 4 points, fewer when that would give worker 0 more than
+ * 2 x --sample x W points. The grid's counts: one sum of every worker's. */
+static void density(size_t lo, size_t hi) {
+  double side = sqrt((double)G.in.n / 64);
+  int H = G.hist_side = side < 16 ? 16 : side > 128 ? 128 : (int)side;
+  int *mine = calloc((size_t)H * H, sizeof *mine), *hist = G.hist = calloc((size_t)H * H, sizeof *hist);
+  if (!mine || !G.hist) die("out of memory");
+  for (size_t i = lo; i < hi; i++) mine[square_of(G.in.xy[2 * i], G.in.xy[2 * i + 1])]++;
+  double t0 = now();
+  MPI_Allreduce(mine, hist, H * H, MPI_INT, MPI_SUM, sys_comm());
+  G.wcomm += now() - t0;
+  free(mine);
+  int64_t at[5] = {0}; /* points in squares of exactly k points, k <= 4 */
+  for (int s = 0; s < H * H; s++)
+    if (hist[s] <= 4) at[hist[s]] += hist[s];
+  double cap = 2.0 * (double)G.o.sample * G.W;
+  int64_t sum = at[1] + at[2] + at[3] + at[4];
+  for (G.sparse = 4; G.sparse > 0 && (double)sum > cap; G.sparse--) sum -= at[G.sparse];
+}
+
+void par_geometry(void) {
+  size_t lo, hi, n = G.in.n;
+  slice(&lo, &hi);
   double mine[4];
   dt_box(G.in.xy + 2 * lo, hi - lo, mine);
   mine[1] = -mine[1], mine[3] = -mine[3];
@@ -119,71 +134,124 @@ void par_distribute(const int32_t start[3]) {
   MPI_Allreduce(mine, G.box, 4, MPI_DOUBLE, MPI_MIN, sys_comm());
   G.wcomm += now() - t0;
   G.box[1] = -G.box[1], G.box[3] = -G.box[3];
-  if (dt_mesh_init(&G.m, G.pools, G.p.G, G.box, par_refill, NULL)) die("out of memory");
+  size_t ns = (size_t)GEO_PER_BLOCK * (size_t)G.W < n ? (size_t)GEO_PER_BLOCK * (size_t)G.W : n;
+  double *s = malloc((2 * ns + 2) * sizeof *s);
+  if (!s) die("out of memory");
+  for (size_t k = 0; k < ns; k++) { /* a stride through the input: the same on every worker */
+    size_t i = (size_t)(((double)k + 0.5) * (double)n / (double)ns);
+    s[2 * k] = G.in.xy[2 * i], s[2 * k + 1] = G.in.xy[2 * i + 1];
+  }
+  if (dt_plan_geometry(&G.p, G.box, s, ns, n, G.o.zone)) die("out of memory");
+  free(s);
+  if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
+    die("out of memory");
   G.m.own = G.own;
   G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
-  G.m.epoch_step = 2 * (uint32_t)W;
-  double tdbg = now();
-  find_band(lo, hi);
-  if (getenv("DT_DEBUG")) fprintf(stderr, "worker %d: hull band %.3f s\n", G.me, now() - tdbg);
-  tdbg = now();
-
-  int *cnt = calloc((size_t)W, sizeof *cnt), *rcnt = calloc((size_t)W, sizeof *rcnt);
-  int *off = calloc((size_t)W + 1, sizeof *off), *roff = calloc((size_t)W + 1, sizeof *roff);
-  int *dest = dt_alloc((hi - lo + 1) * sizeof *dest);
-  /* who inserts a point of cell c at level l: owner[(2 l + zone) * ncells + c] (a zone point in
-   * phase 1, the others in phase 0) */
-  int nc = G.p.ncells, *owner = malloc((size_t)(G.p.K + 1) * 2 * (size_t)nc * sizeof *owner);
-  if (!owner) die("out of memory");
-  for (int l = 0; l <= G.p.K; l++)
-    for (int z = 0; z < 2; z++)
-      for (int c = 0; c < nc; c++)
-        owner[(2 * l + z) * nc + c] = plan_cell_owner(&G.p, l, z, c % G.p.G, c / G.p.G);
-  dt_pt *out = dt_alloc((hi - lo + 1) * sizeof *out);
-  if (!cnt || !rcnt || !off || !roff || !dest || !out) die("out of memory");
-  for (size_t i = lo; i < hi; i++) {
-    int32_t id = (int32_t)i;
-    if (id == start[0] || id == start[1] || id == start[2]) {
-      dest[i - lo] = -1;
-      continue;
-    }
-    double x = G.in.xy[2 * i], y = G.in.xy[2 * i + 1];
-    int c = dt_cell_of(&G.m, x, y), lev = level_of(id, x, y);
-    int d = owner[(2 * (lev & ~ZONE_BIT) + !!(lev & ZONE_BIT)) * nc + c];
-    dest[i - lo] = d | lev << 16;
-    cnt[d]++;
-  }
-  for (int w = 0; w < W; w++) off[w + 1] = off[w] + cnt[w];
-  int *fill = calloc((size_t)W, sizeof *fill);
-  for (size_t i = lo; i < hi; i++) {
-    int d = dest[i - lo];
-    if (d < 0) continue;
-    out[off[d & 0xffff] + fill[d & 0xffff]++] =
-        (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, d >> 16};
-  }
-  free(owner);
-  if (getenv("DT_DEBUG")) fprintf(stderr, "worker %d: levels %.3f s\n", G.me, now() - tdbg);
-  t0 = now();
-  MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT, sys_comm());
-  for (int w = 0; w < W; w++) roff[w + 1] = roff[w] + rcnt[w];
-  G.npts = (size_t)roff[W];
-  G.pts = dt_alloc((G.npts + 1) * sizeof *G.pts);
-  if (!G.pts) die("out of memory for points");
-  MPI_Alltoallv(out, cnt, off, G.pt_type, G.pts, rcnt, roff, G.pt_type, sys_comm());
-  G.wcomm += now() - t0;
-  free(cnt), free(rcnt), free(off), free(roff), free(dest), free(out), free(fill);
+  G.m.epoch_step = 2 * (uint32_t)G.W;
+  double band = 256 * sqrt((double)G.W);
+  find_band(lo, hi, band > 1024 ? band : 1024);
+  density(lo, hi);
 }
 
-/* The first three points not on one line, in input order (every worker finds the same). */
+/* The zone's half-width at square sq of block b: --zone spacings of the points there (the
+ * density grid's: a border through sparse points gets a wider zone), at most a quarter of the
+ * block's side. */
+static double zone_width(int sq, int b) {
+  int H = G.hist_side;
+  double r[4], area = (G.box[1] - G.box[0]) * (G.box[3] - G.box[2]) / ((double)H * H);
+  dt_plan_block_rect(&G.p, b, r);
+  double z = G.o.zone * sqrt(area / (G.hist[sq] > 0 ? G.hist[sq] : 1));
+  return fmin(z, 0.25 * fmin(r[1] - r[0], r[3] - r[2]));
+}
+
+/* A point's tag and the worker that inserts it. */
+static int tag_of(double sample, int32_t id, double x, double y, int *cell, int *dest) {
+  double u = (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53;
+  int z, sq = square_of(x, y);
+  *cell = dt_plan_locate(&G.p, x, y, zone_width(sq, *cell = dt_plan_block_of(&G.p, x, y)), &z);
+  if (u < sample || G.hist[sq] <= G.sparse || dt_band_has(&G.band, x, y)) {
+    *dest = 0;
+    return CONF_ZERO;
+  }
+  if (G.W == 1) z = CONF_BLOCK;
+  *dest = dt_plan_owner(&G.p, z, *cell);
+  return z;
+}
+
+/* The exchange: counts per (worker, tag), then the points (one MPI_Alltoallv), and the points
+ * per cell. out holds the points for worker w and tag t at cnt's offsets, in that order. */
+static void exchange(const dt_pt *out, const int *cnt, int64_t *expect) {
+  int W = G.W, *sc = calloc((size_t)W, sizeof *sc), *rc = calloc((size_t)W, sizeof *rc);
+  int *so = calloc((size_t)W + 1, sizeof *so), *ro = calloc((size_t)W + 1, sizeof *ro);
+  G.rcnt = calloc((size_t)W * NPT, sizeof *G.rcnt);
+  G.roff = calloc((size_t)W + 1, sizeof *G.roff);
+  if (!sc || !rc || !so || !ro || !G.rcnt || !G.roff) die("out of memory");
+  double t0 = now();
+  MPI_Allreduce(expect, G.expect, G.p.ncells, MPI_INT64_T, MPI_SUM, sys_comm());
+  MPI_Alltoall(cnt, NPT, MPI_INT, G.rcnt, NPT, MPI_INT, sys_comm());
+  for (int w = 0; w < W; w++) {
+    for (int t = 0; t < NPT; t++) sc[w] += cnt[w * NPT + t], rc[w] += G.rcnt[w * NPT + t];
+    so[w + 1] = so[w] + sc[w], ro[w + 1] = ro[w] + rc[w];
+    G.roff[w + 1] = (size_t)ro[w + 1];
+  }
+  G.pts = dt_alloc(((size_t)ro[W] + 1) * sizeof *G.pts);
+  if (!G.pts) die("out of memory for points");
+  MPI_Alltoallv(out, sc, so, G.pt_type, G.pts, rc, ro, G.pt_type, sys_comm());
+  G.wcomm += now() - t0;
+  free(sc), free(rc), free(so), free(ro);
+}
+
+dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
+  size_t k = 0;
+  for (int w = 0; w < G.W; w++) k += (size_t)G.rcnt[w * NPT + t];
+  dt_pt *l = realloc(list, (*n + k + 1) * sizeof *l);
+  if (!l) die("out of memory");
+  for (int w = 0; w < G.W; w++) {
+    size_t at = G.roff[w];
+    for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
+    memcpy(l + *n, G.pts + at, (size_t)G.rcnt[w * NPT + t] * sizeof *l);
+    *n += (size_t)G.rcnt[w * NPT + t];
+  }
+  return l;
+}
+
+void par_distribute(const int32_t start[3]) {
+  size_t lo, hi;
+  slice(&lo, &hi);
+  int W = G.W, nc = G.p.ncells;
+  double sample = (double)G.o.sample * W / (double)(G.in.n ? G.in.n : 1);
+  int *cnt = calloc((size_t)W * NPT, sizeof *cnt), *fill = calloc((size_t)W * NPT + 1, sizeof *fill);
+  int *dest = dt_alloc((hi - lo + 1) * sizeof *dest);
+  int64_t *expect = calloc((size_t)nc, sizeof *expect);
+  dt_pt *out = dt_alloc((hi - lo + 1) * sizeof *out);
+  if (!cnt || !fill || !dest || !expect || !out) die("out of memory");
+  for (size_t i = lo; i < hi; i++) {
+    int32_t id = (int32_t)i;
+    int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], &c, &d);
+    expect[c]++;
+    dest[i - lo] = id == start[0] || id == start[1] || id == start[2] ? -1 : d * NPT + t;
+    if (dest[i - lo] >= 0) cnt[dest[i - lo]]++;
+  }
+  for (int k = 0; k < W * NPT; k++) fill[k + 1] = fill[k] + cnt[k];
+  for (size_t i = lo; i < hi; i++) {
+    int k = dest[i - lo];
+    if (k >= 0)
+      out[fill[k]++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, k % NPT};
+  }
+  exchange(out, cnt, expect);
+  free(cnt), free(fill), free(dest), free(expect), free(out);
+}
+
+/* The first three points not on one line, in input order (every worker finds the same): the
+ * first point, the first one unlike it, the first one off their line (as dt_pick_start). */
 int par_pick_start(int32_t s[3]) {
-  dt_pt *q = malloc((G.in.n + 1) * sizeof *q);
-  if (!q) die("out of memory");
-  size_t n = 0;
-  for (size_t i = 0; i < G.in.n; i++)
-    q[n++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, 0};
-  size_t a, b, c;
-  int rc = dt_pick_start(q, n, &a, &b, &c);
-  if (!rc) s[0] = q[a].id, s[1] = q[b].id, s[2] = q[c].id;
-  free(q);
-  return rc;
+  const double *xy = G.in.xy;
+  size_t n = G.in.n, b = 1;
+  while (b < n && xy[2 * b] == xy[0] && xy[2 * b + 1] == xy[1]) b++;
+  for (size_t c = b + 1; c < n; c++)
+    if (pred_orient(xy, xy + 2 * b, xy + 2 * c) != 0) {
+      s[0] = 0, s[1] = (int32_t)b, s[2] = (int32_t)c;
+      return 0;
+    }
+  return -1;
 }

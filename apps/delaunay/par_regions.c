@@ -1,7 +1,10 @@
-/* par_regions.c: the regions of the parallel program: worker 0 creates the quadtree of
- * regions and the cells' headers; chunks of triangles come from sys_alloc in the cell's region;
- * postponed points are stored in their cell's region (so they travel with it); and the moves
- * of regions between workers (sys_send/sys_recv), in the deadlock-free order of plan_moves. */
+/* par_regions.c: the regions of the parallel program. The tree is made in parallel (a binary
+ * tree over the workers: each holder makes two children and gives one away), every worker makes
+ * the nine cells of its block (each a region with its header); chunks of triangles come from
+ * sys_alloc in the cell's region, sized from the points the cell will get; postponed points
+ * are stored in their cell's region (so they travel with it); cells move between
+ * configurations with sys_send/sys_recv in the deadlock-free rounds of dt_plan_moves; at the end
+ * every region is freed by its holder, the deepest first. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,108 +12,141 @@
 
 #include "par.h"
 
-/* ---- chunks of a cell's pool: one sys_alloc each, growing from 64 KiB to 4 MiB (a large
- * object costs one round trip, where a batch of cache-sized chunks cost a lease per slab) ---- */
+enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
+
+/* ---- chunks of a cell's pool: one sys_alloc each. In the main phases the first is as large
+ * as the cell's points will need (2.1 triangles a point, the mean of a Delaunay mesh plus a
+ * margin), so a cell costs one or two round trips; in worker 0's sample phase they start at
+ * 64 KiB (the sample is small, and worker 0 would fault in everybody's memory). ---- */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
-
-static rid_t cell_rid(int cell) { return G.rid[plan_node(G.p.K + 1, cell % G.p.G, cell / G.p.G)]; }
+#define CHUNK_HUGE ((size_t)256 << 20)
 
 int par_refill(void *ctx, int cell, dt_pool *pool) {
   (void)ctx;
   cell_hdr *h = G.hdr[cell];
   size_t bytes = h->chunk ? h->chunk : CHUNK_MIN;
   h->chunk = bytes * 2 > CHUNK_MAX ? CHUNK_MAX : bytes * 2;
+  size_t need = (size_t)(2.1 * (double)G.expect[cell] * sizeof(dt_tri)) + CHUNK_MIN;
+  if (!G.sampling && need > h->given + bytes) bytes = need - h->given;
+  if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
   double t0 = now();
-  dt_chunk *c = sys_alloc(bytes, cell_rid(cell));
+  dt_chunk *c = sys_alloc(bytes, G.cell_rid[cell]);
   G.scomm += now() - t0;
   if (c && !getenv("DT_NO_POPULATE"))
     dt_populate(c, bytes); /* computation: the serial run does the same */
   G.nchunks++;
   if (!c) return -1;
+  h->given += bytes;
   c->bytes = bytes;
   c->next = pool->spare;
   pool->spare = c;
   return 0;
 }
 
-/* ---- set-up: worker 0 creates the inner regions of the quadtree and gives each worker the
- * last-level region of its block; every worker then creates the four cells of that block (with
- * their headers) at the same time and gives the block back, and all learn every ID and header.
- * Worker 0 holds every region when level 0 starts (the hand-over rule: a region has one
- * holder, and sys_give passes it on without moving bytes). A sys_barrier makes the headers
- * ordinary objects before any region moves. Worker 0 clears every header when it starts (with
- * a private GAS it does not see the other workers' bytes). ---- */
+/* ---- set-up ---- */
+static rid_t ralloc(rid_t parent, int hint) {
+  double t0 = now();
+  rid_t r = sys_ralloc(parent, hint);
+  G.scomm += now() - t0;
+  if (!r) die("sys_ralloc");
+  return r;
+}
+
+/* The inner regions sit at the top scheduler (a scheduler tree then serves each block's cells
+ * at the leaf of the worker that made them); blocks and cells at leaves. */
+static int hint_of(int depth) { return depth < G.p.m ? 0 : SYS_NO_LEVEL_HINT; }
+
+/* The binary tree of regions over the workers, made in parallel: the holder of the node of
+ * workers [a, a + 2s) makes its two children, keeps the first and gives the second to worker
+ * a + s (sys_give, then its ID by MPI), who goes on below it. m rounds; every worker ends
+ * holding its block's region (depth m). */
+static rid_t make_tree(void) {
+  int m = G.p.m;
+  G.nodes = malloc((size_t)(m + 2) * sizeof *G.nodes);
+  if (!G.nodes) die("out of memory");
+  G.nnodes = 0;
+  rid_t cur = G.me == 0 ? ralloc(SYS_ROOT_REGION, hint_of(0)) : 0;
+  for (int d = 0; d < m; d++) {
+    int span = 1 << (m - d), half = span / 2;
+    if (G.me % span == 0) {
+      rid_t left = ralloc(cur, hint_of(d + 1)), right = ralloc(cur, hint_of(d + 1));
+      G.nodes[G.nnodes++] = cur;
+      double t0 = now();
+      if (sys_give(G.me + half, &right, 1)) die("sys_give of a subtree's region");
+      G.scomm += now() - t0;
+      t0 = now();
+      MPI_Send(&right, 1, MPI_UINT32_T, G.me + half, TAG_TREE, sys_comm());
+      G.wcomm += now() - t0;
+      cur = left;
+    } else if (G.me % span == half) {
+      double t0 = now();
+      MPI_Recv(&cur, 1, MPI_UINT32_T, G.me - half, TAG_TREE, sys_comm(), MPI_STATUS_IGNORE);
+      G.wcomm += now() - t0;
+    }
+  }
+  G.nodes[G.nnodes++] = cur;
+  return cur;
+}
+
+static void alloc_tables(void) {
+  size_t n = (size_t)G.p.ncells;
+  G.cell_rid = calloc(n, sizeof *G.cell_rid);
+  G.hdr = calloc(n, sizeof *G.hdr);
+  G.pools = calloc(n, sizeof *G.pools);
+  G.holder = calloc(n, sizeof *G.holder);
+  G.own = calloc(n, 1);
+  G.expect = calloc(n, sizeof *G.expect);
+  G.pend = calloc(n, sizeof *G.pend);
+  G.npend = calloc(n, sizeof *G.npend);
+  G.cap_pend = calloc(n, sizeof *G.cap_pend);
+  if (!G.cell_rid || !G.hdr || !G.pools || !G.holder || !G.own || !G.expect || !G.pend ||
+      !G.npend || !G.cap_pend)
+    die("out of memory");
+}
+
 typedef struct cell_made {
-  int32_t cell;
   rid_t rid;
   cell_hdr *hdr;
 } cell_made;
 
+/* The tree in parallel, then every worker its block's nine cells (each with its header) at the
+ * same time, given to worker 0 (which inserts the sample with everything owned) with sys_give:
+ * no bytes move. All learn every cell's ID and header. Worker 0 clears every header (with a
+ * private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
-  const dt_plan *p = &G.p;
-  G.rid = calloc((size_t)p->nnodes, sizeof *G.rid);
-  G.holder = calloc((size_t)p->nnodes, sizeof *G.holder); /* worker 0 holds all at first */
-  G.hdr = calloc((size_t)p->ncells, sizeof *G.hdr);
-  G.pools = calloc((size_t)p->ncells, sizeof *G.pools);
-  G.own = calloc((size_t)p->ncells, 1);
-  G.pend = calloc((size_t)p->ncells, sizeof *G.pend);
-  G.npend = calloc((size_t)p->ncells, sizeof *G.npend);
-  G.cap_pend = calloc((size_t)p->ncells, sizeof *G.cap_pend);
-  cell_made mine[4], *all = calloc((size_t)G.W * 4, sizeof *all);
-  if (!G.rid || !G.holder || !G.hdr || !G.pools || !G.own || !G.pend || !G.npend || !G.cap_pend || !all)
-    die("out of memory");
+  alloc_tables();
+  rid_t block = make_tree();
+  cell_made mine[9];
+  rid_t r[9];
   double t0 = now();
-  if (G.me == 0)
-    for (int d = 0; d <= p->K; d++)
-      for (int y = 0; y < 1 << d; y++)
-        for (int x = 0; x < 1 << d; x++) {
-          rid_t parent = d ? G.rid[plan_node(d - 1, x / 2, y / 2)] : SYS_ROOT_REGION;
-          if (!(G.rid[plan_node(d, x, y)] = sys_ralloc(parent, SYS_NO_LEVEL_HINT)))
-            die("sys_ralloc");
-        }
-  for (int c = 0; G.me == 0 && c < p->ncells; c += 2) { /* each block's node to its worker */
-    int x = c % p->G, y = c / p->G, w = plan_cell_owner(p, p->K, 0, x, y);
-    if (x % 2 == 0 && y % 2 == 0 && w != 0 &&
-        sys_give(w, &G.rid[plan_node(p->K, x / 2, y / 2)], 1))
-      die("sys_give of a block's region"); /* and back below: the holders end as they began */
-  }
-  G.scomm += now() - t0;
-  t0 = now();
-  MPI_Bcast(G.rid, p->nnodes, MPI_UINT32_T, 0, sys_comm());
-  G.wcomm += now() - t0;
-  t0 = now();
-  int n = 0;
-  rid_t block = 0;
-  for (int c = 0; c < p->ncells; c++) {
-    int x = c % p->G, y = c / p->G;
-    if (plan_cell_owner(p, p->K, 0, x, y) != G.me) continue;
-    block = G.rid[plan_node(p->K, x / 2, y / 2)];
-    rid_t r = sys_ralloc(block, SYS_NO_LEVEL_HINT);
-    cell_hdr *h = r ? sys_alloc(sizeof *h, r) : NULL;
-    if (!h) die("creating a cell region and its header");
+  for (int k = 0; k < 9; k++) {
+    r[k] = ralloc(block, SYS_NO_LEVEL_HINT);
+    cell_hdr *h = sys_alloc(sizeof *h, r[k]);
+    if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
-    mine[n++] = (cell_made){c, r, h};
+    mine[k] = (cell_made){r[k], h};
   }
-  if (n != 4) die("a last-level block is not four cells");
-  if (G.me != 0 && sys_give(0, &block, 1)) die("sys_give of a block to worker 0");
+  if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
   G.scomm += now() - t0;
+  cell_made *all = malloc((size_t)G.p.ncells * sizeof *all);
+  if (!all) die("out of memory");
   t0 = now();
-  MPI_Allgather(mine, 4 * (int)sizeof *mine, MPI_BYTE, all, 4 * (int)sizeof *mine, MPI_BYTE,
+  MPI_Allgather(mine, 9 * (int)sizeof *mine, MPI_BYTE, all, 9 * (int)sizeof *mine, MPI_BYTE,
                 sys_comm());
-  if (sys_barrier()) die("sys_barrier");
   G.wcomm += now() - t0;
-  for (int i = 0; i < 4 * G.W; i++) {
-    G.rid[plan_node(p->K + 1, all[i].cell % p->G, all[i].cell / p->G)] = all[i].rid;
-    G.hdr[all[i].cell] = all[i].hdr;
+  for (int c = 0; c < G.p.ncells; c++) {
+    G.cell_rid[c] = all[c].rid;
+    G.hdr[c] = all[c].hdr;
+    G.pools[c] = &all[c].hdr->pool;
+    G.holder[c] = 0;
+    G.own[c] = G.me == 0;
+    if (G.me == 0) memset(G.hdr[c], 0, sizeof *G.hdr[c]);
   }
   free(all);
-  for (int c = 0; c < p->ncells; c++) {
-    if (G.me == 0) memset(G.hdr[c], 0, sizeof *G.hdr[c]);
-    G.pools[c] = &G.hdr[c]->pool;
-  }
 }
 
+/* ---- postponed points ---- */
 void par_postpone(const dt_pt *q) {
   int c = dt_cell_of(&G.m, q->x, q->y);
   if (G.npend[c] == G.cap_pend[c]) {
@@ -150,7 +186,7 @@ void par_store_pending(void) {
       while (cap < (int64_t)G.npend[c]) cap *= 2;
       double t0 = now();
       if (h->pend && sys_free(h->pend)) die("sys_free of a postponed-points object");
-      h->pend = sys_alloc((size_t)cap * sizeof *h->pend, cell_rid(c));
+      h->pend = sys_alloc((size_t)cap * sizeof *h->pend, G.cell_rid[c]);
       G.scomm += now() - t0;
       if (!h->pend) die("sys_alloc of postponed points");
       h->cap_pend = cap;
@@ -161,77 +197,64 @@ void par_store_pending(void) {
   }
 }
 
-/* A move of the depth-d region at (x, y) from worker a to worker b takes every region of its
- * subtree that a holds (the others stay with their holders). */
-static void replay_move(int d, int x, int y, int a, int b) {
-  for (int e = d, side = 1; e <= G.p.K + 1; e++, side *= 2)
-    for (int j = y * side; j < (y + 1) * side; j++)
-      for (int i = x * side; i < (x + 1) * side; i++) {
-        int *h = &G.holder[plan_node(e, i, j)];
-        if (*h == a) *h = b;
-      }
-}
-
-/* Execute the moves of the depth-d regions between two ownership states. */
-void par_move(int d, int k0, int ph0, int k1, int ph1) {
-  dt_move *mv;
-  int *buf;
-  int nm = plan_moves(&G.p, d, k0, ph0, k1, ph1, &mv, &buf);
-  if (nm < 0) die("out of memory");
-  double t0 = now();
-  for (int i = 0; i < nm; i++) {
-    rid_t r[1024];
-    int cnt = mv[i].count > 1024 ? 1024 : mv[i].count;
-    for (int j = 0; j < cnt; j++) r[j] = G.rid[mv[i].nodes[j]];
-    if (mv[i].from == G.me && sys_send(mv[i].to, r, cnt, NULL, 0)) die("sys_send of regions");
-    if (mv[i].to == G.me && sys_recv(mv[i].from, r, cnt, NULL, 0)) die("sys_recv of regions");
-    for (int j = 0; j < mv[i].count; j++) { /* every worker follows every move */
-      int at = mv[i].nodes[j] - plan_node(d, 0, 0);
-      replay_move(d, at & ((1 << d) - 1), at >> d, mv[i].from, mv[i].to);
-    }
-  }
-  G.wcomm += now() - t0;
-  free(mv);
-  free(buf);
-}
-
-int64_t par_my_pending(void) {
+int64_t par_my_pending(int64_t *per_cell) {
   int64_t n = 0;
-  for (int c = 0; c < G.p.ncells; c++)
-    if (G.own[c]) n += G.hdr[c]->npend;
+  for (int c = 0; c < G.p.ncells; c++) {
+    int64_t k = G.own[c] ? G.hdr[c]->npend : 0;
+    if (per_cell) per_cell[c] = k;
+    n += k;
+  }
   return n;
 }
 
-/* Every cell region to worker 0 (from the owners of phase 3 of the last level). */
-void par_gather_to_0(void) {
-  const dt_plan *p = &G.p;
-  int n = p->ncells;
+/* ---- moves ---- */
+/* One move of mine: a pairwise handshake (its time is the wait for the partner to finish what
+ * it was doing), then the regions, at most 1024 to a call. */
+static void do_move(const dt_move *mv, int sending) {
+  int peer = sending ? mv->to : mv->from;
+  char x = 0, y;
   double t0 = now();
-  rid_t *r = malloc((size_t)n * sizeof *r);
-  if (!r) die("out of memory");
-  for (int w = 1; w < G.W; w++) {
-    int k = 0;
-    for (int c = 0; c < n; c++)
-      if (plan_cell_owner(p, p->K, 3, c % p->G, c / p->G) == w)
-        r[k++] = G.rid[plan_node(p->K + 1, c % p->G, c / p->G)];
-    if (!k) continue;
-    if (G.me == w && sys_send(0, r, k, NULL, 0)) die("sys_send to worker 0");
-    if (G.me == 0 && sys_recv(w, r, k, NULL, 0)) die("sys_recv at worker 0");
+  MPI_Sendrecv(&x, 1, MPI_CHAR, peer, TAG_HANDSHAKE, &y, 1, MPI_CHAR, peer, TAG_HANDSHAKE,
+               sys_comm(), MPI_STATUS_IGNORE);
+  G.wait += now() - t0;
+  t0 = now();
+  for (int at = 0; at < mv->count; at += 1024) {
+    rid_t r[1024];
+    int cnt = mv->count - at > 1024 ? 1024 : mv->count - at;
+    for (int j = 0; j < cnt; j++) r[j] = G.cell_rid[mv->cells[at + j]];
+    if (sending && sys_send(peer, r, cnt, NULL, 0)) die("sys_send of cells");
+    if (!sending && sys_recv(peer, r, cnt, NULL, 0)) die("sys_recv of cells");
   }
-  free(r);
   G.wcomm += now() - t0;
-  for (int c = 0; c < n; c++) G.own[c] = G.me == 0;
-  for (int c = 0; c < n; c++) G.holder[plan_node(p->K + 1, c % p->G, c / p->G)] = 0;
+  G.ph[G.phase].moves += 1;
+  G.ph[G.phase].cells += mv->count;
 }
 
-void par_free_regions(void) {
-  const dt_plan *p = &G.p;
-  for (int d = p->K + 1; d >= 0; d--) {
-    for (int y = 0; y < 1 << d; y++)
-      for (int x = 0; x < 1 << d; x++) {
-        int node = plan_node(d, x, y);
-        if (G.holder[node] == G.me && sys_rfree(G.rid[node])) die("sys_rfree of a region");
-      }
-    MPI_Barrier(sys_comm()); /* the next depth up frees nothing that is still held below */
+void par_transition(const int *to) {
+  dt_move *mv;
+  int *buf;
+  int nm = dt_plan_moves(&G.p, G.holder, to, &mv, &buf);
+  if (nm < 0) die("out of memory");
+  for (int i = 0; i < nm; i++)
+    if (mv[i].from == G.me || mv[i].to == G.me) do_move(&mv[i], mv[i].from == G.me);
+  free(mv);
+  free(buf);
+  for (int c = 0; c < G.p.ncells; c++) {
+    G.holder[c] = to[c];
+    G.own[c] = to[c] == G.me;
   }
+}
+
+/* The cells by their holders, then the tree's regions by theirs, the deepest first (a barrier
+ * between depths: a region is freed only once nobody holds anything below it). */
+void par_free_regions(void) {
+  for (int c = 0; c < G.p.ncells; c++)
+    if (G.holder[c] == G.me && sys_rfree(G.cell_rid[c])) die("sys_rfree of a cell");
+  MPI_Barrier(sys_comm());
+  int top = G.p.m - G.nnodes + 1; /* the depth of my first node */
+  for (int d = G.p.m; d >= 0; d--) {
+    if (d >= top && sys_rfree(G.nodes[d - top])) die("sys_rfree of the tree's region");
+    MPI_Barrier(sys_comm());
+  }
+  free(G.nodes);
 }

@@ -1,50 +1,238 @@
-/* plan.c: who owns which square when (the decomposition of plan.h), and the region moves
- * between two ownership states in a deadlock-free order. */
+/* plan.c: the decomposition of plan.h: blocks at the points' quantiles (columns, then rows per
+ * column), the 3 x 3 cells of each block, zones, who holds which cell in each configuration,
+ * and the moves between two configurations in a deadlock-free order of rounds. */
 #include "plan.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-int plan_init(dt_plan *p, int workers) {
-  int K = 0, w = 1;
-  while (w < workers && K < 6) w *= 4, K++;
-  if (w != workers) return -1;
-  p->K = K;
+int dt_plan_init(dt_plan *p, int workers) {
+  memset(p, 0, sizeof *p);
+  int m = 0;
+  while ((1 << m) < workers && m < 12) m++;
+  if (workers < 1 || workers > PLAN_MAX_WORKERS || (1 << m) != workers) return -1;
   p->W = workers;
-  p->G = 2 << K;
-  p->ncells = p->G * p->G;
-  p->nnodes = ((1 << (2 * (K + 2))) - 1) / 3;
+  p->m = m;
+  p->BX = 1 << (m / 2);
+  p->BY = 1 << (m - m / 2);
+  p->ncells = 9 * workers;
   return 0;
 }
 
-int plan_node(int d, int x, int y) { return ((1 << (2 * d)) - 1) / 3 + (y << d) + x; }
+void dt_plan_free(dt_plan *p) {
+  free(p->xs), free(p->ys), free(p->inner), free(p->zone);
+  p->xs = p->ys = p->inner = p->zone = NULL;
+}
 
-int plan_owner(const dt_plan *p, int k, int bx, int by) {
-  (void)p;
-  int w = 0;
-  for (int l = 1; l <= k; l++) { /* from the root block down: sub-quadrant s at level l-1 */
-    int sh = k - l, s = ((bx >> sh) & 1) + 2 * ((by >> sh) & 1);
-    w += s << (2 * (l - 1));
+/* ---- quantiles: a deterministic quickselect on (x, y) pairs (Hoare partition: equal keys,
+ * as on a grid, split evenly) ---- */
+static void swap_pair(double *a, long i, long j) {
+  double x = a[2 * i], y = a[2 * i + 1];
+  a[2 * i] = a[2 * j], a[2 * i + 1] = a[2 * j + 1];
+  a[2 * j] = x, a[2 * j + 1] = y;
+}
+
+static double med3(double a, double b, double c) {
+  if (a > b) {
+    double t = a;
+    a = b, b = t;
   }
-  return w;
+  return c < a ? a : c > b ? b : c;
 }
 
-int plan_cell_owner(const dt_plan *p, int k, int ph, int cx, int cy) {
-  static const int off[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
-  int S = 2 << k, sh = p->K - k;
-  int i = cx >> sh, j = cy >> sh;
-  int bx = ((i - off[ph][0] + S) % S) / 2, by = ((j - off[ph][1] + S) % S) / 2;
-  return plan_owner(p, k, bx, by);
+/* Put the k-th smallest (by coordinate ax) at a[k], smaller ones before, larger after. */
+static void select_k(double *a, long n, long k, int ax) {
+  long lo = 0, hi = n - 1;
+  while (lo < hi) {
+    double pv = med3(a[2 * lo + ax], a[2 * ((lo + hi) / 2) + ax], a[2 * hi + ax]);
+    long i = lo, j = hi;
+    while (i <= j) {
+      while (a[2 * i + ax] < pv) i++;
+      while (a[2 * j + ax] > pv) j--;
+      if (i <= j) swap_pair(a, i++, j--);
+    }
+    if (k <= j)
+      hi = j;
+    else if (k >= i)
+      lo = i;
+    else
+      return;
+  }
 }
 
-int plan_node_owner(const dt_plan *p, int k, int ph, int d, int x, int y) {
-  int sh = p->K + 1 - d;
-  return plan_cell_owner(p, k, ph, x << sh, y << sh);
+/* Edges between `parts` groups of a[0..n) along ax (parts a power of two), into edge[1..parts-1]
+ * (edge[t]: where group t starts); groups land contiguous, group t at [start[t], start[t+1]). */
+static void split(double *a, long n, int parts, int ax, double *edge, long *start, long base) {
+  if (parts == 1) return;
+  long k = n / 2;
+  if (n > 0) select_k(a, n, k, ax);
+  edge[parts / 2] = n > 0 ? a[2 * k + ax] : NAN;
+  start[parts / 2] = base + k;
+  split(a, k, parts / 2, ax, edge, start, base);
+  split(a + 2 * k, n - k, parts / 2, ax, edge + parts / 2, start + parts / 2, base + k);
 }
 
+/* Empty groups (a sample smaller than the parts) get edges between their neighbours'. */
+static void fill_edges(double *e, int parts, double lo, double hi) {
+  e[0] = lo, e[parts] = hi;
+  for (int t = 1; t < parts; t++) {
+    if (!isnan(e[t]) && e[t] >= e[t - 1] && e[t] <= hi) continue;
+    int u = t + 1;
+    while (u < parts && (isnan(e[u]) || e[u] < e[t - 1])) u++;
+    double end = u < parts ? e[u] : hi;
+    e[t] = e[t - 1] + (end - e[t - 1]) / (u - t + 1);
+  }
+}
+
+double dt_plan_spacing(const dt_plan *p, int b) {
+  double r[4];
+  dt_plan_block_rect(p, b, r);
+  return p->n ? sqrt((r[1] - r[0]) * (r[3] - r[2]) * p->W / (double)p->n) : 0;
+}
+
+static void block_strips(dt_plan *p, int b, double zone) {
+  double r[4];
+  dt_plan_block_rect(p, b, r);
+  double w = r[1] - r[0], h = r[3] - r[2], s = dt_plan_spacing(p, b);
+  double zw = zone * s, fx = fmax(w / 8, zw + 3 * s), fy = fmax(h / 8, zw + 3 * s);
+  fx = fmin(fx, 0.3 * w), fy = fmin(fy, 0.3 * h);
+  double *in = &p->inner[4 * b];
+  in[0] = r[0] + fx, in[1] = r[1] - fx, in[2] = r[2] + fy, in[3] = r[3] - fy;
+  p->zone[b] = zw;
+}
+
+int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, size_t n, double zone) {
+  int BX = p->BX, BY = p->BY;
+  memcpy(p->box, box, sizeof p->box);
+  p->n = n;
+  p->xs = malloc((size_t)(BX + 1) * sizeof *p->xs);
+  p->ys = malloc((size_t)BX * (BY + 1) * sizeof *p->ys);
+  p->inner = malloc((size_t)p->W * 4 * sizeof *p->inner);
+  p->zone = malloc((size_t)p->W * sizeof *p->zone);
+  long *col = malloc((size_t)(BX + 1) * sizeof *col), *row = malloc((size_t)(BY + 1) * sizeof *row);
+  if (!p->xs || !p->ys || !p->inner || !p->zone || !col || !row) {
+    free(col), free(row), dt_plan_free(p);
+    return -1;
+  }
+  col[0] = 0, col[BX] = (long)ns;
+  split(xy, (long)ns, BX, 0, p->xs, col, 0);
+  fill_edges(p->xs, BX, box[0], box[1]);
+  for (int i = 0; i < BX; i++) {
+    double *ys = &p->ys[i * (BY + 1)];
+    long m = col[i + 1] - col[i];
+    split(xy + 2 * col[i], m, BY, 1, ys, row, 0);
+    fill_edges(ys, BY, box[2], box[3]);
+  }
+  for (int b = 0; b < p->W; b++) block_strips(p, b, zone);
+  free(col), free(row);
+  return 0;
+}
+
+/* ---- where a point is ---- */
+/* The group t of v among edges e[0..parts] (e[t] <= v < e[t+1], clamped). */
+static int group_of(const double *e, int parts, double v) {
+  int lo = 0, hi = parts; /* invariant: the answer in [lo, hi) */
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (v >= e[mid])
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+int dt_plan_block_of(const dt_plan *p, double x, double y) {
+  int i = group_of(p->xs, p->BX, x);
+  return i * p->BY + group_of(&p->ys[i * (p->BY + 1)], p->BY, y);
+}
+
+int dt_plan_cell_of(const dt_plan *p, double x, double y) {
+  int b = dt_plan_block_of(p, x, y);
+  const double *in = &p->inner[4 * b];
+  int c = x < in[0] ? 0 : x >= in[1] ? 2 : 1, r = y < in[2] ? 0 : y >= in[3] ? 2 : 1;
+  return 9 * b + 3 * r + c;
+}
+
+void dt_plan_block_rect(const dt_plan *p, int b, double r[4]) {
+  int i = b / p->BY, j = b % p->BY;
+  const double *ys = &p->ys[i * (p->BY + 1)];
+  r[0] = p->xs[i], r[1] = p->xs[i + 1], r[2] = ys[j], r[3] = ys[j + 1];
+}
+
+void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]) {
+  int b = cell / 9, c = cell % 3, rw = cell % 9 / 3;
+  double br[4];
+  dt_plan_block_rect(p, b, br);
+  const double *in = &p->inner[4 * b];
+  double xe[4] = {br[0], in[0], in[1], br[1]}, ye[4] = {br[2], in[2], in[3], br[3]};
+  r[0] = xe[c], r[1] = xe[c + 1], r[2] = ye[rw], r[3] = ye[rw + 1];
+}
+
+/* The zone of a point of block b, for a zone of half-width z. */
+static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
+  int i = b / p->BY, j = b % p->BY;
+  double r[4];
+  dt_plan_block_rect(p, b, r);
+  if (i > 0 && x - r[0] < z) return CONF_VZ0 + (i - 1) % 2;
+  if (i < p->BX - 1 && r[1] - x < z) return CONF_VZ0 + i % 2;
+  if (j > 0 && y - r[2] < z) return CONF_HZ0 + (j - 1) % 2;
+  if (j < p->BY - 1 && r[3] - y < z) return CONF_HZ0 + j % 2;
+  return CONF_BLOCK;
+}
+
+int dt_plan_zone(const dt_plan *p, double x, double y) {
+  int b = dt_plan_block_of(p, x, y);
+  return zone_in(p, b, x, y, p->zone[b]);
+}
+
+int dt_plan_locate(const dt_plan *p, double x, double y, double zw, int *zone) {
+  int b = dt_plan_block_of(p, x, y);
+  const double *in = &p->inner[4 * b];
+  int c = x < in[0] ? 0 : x >= in[1] ? 2 : 1, r = y < in[2] ? 0 : y >= in[3] ? 2 : 1;
+  *zone = zone_in(p, b, x, y, zw < 0 ? p->zone[b] : zw);
+  return 9 * b + 3 * r + c;
+}
+
+/* ---- configurations ---- */
+int dt_plan_window(const dt_plan *p, int conf, int cell) {
+  int b = cell / 9, i = b / p->BY, j = b % p->BY;
+  if (conf == CONF_HZ0 || conf == CONF_HZ1) {
+    int k = conf - CONF_HZ0;
+    if (j % 2 == k && j + 1 < p->BY) return b;         /* the lower block of its pair */
+    if (j >= 1 && (j - 1) % 2 == k) return b - 1;      /* the upper one */
+  } else if (conf == CONF_VZ0 || conf == CONF_VZ1) {
+    int k = conf - CONF_VZ0;
+    if (i % 2 == k && i + 1 < p->BX) return i;         /* the left column of its pair */
+    if (i >= 1 && (i - 1) % 2 == k) return i - 1;      /* the right one */
+  }
+  return -1;
+}
+
+int dt_plan_owner(const dt_plan *p, int conf, int cell) {
+  int w = dt_plan_window(p, conf, cell);
+  if (conf == CONF_ZERO) return 0;
+  if (w < 0) return cell / 9;
+  if (conf == CONF_HZ0 || conf == CONF_HZ1) return w;
+  return w * p->BY + p->BY - 1; /* a line's window: the top block of its left column */
+}
+
+void dt_plan_owners(const dt_plan *p, int conf, int *own) {
+  for (int c = 0; c < p->ncells; c++) own[c] = dt_plan_owner(p, conf, c);
+}
+
+void dt_plan_scatter_step(const dt_plan *p, const int *dest, int r, int *own) {
+  int low = p->m - r;
+  for (int c = 0; c < p->ncells; c++) own[c] = low > 0 ? dest[c] & ~((1 << low) - 1) : dest[c];
+}
+
+/* ---- moves ---- */
 static int by_pair(const void *a, const void *b) {
-  const dt_move *x = a, *y = b;
-  if (x->from != y->from) return x->from - y->from;
-  return x->to - y->to;
+  const int *x = a, *y = b; /* from, to, cell */
+  for (int k = 0; k < 3; k++)
+    if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+  return 0;
 }
 
 static int by_round(const void *a, const void *b) {
@@ -54,54 +242,47 @@ static int by_round(const void *a, const void *b) {
   return x->to - y->to;
 }
 
-int plan_moves(const dt_plan *p, int d, int k0, int ph0, int k1, int ph1, dt_move **moves,
-               int **buf) {
-  int side = 1 << d, n = side * side, nm = 0;
-  dt_move *m = calloc((size_t)n + 1, sizeof *m);
-  int *b = malloc(((size_t)n + 1) * sizeof *b);
-  int *busy = calloc((size_t)p->W * (size_t)(n + 1), sizeof *busy); /* busy[round * W + worker] */
-  if (!m || !b || !busy) {
-    free(m), free(b), free(busy);
-    return -1;
-  }
-  /* one move per (from, to) pair, its nodes in node order */
-  dt_move *tmp = calloc((size_t)n + 1, sizeof *tmp);
-  int nt = 0;
-  for (int y = 0; y < side; y++)
-    for (int x = 0; x < side; x++) {
-      int a = plan_node_owner(p, k0, ph0, d, x, y), c = plan_node_owner(p, k1, ph1, d, x, y);
-      if (a != c) tmp[nt++] = (dt_move){a, c, 0, plan_node(d, x, y), NULL};
-    }
-  qsort(tmp, (size_t)nt, sizeof *tmp, by_pair); /* stable enough: nodes added in order below */
-  int used = 0;
-  for (int i = 0; i < nt;) {
-    int j = i;
-    m[nm] = (dt_move){tmp[i].from, tmp[i].to, 0, 0, b + used};
-    /* the node ids were stashed in count; keep them sorted for a reproducible order */
-    for (; j < nt && tmp[j].from == tmp[i].from && tmp[j].to == tmp[i].to; j++)
-      b[used + m[nm].count++] = tmp[j].count;
-    for (int a = 1; a < m[nm].count; a++)
-      for (int c = a; c > 0 && m[nm].nodes[c] < m[nm].nodes[c - 1]; c--) {
-        int s = m[nm].nodes[c];
-        m[nm].nodes[c] = m[nm].nodes[c - 1];
-        m[nm].nodes[c - 1] = s;
-      }
-    used += m[nm].count;
-    nm++;
-    i = j;
-  }
-  free(tmp);
-  /* greedy rounds: the first round where neither worker is busy */
+/* Greedy rounds (an edge colouring: at most 2 d - 1 rounds for d moves per worker). */
+static int set_rounds(const dt_plan *p, dt_move *mv, int nm) {
+  int *deg = calloc((size_t)p->W, sizeof *deg), maxd = 0;
+  if (!deg) return -1;
+  for (int i = 0; i < nm; i++) deg[mv[i].from]++, deg[mv[i].to]++;
+  for (int w = 0; w < p->W; w++) maxd = deg[w] > maxd ? deg[w] : maxd;
+  free(deg);
+  int R = 2 * maxd + 1;
+  unsigned char *busy = calloc((size_t)p->W * (size_t)R, 1);
+  if (!busy) return -1;
   for (int i = 0; i < nm; i++) {
     int r = 0;
-    while (busy[r * p->W + m[i].from] || busy[r * p->W + m[i].to]) r++;
-    busy[r * p->W + m[i].from] = busy[r * p->W + m[i].to] = 1;
-    m[i].round = r;
+    while (busy[(size_t)mv[i].from * R + r] || busy[(size_t)mv[i].to * R + r]) r++;
+    busy[(size_t)mv[i].from * R + r] = busy[(size_t)mv[i].to * R + r] = 1;
+    mv[i].round = r;
   }
   free(busy);
-  /* the nodes pointers stay valid: qsort moves the structs, not the buffer */
-  qsort(m, (size_t)nm, sizeof *m, by_round);
+  return 0;
+}
+
+int dt_plan_moves(const dt_plan *p, const int *own0, const int *own1, dt_move **moves, int **buf) {
+  int n = p->ncells, nt = 0, nm = 0;
+  int *t = malloc(((size_t)n + 1) * 3 * sizeof *t), *b = malloc(((size_t)n + 1) * sizeof *b);
+  dt_move *m = calloc((size_t)n + 1, sizeof *m);
+  if (!t || !b || !m) goto fail;
+  for (int c = 0; c < n; c++)
+    if (own0[c] != own1[c]) t[3 * nt] = own0[c], t[3 * nt + 1] = own1[c], t[3 * nt + 2] = c, nt++;
+  qsort(t, (size_t)nt, 3 * sizeof *t, by_pair);
+  for (int i = 0; i < nt; i++) {
+    if (i == 0 || t[3 * i] != t[3 * i - 3] || t[3 * i + 1] != t[3 * i - 2])
+      m[nm++] = (dt_move){t[3 * i], t[3 * i + 1], 0, 0, b + i};
+    b[i] = t[3 * i + 2];
+    m[nm - 1].count++;
+  }
+  if (set_rounds(p, m, nm)) goto fail;
+  qsort(m, (size_t)nm, sizeof *m, by_round); /* the cells pointers stay valid */
+  free(t);
   *moves = m;
   *buf = b;
   return nm;
+fail:
+  free(t), free(b), free(m);
+  return -1;
 }

@@ -1,49 +1,91 @@
-/* plan.h: the decomposition of Myrmics section 6.4 as pure arithmetic (plan.c), shared by the
- * parallel program and its tests.
+/* plan.h: the decomposition of the parallel Delaunay program as pure arithmetic (plan.c), shared
+ * by the program and its tests. No MPI, no antheap.
  *
- *   W = 4^K workers; a grid of G x G leaf cells, G = 2^(K+1), so 4W cells (4 per worker).
- *   Region tree: a node per square of the quadtree, depth 0 (the whole box) to K+1 (the
- *   cells); node (d, x, y) is the child of (d-1, x/2, y/2). Every node is a region.
- *   Level k = 0..K: 4^k workers are active; worker w owns a block (a node of depth k) made of
- *   four sub-quadrants (its children, depth k+1). Delegation from level k to k+1: the owner of
- *   a block keeps sub-quadrant 0 and gives sub-quadrant s to worker w + s 4^k.
- *   Phases of a level (Figure 5): 0, the main triangulation; then three rotations of the
- *   sub-quadrants, which shift every worker's window of 2 x 2 sub-quadrants by one sub-quadrant
- *   to the right (1), then down (2: both shifts), then back left (3: the vertical shift only),
- *   wrapping around the grid. Every 2 x 2 window of sub-quadrants is some worker's window in
- *   exactly one phase, so a point whose cavity fits in two adjacent sub-quadrants (in both
- *   directions) finds an owner. The fourth rotation, back to phase 0, is folded into the
- *   delegation (one move straight to the next level's owner). */
+ *   W = 2^m workers, each with one block. Blocks: BX columns (x-quantiles of the points, lines
+ *   over the whole box) times BY rows per column (y-quantiles of that column's points), BX <= BY,
+ *   BX * BY = W; so every block holds about n / W points whatever the distribution (clustered
+ *   input included). Block b = i * BY + j (column i, row j) is worker b's.
+ *   Cells: each block is cut 3 x 3 into an interior and a ring of strips of width f (a fraction
+ *   of the block's side, at least a few point spacings): cell = 9 b + 3 r + c, r = 0..2 bottom
+ *   to top, c = 0..2 left to right. Cells are the regions: the unit of ownership and of moves.
+ *
+ * Configurations: who holds which cell (dt_plan_owners). Before the main phase the cells hold
+ * little (the sample), so the windows of the border zones are whole blocks: moving them costs
+ * next to nothing.
+ *   ZERO   everything at worker 0 (the sample, and the end's check)
+ *   BLOCK  every worker its own block's nine cells (the main phase)
+ *   HZ0, HZ1  the windows of the horizontal borders inside the columns, by parity: blocks
+ *          (i, j) and (i, j + 1) for j even (HZ0) or odd (HZ1), held by (i, j)'s worker
+ *   VZ0, VZ1  the windows of the vertical lines between columns, by parity: all of columns i
+ *          and i + 1 for i even (VZ0) or odd (VZ1), held by the worker of block (i, BY - 1)
+ * A point within half a block of a border lies, with its neighbourhood, in one worker's cells in
+ * BLOCK, one of the HZ (away from the column's sides) or one of the VZ (near a vertical line,
+ * the T-junctions of the rows included): test_plan checks it for disks. After the main phase
+ * the cells are full, and what still waits is inserted where the few cells near it are
+ * gathered (delaunay.c): the strips keep that small. */
 #ifndef DT_PLAN_H
 #define DT_PLAN_H
 
+#include <stddef.h>
+
+#define PLAN_MAX_WORKERS 4096 /* 9 W cells must fit the triangles' 16-bit cell numbers */
+
+enum { CONF_ZERO, CONF_BLOCK, CONF_HZ0, CONF_HZ1, CONF_VZ0, CONF_VZ1, NCONF };
+
 typedef struct dt_plan {
-  int K, W, G, ncells, nnodes;
+  int W, m, BX, BY, ncells;
+  size_t n;       /* points in all (for spacings) */
+  double box[4];  /* xmin, xmax, ymin, ymax */
+  double *xs;     /* BX + 1 column edges */
+  double *ys;     /* per column BY + 1 row edges: ys[i * (BY + 1) + j] */
+  double *inner;  /* per block the strips' inner edges: x0 + fx, x1 - fx, y0 + fy, y1 - fy */
+  double *zone;   /* per block the zone's half-width (zone spacings of that block) */
 } dt_plan;
 
-/* 0, or -1 when workers is not a power of four (1, 4, 16, ...; at most 4^6). */
-int plan_init(dt_plan *p, int workers);
-/* Index of node (d, x, y) in [0, nnodes): breadth first. */
-int plan_node(int d, int x, int y);
-/* The owner at level k of block (bx, by) (a 2^k x 2^k grid). */
-int plan_owner(const dt_plan *p, int k, int bx, int by);
-/* The owner of cell (cx, cy) in phase ph (0..3) of level k. */
-int plan_cell_owner(const dt_plan *p, int k, int ph, int cx, int cy);
-/* The owner of node (d, x, y) in phase ph of level k: the owner of its first cell (all its cells
- * have the same owner when d >= k + 1). */
-int plan_node_owner(const dt_plan *p, int k, int ph, int d, int x, int y);
+/* 0, or -1 when workers is not a power of two in [1, PLAN_MAX_WORKERS]. No geometry yet. */
+int dt_plan_init(dt_plan *p, int workers);
+/* The geometry from sample points xy[0..2ns) of the n points inside box (the same sample gives
+ * the same geometry on every worker): column and row edges at the sample's quantiles, strips
+ * of width max(1/8 of the side, zone + 3 spacings) (at most 0.3 of it), zones of `zone` mean
+ * spacings of the block. Sorts the sample in place. 0, or -1 (memory). */
+int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, size_t n, double zone);
+void dt_plan_free(dt_plan *p);
 
-/* A move of regions between two workers: every node of depth d whose owner differs between two
- * (level, phase) states. Moves are ordered in rounds (each round a matching: nobody twice), so
- * that executing them in this order on every worker never deadlocks and a round runs at once. */
+int dt_plan_block_of(const dt_plan *p, double x, double y);
+int dt_plan_cell_of(const dt_plan *p, double x, double y);
+void dt_plan_block_rect(const dt_plan *p, int b, double r[4]); /* x0, x1, y0, y1 */
+void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]);
+/* The configuration whose window inserts a point of a border zone: CONF_VZ0 or CONF_VZ1 within
+ * the zone of a vertical line between columns (by the line's parity), else CONF_HZ0 or CONF_HZ1
+ * within that of a horizontal border inside a column; CONF_BLOCK outside every zone (the box's
+ * own edges have none). */
+int dt_plan_zone(const dt_plan *p, double x, double y);
+/* Both at once: the cell of (x, y), and in *zone the configuration of its zone, for a zone of
+ * half-width zw there (zw < 0: the block's). */
+int dt_plan_locate(const dt_plan *p, double x, double y, double zw, int *zone);
+
+/* The holder of a cell in configuration conf; of every cell (own[ncells]). */
+int dt_plan_owner(const dt_plan *p, int conf, int cell);
+void dt_plan_owners(const dt_plan *p, int conf, int *own);
+/* The mean spacing of the points in block b (sqrt(area / (n / W))). */
+double dt_plan_spacing(const dt_plan *p, int b);
+/* The window of a cell in an HZ (the block below the border) or VZ configuration (the column
+ * left of the line), or -1: the cell is in none (it stays with its block's worker). */
+int dt_plan_window(const dt_plan *p, int conf, int cell);
+/* Step r (0..m) of a scatter from worker 0 to the holders dest[]: the holder of each cell is
+ * dest with its m - r lowest bits cleared (step 0: worker 0; step m: dest). Between two steps
+ * every worker sends at most once, to w + 2^(m-r-1). */
+void dt_plan_scatter_step(const dt_plan *p, const int *dest, int r, int *own);
+
+/* A move of cells between two workers. Moves come in rounds, each a matching (nobody twice), so
+ * that every worker doing its own moves in this order never deadlocks. */
 typedef struct dt_move {
   int from, to, round;
-  int count;  /* nodes in this move */
-  int *nodes; /* into the plan_moves buffer */
+  int count;  /* cells in this move */
+  int *cells; /* into the dt_plan_moves buffer, ascending */
 } dt_move;
-/* Moves of the depth-d nodes from state (k0, ph0) to (k1, ph1). Returns the number of moves;
- * *moves and *buf malloc'd (free both). -1 on memory. */
-int plan_moves(const dt_plan *p, int d, int k0, int ph0, int k1, int ph1, dt_move **moves,
-               int **buf);
+/* The moves from holders own0 to own1 (every cell whose holder differs, one move per pair of
+ * workers). Returns the number of moves; *moves and *buf malloc'd (free both). -1 on memory. */
+int dt_plan_moves(const dt_plan *p, const int *own0, const int *own1, dt_move **moves, int **buf);
 
 #endif

@@ -1,4 +1,4 @@
-/* points.c: the input of apps/delaunay: seeded generators (uniform, clustered, grid), the point
+/* points.c: the input of apps/delaunay: seeded generators (uniform, clustered, wide, grid), the point
  * file reader (text or binary, with errors that name the line), the writer and the box. */
 #include <ctype.h>
 #include <errno.h>
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 #include "dt.h"
@@ -57,6 +58,16 @@ int dt_gen_clustered(dt_input *in, size_t n, uint64_t seed, int k, double sigma)
   return 0;
 }
 
+int dt_gen_wide(dt_input *in, size_t n, uint64_t seed) {
+  if (alloc_input(in, n)) return -1;
+  bench_rng r = rng_of(seed);
+  for (size_t i = 0; i < 2 * n; i++) {
+    double mag = pow(10.0, -12 + 24 * unit(&r));
+    in->xy[i] = bench_rand(&r) & 1 ? -mag : mag;
+  }
+  return 0;
+}
+
 int dt_gen_grid(dt_input *in, size_t n) {
   if (alloc_input(in, n)) return -1;
   size_t side = (size_t)ceil(sqrt((double)n));
@@ -72,6 +83,17 @@ void dt_input_free(dt_input *in) {
   free(in->xy);
   in->xy = NULL;
   in->n = 0;
+}
+
+void dt_box_pts(const dt_pt *p, size_t n, double box[4]) {
+  box[0] = box[2] = INFINITY;
+  box[1] = box[3] = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i].x < box[0]) box[0] = p[i].x;
+    if (p[i].x > box[1]) box[1] = p[i].x;
+    if (p[i].y < box[2]) box[2] = p[i].y;
+    if (p[i].y > box[3]) box[3] = p[i].y;
+  }
 }
 
 void dt_box(const double *xy, size_t n, double box[4]) {
@@ -175,6 +197,22 @@ static int read_text(dt_input *in, FILE *f, const char *path, char *err, size_t 
   return rc;
 }
 
+/* A regular file shorter than its header says: "truncated", before anything is allocated (a
+ * 32-byte file announcing 2^31 points must not ask for 32 GiB first). Pipes are read as they
+ * come (the loop below says where they end). */
+static int short_file(FILE *f, uint64_t n, const char *path, char *err, size_t errlen) {
+  struct stat st;
+  long at = ftell(f);
+  if (at < 0 || fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) return 0;
+  uint64_t have = st.st_size > at ? (uint64_t)(st.st_size - at) : 0, need = 16 * n;
+  if (have >= need) return 0;
+  snprintf(err, errlen,
+           "%s: truncated: the header announces %llu points (%llu bytes of coordinates), the "
+           "file has %llu bytes after the header",
+           path, (unsigned long long)n, (unsigned long long)need, (unsigned long long)have);
+  return -1;
+}
+
 static int read_binary(dt_input *in, FILE *f, const char *path, char *err, size_t errlen) {
   unsigned char h[8];
   if (fread(h, 1, 8, f) != 8) {
@@ -192,6 +230,7 @@ static int read_binary(dt_input *in, FILE *f, const char *path, char *err, size_
              (unsigned long long)n, DT_MAX_POINTS);
     return -1;
   }
+  if (short_file(f, n, path, err, errlen)) return -1;
   if (alloc_input(in, (size_t)n)) {
     snprintf(err, errlen, "%s: out of memory for %llu points", path, (unsigned long long)n);
     return -1;

@@ -111,7 +111,7 @@ int dt_triangulate(const double *xy, size_t n, uint64_t seed, dt_result *r) {
   dt_mesh m;
   size_t a, b, c;
   int rc = -1;
-  if (dt_mesh_init(&m, &pp, 1, box, refill_malloc, &ctx)) goto out;
+  if (dt_mesh_init(&m, &pp, 1, NULL, NULL, refill_malloc, &ctx)) goto out;
   if (dt_pick_start(pts, n, &a, &b, &c)) { /* every point on one line: no triangles */
     r->seconds = (bench_now_ns() - t0) * 1e-9;
     rc = dt_collinear_duplicates(xy, n, &r->dup, &r->ndup);

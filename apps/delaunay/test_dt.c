@@ -1,10 +1,12 @@
 /* test_dt.c: the serial triangulation and its checker: random, clustered and degenerate inputs
  * (grids, cocircular points, collinear hulls, duplicates, all points on a line), a validator
- * that rejects broken meshes, the Hilbert order and the point reader's errors. */
+ * that rejects broken meshes, the Hilbert order (adaptive: coordinates over a huge range) and
+ * the point reader's errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "check_main.h"
@@ -210,6 +212,41 @@ START_TEST(test_hilbert_order_steps_between_neighbouring_cells) {
 }
 END_TEST
 
+/* Adaptive: 4096 points in one cell of the 2^16 grid (and two far corners that make the box)
+ * come out along the curve inside that cell too, each a step from the last. */
+START_TEST(test_hilbert_sort_goes_inside_crowded_cells) {
+  const double box[4] = {0, 65536, 0, 65536};
+  dt_pt *p = malloc(4098 * sizeof *p);
+  for (int i = 0; i < 4096; i++) p[i] = (dt_pt){(i % 64 + 0.5) / 64, (i / 64 + 0.5) / 64, i, 0};
+  p[4096] = (dt_pt){65535.5, 0.5, 4096, 0};
+  p[4097] = (dt_pt){65535.5, 65535.5, 4097, 0};
+  dt_hilbert_sort(p, 4098, box);
+  int steps = 0;
+  for (int i = 1; i < 4098; i++)
+    if (p[i].id < 4096 && p[i - 1].id < 4096) {
+      double d = fabs(p[i].x - p[i - 1].x) + fabs(p[i].y - p[i - 1].y);
+      if (fabs(d - 1.0 / 64) > 1e-12)
+        ck_abort_msg("step %d: from (%g, %g) to (%g, %g)", i, p[i - 1].x, p[i - 1].y, p[i].x, p[i].y);
+      steps++;
+    }
+  ck_assert_int_eq(steps, 4095);
+  free(p);
+}
+END_TEST
+
+/* Coordinates over 24 orders of magnitude: the walk stays as short as on uniform points (it
+ * took 819 steps a point when the crowded cells kept their random order). */
+START_TEST(test_wide_range_keeps_the_walk_short) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_wide(&in, 50000, 5), 0);
+  dt_result r = run(in.xy, in.n, 1);
+  double steps = (double)r.st.walk_steps / (double)r.st.inserted;
+  ck_assert_msg(steps < 8, "%.1f walk steps a point", steps);
+  dt_result_free(&r);
+  dt_input_free(&in);
+}
+END_TEST
+
 START_TEST(test_brio_is_a_permutation) {
   dt_input in;
   ck_assert_int_eq(dt_gen_uniform(&in, 10000, 1), 0);
@@ -282,6 +319,24 @@ START_TEST(test_reader_names_the_bad_line) {
 }
 END_TEST
 
+/* A binary header that announces far more points than the file holds: "truncated", said
+ * before anything is allocated (the old reader asked for 32 GiB first, and said "out of
+ * memory"). */
+START_TEST(test_reader_says_truncated_before_allocating) {
+  dt_input in;
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  struct rlimit lim = {(rlim_t)4 << 30, (rlim_t)4 << 30}; /* 32 GiB cannot be had here */
+  setrlimit(RLIMIT_AS, &lim); /* (Check runs each test in a child of its own) */
+#endif
+  static const unsigned char bin[] = "DTPOINTS\x00\xff\xff\x7f\0\0\0\0" /* 2,147,483,392 */
+                                     "\0\0\0\0\0\0\xf0\x3f\0\0\0\0\0\0\0\x40";
+  ck_assert_int_eq(read_text((const char *)bin, sizeof bin - 1, &in), -1);
+  ck_assert_msg(strstr(ERR, "truncated") && strstr(ERR, "2147483392 points"), "%s", ERR);
+  ck_assert_msg(!strstr(ERR, "memory") && strstr(ERR, "32 bytes") == NULL, "%s", ERR);
+  ck_assert_msg(strstr(ERR, "16 bytes after the header"), "%s", ERR);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("delaunay serial");
   TCase *tc = tcase_create("dt");
@@ -296,9 +351,12 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_three_points_give_one_triangle);
   tcase_add_test(tc, test_validator_rejects_broken_meshes);
   tcase_add_test(tc, test_hilbert_order_steps_between_neighbouring_cells);
+  tcase_add_test(tc, test_hilbert_sort_goes_inside_crowded_cells);
+  tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
   tcase_add_test(tc, test_reader_accepts_text_and_binary);
   tcase_add_test(tc, test_reader_names_the_bad_line);
+  tcase_add_test(tc, test_reader_says_truncated_before_allocating);
   suite_add_tcase(s, tc);
   return s;
 }

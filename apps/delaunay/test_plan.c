@@ -1,112 +1,284 @@
-/* test_plan.c: the decomposition of section 6.4 (plan.c): delegation by sub-quadrants, the
- * rotations' windows (every 2 x 2 window of sub-quadrants inside the grid is one worker's in
- * exactly one phase), and region moves that change exactly the owners that differ, in rounds
- * where nobody takes part twice. */
+/* test_plan.c: the decomposition of the parallel program (plan.c): any power of two workers,
+ * blocks that hold the same number of points on uniform and clustered input, cells that tile
+ * the blocks, the windows of each configuration, every small disk inside one worker's cells in
+ * some configuration (what lets the border points be inserted), and moves that change exactly
+ * the holders that differ, in rounds where nobody takes part twice. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 #include "plan.h"
 
-START_TEST(test_only_powers_of_four_workers) {
-  dt_plan p;
-  ck_assert_int_eq(plan_init(&p, 1), 0);
-  ck_assert_int_eq(p.G, 2);
-  ck_assert_int_eq(plan_init(&p, 16), 0);
-  ck_assert_int_eq(p.K, 2);
-  ck_assert_int_eq(p.ncells, 64); /* 4 x workers */
-  ck_assert_int_eq(p.nnodes, 1 + 4 + 16 + 64);
-  ck_assert_int_eq(plan_init(&p, 2), -1);
-  ck_assert_int_eq(plan_init(&p, 8), -1);
+static uint64_t rng = 88172645463325252ull;
+static double unit(void) { /* xorshift64 */
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) * 0x1p-53;
 }
-END_TEST
 
-/* Delegation: the owner of a block at level k keeps sub-quadrant 0 and gives s to w + s 4^k. */
-START_TEST(test_delegation_gives_sub_quadrant_s_to_w_plus_s_4_to_the_k) {
-  dt_plan p;
-  plan_init(&p, 64);
-  for (int k = 0; k < p.K; k++)
-    for (int by = 0; by < 1 << k; by++)
-      for (int bx = 0; bx < 1 << k; bx++) {
-        int w = plan_owner(&p, k, bx, by);
-        for (int s = 0; s < 4; s++)
-          REQUIRE_EQ(plan_owner(&p, k + 1, 2 * bx + (s & 1), 2 * by + (s >> 1)),
-                     w + (s << (2 * k)));
-      }
-  /* at the last level every worker owns exactly one block of four cells */
-  int count[64] = {0};
-  for (int c = 0; c < p.ncells; c++) count[plan_cell_owner(&p, p.K, 0, c % p.G, c / p.G)]++;
-  for (int w = 0; w < 64; w++) REQUIRE_EQ(count[w], 4);
+/* n points, uniform in [0,1)^2 or in 16 Gaussian blobs of sigma 0.02 */
+static double *points(size_t n, int clustered) {
+  double *xy = malloc(2 * n * sizeof *xy), c[32];
+  for (int k = 0; k < 32; k++) c[k] = unit();
+  for (size_t i = 0; i < n; i++) {
+    if (!clustered) {
+      xy[2 * i] = unit(), xy[2 * i + 1] = unit();
+      continue;
+    }
+    int b = (int)(unit() * 16);
+    double r = 0.02 * sqrt(-2 * log(1 - unit())), a = 2 * M_PI * unit();
+    xy[2 * i] = c[2 * b] + r * cos(a), xy[2 * i + 1] = c[2 * b + 1] + r * sin(a);
+  }
+  return xy;
 }
-END_TEST
 
-START_TEST(test_every_window_of_sub_quadrants_is_one_workers_in_one_phase) {
-  dt_plan p;
-  plan_init(&p, 16);
-  for (int k = 1; k <= p.K; k++) {
-    int S = 2 << k, sh = p.K - k;
-    for (int j = 0; j + 1 < S; j++)
-      for (int i = 0; i + 1 < S; i++) {
-        int phases = 0;
-        for (int ph = 0; ph < 4; ph++) {
-          int w = plan_cell_owner(&p, k, ph, i << sh, j << sh), same = 1;
-          for (int d = 1; d < 4; d++)
-            same &= plan_cell_owner(&p, k, ph, (i + (d & 1)) << sh, (j + (d >> 1)) << sh) == w;
-          phases += same;
-        }
-        if (phases != 1)
-          ck_abort_msg("level %d window (%d, %d): one worker's in %d phases", k, i, j, phases);
-      }
+static void box_of(const double *xy, size_t n, double box[4]) {
+  box[0] = box[2] = INFINITY, box[1] = box[3] = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    box[0] = fmin(box[0], xy[2 * i]), box[1] = fmax(box[1], xy[2 * i]);
+    box[2] = fmin(box[2], xy[2 * i + 1]), box[3] = fmax(box[3], xy[2 * i + 1]);
   }
 }
+
+/* the geometry of W workers from a sample of the first ns of n points */
+static double *make(dt_plan *p, int W, size_t n, size_t ns, int clustered) {
+  double *xy = points(n, clustered), box[4];
+  box_of(xy, n, box);
+  ck_assert_int_eq(dt_plan_init(p, W), 0);
+  double *s = malloc(2 * ns * sizeof *s);
+  memcpy(s, xy, 2 * ns * sizeof *s);
+  ck_assert_int_eq(dt_plan_geometry(p, box, s, ns, n, 2.0), 0);
+  free(s);
+  return xy;
+}
+
+START_TEST(test_any_power_of_two_workers) {
+  dt_plan p;
+  for (int W = 1; W <= PLAN_MAX_WORKERS; W *= 2) {
+    ck_assert_int_eq(dt_plan_init(&p, W), 0);
+    REQUIRE_EQ(p.BX * p.BY, W);
+    REQUIRE(p.BX <= p.BY && p.BY <= 2 * p.BX);
+    REQUIRE_EQ(p.ncells, 9 * W);
+  }
+  int bad[] = {0, 3, 6, 12, 24, 48, 100, 2 * PLAN_MAX_WORKERS};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) ck_assert_int_eq(dt_plan_init(&p, bad[i]), -1);
+}
 END_TEST
 
-START_TEST(test_moves_change_exactly_the_owners_that_differ_in_matchings) {
+/* every block within 12% of n / W points, with the geometry of a 4096-per-block sample */
+START_TEST(test_blocks_hold_the_same_number_of_points) {
+  int Ws[] = {2, 8, 16, 32};
+  for (int clustered = 0; clustered < 2; clustered++)
+    for (size_t k = 0; k < 4; k++) {
+      dt_plan p;
+      int W = Ws[k];
+      size_t n = 400000, ns = 4096 * (size_t)W < n ? 4096 * (size_t)W : n;
+      double *xy = make(&p, W, n, ns, clustered);
+      size_t *cnt = calloc((size_t)W, sizeof *cnt);
+      for (size_t i = 0; i < n; i++) cnt[dt_plan_block_of(&p, xy[2 * i], xy[2 * i + 1])]++;
+      for (int b = 0; b < W; b++)
+        if (fabs((double)cnt[b] * W / (double)n - 1) > 0.12)
+          ck_abort_msg("%s, %d workers: block %d holds %zu points of %zu",
+                       clustered ? "clustered" : "uniform", W, b, cnt[b], n);
+      free(cnt), free(xy), dt_plan_free(&p);
+    }
+}
+END_TEST
+
+/* a point's cell contains it, and lies in its block */
+START_TEST(test_cells_tile_the_blocks) {
   dt_plan p;
-  plan_init(&p, 16);
-  struct {
-    int d, k0, ph0, k1, ph1;
-  } t[] = {{1, 0, 0, 1, 0}, {2, 1, 0, 1, 1}, {2, 1, 1, 1, 2},
-           {2, 1, 2, 1, 3}, {2, 1, 3, 2, 0}, {3, 2, 2, 2, 3}};
-  for (size_t x = 0; x < sizeof t / sizeof *t; x++) {
-    dt_move *m;
-    int *buf;
-    int n = plan_moves(&p, t[x].d, t[x].k0, t[x].ph0, t[x].k1, t[x].ph1, &m, &buf);
-    ck_assert_int_ge(n, 1);
-    int side = 1 << t[x].d, moved = 0;
-    for (int i = 0; i < n; i++) {
-      ck_assert_int_ne(m[i].from, m[i].to);
-      if (i) ck_assert_int_ge(m[i].round, m[i - 1].round);
-      for (int j = 0; j < i; j++) /* a round is a matching */
-        if (m[j].round == m[i].round)
-          REQUIRE(m[j].from != m[i].from && m[j].from != m[i].to && m[j].to != m[i].from &&
-                  m[j].to != m[i].to);
-      for (int c = 0; c < m[i].count; c++) {
-        int node = m[i].nodes[c], first = ((1 << (2 * t[x].d)) - 1) / 3, y = (node - first) / side,
-            xx = (node - first) % side;
-        REQUIRE_EQ(plan_node_owner(&p, t[x].k0, t[x].ph0, t[x].d, xx, y), m[i].from);
-        REQUIRE_EQ(plan_node_owner(&p, t[x].k1, t[x].ph1, t[x].d, xx, y), m[i].to);
-        moved++;
+  double *xy = make(&p, 32, 100000, 32768, 1);
+  for (size_t i = 0; i < 100000; i++) {
+    double x = xy[2 * i], y = xy[2 * i + 1], r[4];
+    int c = dt_plan_cell_of(&p, x, y);
+    REQUIRE_EQ(c / 9, dt_plan_block_of(&p, x, y));
+    dt_plan_cell_rect(&p, c, r);
+    REQUIRE(x >= r[0] && y >= r[2]);
+    REQUIRE((x < r[1] || r[1] == p.box[1]) && (y < r[3] || r[3] == p.box[3]));
+  }
+  free(xy), dt_plan_free(&p);
+}
+END_TEST
+
+static int *owners(const dt_plan *p, int conf) {
+  int *o = malloc((size_t)p->ncells * sizeof *o);
+  dt_plan_owners(p, conf, o);
+  return o;
+}
+
+/* BLOCK: each its nine; HZ: both blocks of a border, in one of the two; VZ: both columns of a
+ * line, in one of the two, held by a worker that holds no H window there */
+START_TEST(test_configurations_hold_the_windows) {
+  dt_plan p;
+  double *xy = make(&p, 32, 20000, 20000, 0);
+  int *o[NCONF];
+  for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
+  for (int c = 0; c < p.ncells; c++) {
+    REQUIRE_EQ(o[CONF_BLOCK][c], c / 9);
+    REQUIRE_EQ(o[CONF_ZERO][c], 0);
+    for (int k = CONF_HZ0; k <= CONF_VZ1; k++) /* a cell in no window stays with its block */
+      if (dt_plan_window(&p, k, c) < 0) REQUIRE_EQ(o[k][c], c / 9);
+  }
+  for (int i = 0; i < p.BX; i++)
+    for (int j = 0; j + 1 < p.BY; j++) {
+      int lo = i * p.BY + j, k = CONF_HZ0 + j % 2;
+      for (int c = 0; c < 9; c++) {
+        REQUIRE_EQ(o[k][9 * lo + c], lo);
+        REQUIRE_EQ(o[k][9 * (lo + 1) + c], lo);
+        REQUIRE(o[CONF_HZ0 + CONF_HZ1 - k][9 * lo + c] != o[CONF_HZ0 + CONF_HZ1 - k][9 * (lo + 1) + c]);
       }
     }
-    int differ = 0;
-    for (int y = 0; y < side; y++)
-      for (int xx = 0; xx < side; xx++)
-        differ += plan_node_owner(&p, t[x].k0, t[x].ph0, t[x].d, xx, y) !=
-                  plan_node_owner(&p, t[x].k1, t[x].ph1, t[x].d, xx, y);
-    ck_assert_int_eq(moved, differ);
-    free(m);
-    free(buf);
+  for (int i = 0; i + 1 < p.BX; i++) {
+    int k = CONF_VZ0 + i % 2, w = i * p.BY + p.BY - 1;
+    for (int c = 9 * i * p.BY; c < 9 * (i + 2) * p.BY; c++) {
+      REQUIRE_EQ(o[k][c], w);
+      REQUIRE_EQ(dt_plan_window(&p, k, c), i);
+    }
+    REQUIRE_EQ(o[CONF_HZ0][9 * w], w - 1); /* the top block: in its pair's window below */
   }
+  for (int c = 0; c < NCONF; c++) free(o[c]);
+  free(xy), dt_plan_free(&p);
+}
+END_TEST
+
+static int disk_meets(const double r[4], double x, double y, double rad) {
+  double dx = x < r[0] ? r[0] - x : x > r[1] ? x - r[1] : 0;
+  double dy = y < r[2] ? r[2] - y : y > r[3] ? y - r[3] : 0;
+  return dx * dx + dy * dy < rad * rad;
+}
+
+/* is every cell that meets the disk held by one worker in configuration own? */
+static int one_holder(const dt_plan *p, const int *own, double x, double y, double rad) {
+  int w = -1;
+  for (int c = 0; c < p->ncells; c++) {
+    double r[4];
+    dt_plan_cell_rect(p, c, r);
+    if (!disk_meets(r, x, y, rad)) continue;
+    if (w >= 0 && own[c] != w) return 0;
+    w = own[c];
+  }
+  return 1;
+}
+
+/* Any disk narrower than the smallest block, wherever it lies (on borders, at the T-junctions
+ * of the rows with the vertical lines), is one worker's in BLOCK, an HZ or a VZ. */
+START_TEST(test_every_small_disk_is_one_workers_in_some_configuration) {
+  int Ws[] = {2, 8, 16, 32};
+  for (int clustered = 0; clustered < 2; clustered++)
+    for (int k = 0; k < 4; k++) {
+      dt_plan p;
+      double *xy = make(&p, Ws[k], 50000, 50000, clustered), rad = INFINITY;
+      for (int b = 0; b < p.W; b++) {
+        double r[4];
+        dt_plan_block_rect(&p, b, r);
+        rad = fmin(rad, fmin(r[1] - r[0], r[3] - r[2]));
+      }
+      rad *= 0.45;
+      int *o[NCONF];
+      for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
+      for (int t = 0; t < 4000; t++) { /* near a block's corner or side: the hard places */
+        int b = (int)(unit() * p.W);
+        double r[4];
+        dt_plan_block_rect(&p, b, r);
+        double x = r[unit() < 0.5] + (unit() - 0.5) * 4 * rad, y = r[2 + (unit() < 0.5)] + (unit() - 0.5) * 4 * rad;
+        if (t % 2) y = r[2] + unit() * (r[3] - r[2]);
+        int ok = 0;
+        for (int c = CONF_BLOCK; c < NCONF && !ok; c++) ok = one_holder(&p, o[c], x, y, rad);
+        if (!ok) ck_abort_msg("%d workers: the disk (%g, %g) r %g is nobody's", p.W, x, y, rad);
+      }
+      for (int c = 0; c < NCONF; c++) free(o[c]);
+      free(xy), dt_plan_free(&p);
+    }
+}
+END_TEST
+
+static void check_moves(const dt_plan *p, const int *a, const int *b) {
+  dt_move *mv;
+  int *buf, *own = malloc((size_t)p->ncells * sizeof *own);
+  int nm = dt_plan_moves(p, a, b, &mv, &buf);
+  REQUIRE(nm >= 0);
+  memcpy(own, a, (size_t)p->ncells * sizeof *own);
+  for (int i = 0; i < nm; i++) {
+    REQUIRE(mv[i].from != mv[i].to && mv[i].count > 0);
+    REQUIRE(i == 0 || mv[i].round >= mv[i - 1].round);
+    for (int j = 0; j < i; j++) /* a matching per round, one move per pair */
+      if (mv[j].round == mv[i].round)
+        REQUIRE(mv[j].from != mv[i].from && mv[j].to != mv[i].to && mv[j].from != mv[i].to &&
+                mv[j].to != mv[i].from);
+    for (int j = 0; j < mv[i].count; j++) {
+      REQUIRE_EQ(own[mv[i].cells[j]], mv[i].from);
+      own[mv[i].cells[j]] = mv[i].to;
+    }
+  }
+  for (int c = 0; c < p->ncells; c++) REQUIRE_EQ(own[c], b[c]);
+  free(mv), free(buf), free(own);
+}
+
+START_TEST(test_moves_change_exactly_what_differs_in_rounds) {
+  int Ws[] = {1, 2, 8, 32, 64};
+  for (int k = 0; k < 5; k++) {
+    dt_plan p;
+    double *xy = make(&p, Ws[k], 20000, 20000, 0);
+    int *o[NCONF];
+    for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
+    for (int x = 0; x < NCONF; x++)
+      for (int y = 0; y < NCONF; y++) check_moves(&p, o[x], o[y]);
+    /* the scatter from worker 0: every step a matching of sends to w + 2^(m-r-1) */
+    int *s0 = malloc((size_t)p.ncells * sizeof *s0), *s1 = malloc((size_t)p.ncells * sizeof *s1);
+    dt_plan_scatter_step(&p, o[CONF_HZ0], 0, s0);
+    for (int c = 0; c < p.ncells; c++) REQUIRE_EQ(s0[c], 0);
+    for (int r = 0; r < p.m; r++) {
+      dt_plan_scatter_step(&p, o[CONF_HZ0], r + 1, s1);
+      for (int c = 0; c < p.ncells; c++)
+        REQUIRE(s1[c] == s0[c] || s1[c] == s0[c] + (1 << (p.m - r - 1)));
+      check_moves(&p, s0, s1);
+      memcpy(s0, s1, (size_t)p.ncells * sizeof *s0);
+    }
+    for (int c = 0; c < p.ncells; c++) REQUIRE_EQ(s0[c], o[CONF_HZ0][c]);
+    for (int c = 0; c < NCONF; c++) free(o[c]);
+    free(s0), free(s1), free(xy), dt_plan_free(&p);
+  }
+}
+END_TEST
+
+/* zones: near the lines between blocks (a line's by its parity), never along the box's edges */
+START_TEST(test_zones_lie_along_inner_borders) {
+  dt_plan p;
+  double *xy = make(&p, 32, 100000, 32768, 0);
+  size_t nz[NCONF] = {0};
+  for (size_t i = 0; i < 100000; i++) {
+    double x = xy[2 * i], y = xy[2 * i + 1], r[4];
+    int z = dt_plan_zone(&p, x, y), b = dt_plan_block_of(&p, x, y), bi = b / p.BY, bj = b % p.BY;
+    dt_plan_block_rect(&p, b, r);
+    nz[z]++;
+    int left = bi > 0 && x - r[0] < p.zone[b], right = bi < p.BX - 1 && r[1] - x < p.zone[b];
+    int down = bj > 0 && y - r[2] < p.zone[b], up = bj < p.BY - 1 && r[3] - y < p.zone[b];
+    if (left) REQUIRE_EQ(z, CONF_VZ0 + (bi - 1) % 2);
+    if (!left && right) REQUIRE_EQ(z, CONF_VZ0 + bi % 2);
+    if (!left && !right && down) REQUIRE_EQ(z, CONF_HZ0 + (bj - 1) % 2);
+    if (!left && !right && !down && up) REQUIRE_EQ(z, CONF_HZ0 + bj % 2);
+    if (!left && !right && !down && !up) REQUIRE_EQ(z, CONF_BLOCK);
+    /* the zone's window holds the point's block */
+    if (z != CONF_BLOCK) REQUIRE(dt_plan_window(&p, z, 9 * b) >= 0);
+  }
+  for (int c = CONF_HZ0; c <= CONF_VZ1; c++) REQUIRE(nz[c] > 0);
+  REQUIRE(nz[CONF_BLOCK] > 80000 && nz[CONF_BLOCK] < 95000);
+  free(xy), dt_plan_free(&p);
 }
 END_TEST
 
 static Suite *make_suite(void) {
   Suite *s = suite_create("delaunay plan");
   TCase *tc = tcase_create("plan");
-  tcase_add_test(tc, test_only_powers_of_four_workers);
-  tcase_add_test(tc, test_delegation_gives_sub_quadrant_s_to_w_plus_s_4_to_the_k);
-  tcase_add_test(tc, test_every_window_of_sub_quadrants_is_one_workers_in_one_phase);
-  tcase_add_test(tc, test_moves_change_exactly_the_owners_that_differ_in_matchings);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_any_power_of_two_workers);
+  tcase_add_test(tc, test_blocks_hold_the_same_number_of_points);
+  tcase_add_test(tc, test_cells_tile_the_blocks);
+  tcase_add_test(tc, test_configurations_hold_the_windows);
+  tcase_add_test(tc, test_every_small_disk_is_one_workers_in_some_configuration);
+  tcase_add_test(tc, test_moves_change_exactly_what_differs_in_rounds);
+  tcase_add_test(tc, test_zones_lie_along_inner_borders);
   suite_add_tcase(s, tc);
   return s;
 }
