@@ -17,7 +17,10 @@
  * of a pointer that dm_malloc did not return is counted in dm_stats.bad_frees and
  * ignored; debug builds (AH_DEBUG or DM_DEBUG) also catch double frees and check the
  * allocator's own invariants (dm_stats.broken). Calls may come from divergent code: the
- * lanes of a warp that enter together have their small requests served together.
+ * lanes of a warp that enter together have their small requests served together, and a
+ * lane that enters alone takes the next block of a page kept for its hardware warp slot
+ * (one atomic; each slot keeps at most one partly used page per size class, counted in
+ * pages_used until dm_heap_trim).
  * With no current heap (none created yet, or the current one destroyed) dm_malloc returns
  * NULL and dm_free does nothing.
  * Code that calls dm_malloc is compiled with relocatable device code (-rdc=true) and
@@ -64,9 +67,10 @@ int dm_heap_create_over(dm_heap **out, void *arena, size_t bytes);
 int dm_heap_use(dm_heap *h);
 /* Free the arena and metadata. Kernels using the heap must have finished. */
 void dm_heap_destroy(dm_heap *h);
-/* Give every buffered free block back to its page, so that pages held only by buffered
- * blocks are free again (before a phase of large allocations, or to check for leaks:
- * with every block freed and the heap trimmed, pages_used is 0). Makes `h` current and
+/* Give every buffered free block back to its page, and every block of a lone-lane slot's
+ * page not yet handed out, so that pages held only by those are free again (before a
+ * phase of large allocations, or to check for leaks: with every block freed and the heap
+ * trimmed, pages_used is 0). Makes `h` current and
  * synchronises the device; kernels using the heap must have finished. Returns 0 or a
  * cudaError_t code. */
 int dm_heap_trim(dm_heap *h);

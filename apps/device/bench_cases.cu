@@ -1,36 +1,51 @@
-/* bench_cases.cu: the cases of issue 17's table, so the comparison can be repeated: 1M
- * threads (4096 blocks x 256) over an 8 GiB arena, median of 11 timed reps (plus one
- * warm-up rep, not counted), dm_malloc / dm_free against a no-allocator floor (a bump
- * pointer over the same arena), with Gallatin's published figures from the issue printed
- * as a reference column (Gallatin itself is not built here).
+/* bench_cases.cu: the cases of issues 17 and 31, side by side (issue 31): a bump-pointer floor,
+ * antheap (dm_malloc / dm_free from libantheap_device, linked as a user links it) and, when
+ * built with -DGALLATIN_INCLUDE_DIR=... (apps/device/CMakeLists.txt), Gallatin
+ * (saltsystemslab/gallatin, header only, built from its own headers: third_party/gallatin),
+ * each run by the same kernel bodies (one template per case, instantiated per allocator)
+ * with the same checks, in one process, over 8 GiB of device memory each, medians of 11
+ * timed reps (plus one warm-up rep, not counted), the allocators interleaved rep by rep.
  *
- *   churn16        every thread: alloc 16 B, write it, free it; one kernel
- *   churn16_lane0  the same, lane 0 of each warp only (all 1M threads launched)
+ *   churn16        1M threads, every one: alloc 16 B, write it, read it back, free it
+ *   churn16_lane0  32M threads launched (1M warps), lane 0 of each warp does the same:
+ *                  1M lone lanes allocate, the other 31 lanes of each warp do nothing
  *   alloc16/free16, alloc256/free256, alloc1k/free1k, alloc4k/free4k
- *                  one kernel allocates (pointer stored per thread), a later kernel
- *                  frees; both timed, each alone (cudaEvents around just that kernel)
+ *                  1M threads: one kernel allocates (pointer stored per thread), a later
+ *                  kernel frees; both timed, each alone (cudaEvents around that kernel)
+ *   mixed          1M threads, each 4 times in one kernel: a size drawn uniformly from
+ *                  16 B .. 4 KiB (the same draws for every allocator), alloc, write its
+ *                  first and last 16 bytes, read them back, free
+ *   build          1M nodes of 256 B (apps/gpu-listx's default node) built and linked by
+ *                  one warp-cooperative kernel: each thread allocates and writes its node,
+ *                  lane i links to lane i+1's node (a shuffle), lane 31 to the chain the
+ *                  warp before pushed (one atomic exchange on the list head per warp)
  *
- * Checks (every rep, floor included; any failure makes the exit status 1):
- *  - no NULL, every pointer inside the arena and 16-B aligned;
+ * Checks (every rep, every allocator; a failure of the floor or antheap makes the exit
+ * status 1, Gallatin's are reported):
+ *  - no NULL, every pointer inside its allocator's memory and 16-B aligned;
  *  - alloc/free pairs: between the two timed kernels, every thread's whole block is
  *    written with a thread-unique pattern (word j of thread t: t | j << 22, mixed), and a
  *    later kernel reads every word back: two live blocks that overlap anywhere leave one
  *    of them with the other's pattern;
- *  - churn: the block is freed inside the timed kernel, so each thread writes its whole
- *    block, reads it back (a volatile load) and compares before freeing. One extra,
- *    untimed rep puts a __syncthreads() between every thread's write and its read-back,
- *    so an overlap between any two blocks live at once in a thread block is caught;
- *  - the allocator's own counters: no NULL counted, no bad free, no broken invariant (debug
+ *  - churn and mixed: the block is freed inside the timed kernel, so each thread writes its
+ *    block (churn: all of it; mixed: its first and last 16 bytes), reads it back (a
+ *    volatile load) and compares before freeing. One extra, untimed rep puts a
+ *    __syncthreads() between every thread's write and its read-back, so an overlap between
+ *    two blocks live at once in a thread block is caught;
+ *  - build: every node holds its index and payload, lane i's node links to lane i+1's, and
+ *    the warps' chains form one list (each warp's first node is linked to from exactly one
+ *    lane 31, except the head's);
+ *  - antheap's own counters: no NULL counted, no bad free, no broken invariant (debug
  *    builds), and, after the frees and dm_heap_trim, no page left used (no leak).
  *
- * Heap state: by default every rep (warm-up included) runs on a fresh heap, made by
- * dm_heap_create_over on the one arena cudaMalloc'd at start and destroyed after the rep,
- * so no case or rep sees another's buffered blocks (--heap reuse: one heap per case, each
- * rep after the previous one freed everything, buffers left warm; the leak check then runs
- * once, at the case's end). The floor's reps run before the allocator's, with no heap
- * alive. Failure counters are per case; the floor and the allocator count apart.
+ * Heap state: by default every rep (warm-up included) runs on a fresh heap: antheap's made
+ * by dm_heap_create_over on the one arena cudaMalloc'd at start and destroyed after the rep,
+ * Gallatin's made by generate_on_device and freed by free_on_device (--heap reuse: one heap
+ * per case and allocator, each rep after the previous one freed everything). The floor is
+ * a bump pointer over antheap's arena (reset every rep; it frees nothing, and wraps around
+ * the arena only in the mixed case, whose 4M draws add up to more than the arena).
  *
- * Kernels have plain names (case_alloc, case_free, case_churn, floor_*) for
+ * Kernels have plain names per allocator (case_* antheap, floor_*, gal_*) for
  * `ncu --kernel-name`; scripts/gpu-profile runs one case with --reps 1 under it. */
 #include "bench.cuh"
 
@@ -38,6 +53,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef DM_BENCH_GALLATIN
+#define DM_BENCH_GALLATIN 0
+#endif
+#if DM_BENCH_GALLATIN
+#include <gallatin/allocators/gallatin.cuh>
+#endif
 
 #ifndef DM_BENCH_PTXAS_OPT
 #define DM_BENCH_PTXAS_OPT -1           /* set by apps/device/CMakeLists.txt */
@@ -52,6 +74,10 @@
 #define BLOCK 256u
 #define DM_BENCH_ALIGN_SLACK 512u       /* dm_heap_create_over wants a page-aligned arena */
 #define MAX_THREADS (1u << 22)          /* the pattern keeps the thread number in 22 bits */
+#define LANE0_SPREAD 32u                 /* churn16_lane0: threads launched per caller */
+#define MIXED_ITERS 4u
+#define MIXED_MAX 4096u
+#define NODE_BYTES 256u
 
 /* ---- device side ------------------------------------------------------------------ */
 
@@ -77,19 +103,71 @@ static __device__ __forceinline__ void count_fail(bool bad, unsigned long long *
     atomicAdd(fail, (unsigned long long)__popc(b));
 }
 
-/* The floor: a bump pointer, one atomic per warp (the lanes calling together). */
+/* The floor: a bump pointer, one atomic per warp (the lanes calling together; every case
+ * but mixed asks one size in all lanes, as before issue 31). `mixed`: the lanes' sizes
+ * differ (16-B multiples, a prefix sum of them), and the pointer wraps around the arena
+ * instead of returning NULL past its end (the 4M draws add up to more than 8 GiB; each
+ * block is freed, by the others, before the next draw). */
 static __device__ __forceinline__ void *bump_alloc(unsigned size, char *base,
                                                    unsigned long long bytes,
-                                                   unsigned long long *bump)
+                                                   unsigned long long *bump, bool mixed)
 {
-  unsigned mask = __activemask(), lane = threadIdx.x % 32u;
-  unsigned leader = (unsigned)__ffs(mask) - 1u;
-  unsigned rank = (unsigned)__popc(mask & ((1u << lane) - 1u));
+  const unsigned mask = __activemask(), lane = threadIdx.x % 32u;
+  const unsigned leader = (unsigned)__ffs(mask) - 1u;
+  const unsigned rank = (unsigned)__popc(mask & ((1u << lane) - 1u));
   unsigned long long off = 0;
-  if (lane == leader) off = atomicAdd(bump, (unsigned long long)__popc(mask) * size);
-  off = __shfl_sync(mask, off, (int)leader) + (unsigned long long)rank * size;
-  return off + size <= bytes ? base + off : NULL;
+  if (!mixed) {
+    if (lane == leader) off = atomicAdd(bump, (unsigned long long)__popc(mask) * size);
+    off = __shfl_sync(mask, off, (int)leader) + (unsigned long long)rank * size;
+    return off + size <= bytes ? base + off : NULL;
+  }
+  size = (size + 15u) & ~15u;
+  unsigned long long before = 0, total = 0;
+  for (unsigned m = mask; m; m &= m - 1u) {
+    unsigned src = (unsigned)__ffs(m) - 1u, x = __shfl_sync(mask, size, (int)src);
+    if (src < lane) before += x;
+    total += x;
+  }
+  if (lane == leader) off = atomicAdd(bump, total);
+  off = __shfl_sync(mask, off, (int)leader) + before;
+  if (off + size > bytes) off %= bytes - MIXED_MAX;   /* 16-B aligned (64-MiB multiple) */
+  return base + off;
 }
+
+/* The allocators, as the kernel bodies see them: alloc(size), free(ptr), and the memory
+ * their blocks must lie in (base, bytes). */
+struct floor_a {
+  char *base;
+  unsigned long long bytes, *bump;
+  bool mixed;
+  __device__ __forceinline__ void *alloc(unsigned size) const
+  {
+    return bump_alloc(size, base, bytes, bump, mixed);
+  }
+  __device__ __forceinline__ void free(void *) const {}
+};
+struct ours_a {
+  char *base;
+  unsigned long long bytes;
+  __device__ __forceinline__ void *alloc(unsigned size) const { return dm_malloc(size); }
+  __device__ __forceinline__ void free(void *p) const { dm_free(p); }
+};
+#if DM_BENCH_GALLATIN
+/* Gallatin's global allocator type (include/gallatin/allocators/global_allocator.cuh):
+ * 16 MiB segments, slices of 16 B .. 4 KiB; its pointer passed to every kernel, as its
+ * README's "advanced" use does. Its free is not given NULL (it would trap). */
+typedef gallatin::allocators::Gallatin<16ULL * 1024 * 1024, 16ULL, 4096ULL> gal_type;
+struct gal_a {
+  char *base;
+  unsigned long long bytes;
+  gal_type *g;
+  __device__ __forceinline__ void *alloc(unsigned size) const { return g->malloc(size); }
+  __device__ __forceinline__ void free(void *p) const
+  {
+    if (p) g->free(p);
+  }
+};
+#endif
 
 static __device__ __forceinline__ uint4 ld_volatile16(const void *p)
 {
@@ -98,76 +176,164 @@ static __device__ __forceinline__ uint4 ld_volatile16(const void *p)
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
   return v;
 }
-
-/* One churn: alloc 16 B, write the whole block, read it back, free. `strong`: wait for the
- * whole thread block to write before reading back (the untimed check rep). */
-template <bool FLOOR>
-static __device__ __forceinline__ void churn(unsigned n, unsigned lane0, unsigned strong,
-                                             char *base, unsigned long long bytes,
-                                             unsigned long long *bump,
-                                             unsigned long long *fail)
+static __device__ __forceinline__ uint4 pat4(unsigned t, unsigned j)
 {
-  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  bool me = t < n && (!lane0 || threadIdx.x % 32u == 0u);
+  return make_uint4(pat(t, j), pat(t, j + 1u), pat(t, j + 2u), pat(t, j + 3u));
+}
+static __device__ __forceinline__ bool eq4(uint4 a, uint4 b)
+{
+  return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+}
+
+/* One churn: alloc 16 B, write the whole block, read it back, free. lane0: only lane 0 of
+ * each warp, caller number t / 32 (the pattern's). `strong`: wait for the whole thread
+ * block to write before reading back (the untimed check rep). */
+template <class A>
+static __device__ __forceinline__ void churn(const A &a, unsigned n, unsigned lane0,
+                                             unsigned strong, unsigned long long *fail)
+{
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool me = t < n && (!lane0 || threadIdx.x % 32u == 0u);
+  const unsigned id = lane0 ? t / 32u : t;
   uint4 *p = NULL;
   bool ok = false;
   if (me) {
-    p = (uint4 *)(FLOOR ? bump_alloc(16u, base, bytes, bump) : dm_malloc(16));
-    ok = p && in_arena(p, 16u, base, bytes);
-    if (ok) *p = make_uint4(pat(t, 0), pat(t, 1), pat(t, 2), pat(t, 3));
+    p = (uint4 *)a.alloc(16u);
+    ok = p && in_arena(p, 16u, a.base, a.bytes);
+    if (ok) *p = pat4(id, 0);
   }
   if (strong) __syncthreads();
   if (me) {
-    bool good = ok;
-    if (ok) {
-      uint4 v = ld_volatile16(p);
-      good = v.x == pat(t, 0) && v.y == pat(t, 1) && v.z == pat(t, 2) && v.w == pat(t, 3);
-    }
+    bool good = ok && eq4(ld_volatile16(p), pat4(id, 0));
     if (!good) atomicAdd(fail, 1ull);          /* rare: no aggregation on this path */
-    if (!FLOOR && ok) dm_free(p);
+    if (ok) a.free(p);
   }
 }
 
-__global__ void case_churn(unsigned n, unsigned lane0, unsigned strong, char *base,
-                           unsigned long long bytes, unsigned long long *fail)
+/* Size of thread t's k-th mixed draw: uniform in 16 .. 4096 bytes. */
+static __device__ __forceinline__ unsigned mixed_size(unsigned t, unsigned k)
 {
-  churn<false>(n, lane0, strong, base, bytes, NULL, fail);
-}
-__global__ void floor_churn(unsigned n, unsigned lane0, unsigned strong, char *base,
-                            unsigned long long bytes, unsigned long long *bump,
-                            unsigned long long *fail)
-{
-  churn<true>(n, lane0, strong, base, bytes, bump, fail);
+  unsigned x = t * 0x9e3779b9u + k * 0x85ebca6bu + 0x632be5abu;
+  x ^= x >> 16; x *= 0x7feb352du;
+  x ^= x >> 15; x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return 16u + x % (MIXED_MAX - 15u);
 }
 
-/* Alloc kernels: thread t stores its pointer in ptrs[t] (what a user of the pointer would). */
-__global__ void case_alloc(unsigned n, unsigned size, void **ptrs)
+/* The mixed case: MIXED_ITERS rounds of alloc, write the first and last 16 bytes (the last
+ * 16-B aligned word inside), read back, free. */
+template <class A>
+static __device__ __forceinline__ void mixed(const A &a, unsigned n, unsigned strong,
+                                             unsigned long long *fail)
 {
-  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) ptrs[t] = dm_malloc(size);
-}
-__global__ void floor_alloc(unsigned n, unsigned size, void **ptrs, char *base,
-                            unsigned long long bytes, unsigned long long *bump)
-{
-  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) ptrs[t] = bump_alloc(size, base, bytes, bump);
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool me = t < n;
+  for (unsigned k = 0; k < MIXED_ITERS; ++k) {
+    const unsigned size = mixed_size(t, k);
+    const unsigned last = ((size - 16u) & ~15u) / 4u;   /* word index of the last 16 B */
+    const unsigned id = t * MIXED_ITERS + k;            /* < 2^22 for 1M threads */
+    char *p = NULL;
+    bool ok = false;
+    if (me) {
+      p = (char *)a.alloc(size);
+      ok = p && in_arena(p, size, a.base, a.bytes);
+      if (ok) {
+        *(uint4 *)p = pat4(id, 0);
+        *(uint4 *)(p + last * 4u) = pat4(id, last);
+      }
+    }
+    if (strong) __syncthreads();
+    if (me) {
+      bool good = ok && eq4(ld_volatile16(p), pat4(id, 0)) &&
+                  eq4(ld_volatile16(p + last * 4u), pat4(id, last));
+      if (!good) atomicAdd(fail, 1ull);
+      if (ok) a.free(p);
+    }
+    if (strong) __syncthreads();
+  }
 }
 
-/* Free kernels: thread t frees ptrs[t] (NULLs left by a failed check are skipped by
- * dm_free). The floor frees nothing; it reads the pointer and tests it, so the load stays. */
-__global__ void case_free(unsigned n, void *const *ptrs)
+/* A node of the build case: its link, its index, then payload words pat(index, j). */
+struct node {
+  node *next;
+  unsigned index, pad;
+};
+
+/* The build: thread t allocates node t, writes it whole, and the warp links its nodes. */
+template <class A>
+static __device__ __forceinline__ void build(const A &a, unsigned n, node **ptrs,
+                                             unsigned long long *head)
+{
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;                           /* n is a multiple of 32: whole warps */
+  const unsigned lane = threadIdx.x % 32u;
+  node *p = (node *)a.alloc(NODE_BYTES);
+  if (p) {
+    uint4 *w = (uint4 *)p;
+    w[0] = make_uint4(0u, 0u, t, 0u);
+    for (unsigned j = 1; j < NODE_BYTES / 16u; ++j) w[j] = pat4(t, 4u * j);
+  }
+  node *next = (node *)__shfl_down_sync(~0u, (unsigned long long)p, 1);
+  node *first = (node *)__shfl_sync(~0u, (unsigned long long)p, 0);
+  if (lane == 31u) next = (node *)atomicExch(head, (unsigned long long)first);
+  if (p) p->next = next;
+  ptrs[t] = p;
+}
+
+/* Alloc kernels store the pointer (what a user of it would); free kernels free ptrs[t]
+ * (NULLs left by a failed check: ours ignores them, Gallatin's wrapper skips them; the
+ * floor reads the pointer and tests it, so the load stays). */
+template <class A>
+static __device__ __forceinline__ void alloc_body(const A &a, unsigned n, unsigned size,
+                                                  void **ptrs)
 {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) dm_free(ptrs[t]);
+  if (t < n) ptrs[t] = a.alloc(size);
 }
-__global__ void floor_free(unsigned n, void *const *ptrs, unsigned long long *fail)
+template <class A>
+static __device__ __forceinline__ void free_body(const A &a, unsigned n, void *const *ptrs)
+{
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) a.free(ptrs[t]);
+}
+
+/* The kernels, one name per allocator and case (for ncu). */
+#define BENCH_KERNELS(PFX, A)                                                            \
+  __global__ void PFX##_churn(A a, unsigned n, unsigned lane0, unsigned strong,          \
+                              unsigned long long *fail)                                  \
+  {                                                                                      \
+    churn(a, n, lane0, strong, fail);                                                    \
+  }                                                                                      \
+  __global__ void PFX##_alloc(A a, unsigned n, unsigned size, void **ptrs)               \
+  {                                                                                      \
+    alloc_body(a, n, size, ptrs);                                                        \
+  }                                                                                      \
+  __global__ void PFX##_free(A a, unsigned n, void *const *ptrs) { free_body(a, n, ptrs); } \
+  __global__ void PFX##_mixed(A a, unsigned n, unsigned strong, unsigned long long *fail) \
+  {                                                                                      \
+    mixed(a, n, strong, fail);                                                           \
+  }                                                                                      \
+  __global__ void PFX##_build(A a, unsigned n, node **ptrs, unsigned long long *head)    \
+  {                                                                                      \
+    build(a, n, ptrs, head);                                                             \
+  }
+BENCH_KERNELS(floor, floor_a)
+BENCH_KERNELS(case, ours_a)
+#if DM_BENCH_GALLATIN
+BENCH_KERNELS(gal, gal_a)
+#endif
+
+/* The floor's free kernel, as before issue 31: it frees nothing, and tests the pointer so
+ * that its load stays. */
+__global__ void floor_free_check(unsigned n, void *const *ptrs, unsigned long long *fail)
 {
   unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < n && ((uintptr_t)ptrs[t] & 15u) != 0u) atomicAdd(fail, 1ull);
 }
 
-/* Untimed checks of an alloc kernel's pointers: NULL, outside the arena or misaligned is a
- * failure, and the pointer is cleared so that nothing writes through it or frees it. */
+/* Untimed checks of an alloc kernel's pointers: NULL, outside the allocator's memory or
+ * misaligned is a failure, and the pointer is cleared so that nothing writes through it
+ * or frees it. */
 __global__ void check_ptrs(unsigned n, unsigned size, void **ptrs, const char *base,
                            unsigned long long bytes, unsigned long long *fail)
 {
@@ -204,71 +370,131 @@ __global__ void check_blocks(unsigned n, unsigned wshift, void *const *ptrs,
   }
 }
 
+/* Untimed checks of a build: node t holds index t and its payload, inside the allocator's
+ * memory; lanes 0..30 link to the next lane's node; a lane 31 links to the first node of
+ * another warp (counted in hits[] per warp) or ends the list (counted in *ends). */
+__global__ void check_build(unsigned n, node *const *ptrs, const char *base,
+                            unsigned long long bytes, unsigned *hits, unsigned *ends,
+                            unsigned long long *fail)
+{
+  unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const node *p = ptrs[t];
+  bool bad = !p || !in_arena(p, NODE_BYTES, base, bytes) || p->index != t;
+  if (!bad) {
+    const uint4 *w = (const uint4 *)p;
+    for (unsigned j = 1; j < NODE_BYTES / 16u && !bad; ++j) bad = !eq4(w[j], pat4(t, 4u * j));
+  }
+  if (!bad) {
+    const node *x = p->next;
+    if (t % 32u != 31u) {
+      bad = x != ptrs[t + 1u];
+    } else if (!x) {
+      atomicAdd(ends, 1u);
+    } else {
+      bad = !in_arena(x, NODE_BYTES, base, bytes) || x->index % 32u != 0u || x->index >= n ||
+            ptrs[x->index] != x;
+      if (!bad) atomicAdd(&hits[x->index / 32u], 1u);
+    }
+  }
+  count_fail(bad, fail);
+}
+/* Every warp's first node is linked to once, except the list head's (none). */
+__global__ void check_hits(unsigned warps, const unsigned *hits, unsigned head_warp,
+                           unsigned long long *fail)
+{
+  unsigned w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w < warps) count_fail(hits[w] != (w == head_warp ? 0u : 1u), fail);
+}
+
 /* ---- host side -------------------------------------------------------------------- */
 
-/* One row of the table; Gallatin's and the floor's published figures are issue 17's
- * (H100, 1M threads, 8 GiB arenas, medians of 11 runs). */
+enum { K_CHURN, K_ALLOC, K_FREE, K_MIXED, K_BUILD };
 struct row {
   const char *name;
-  int kind;                  /* 0 churn, 1 alloc, 2 free */
+  int kind;
   unsigned size;
   bool lane0;
-  double gallatin_ms;        /* published, for reference */
-  double floor_pub_ms;       /* published floor, 0 when the table has none */
 };
 static const row ROWS[] = {
-    {"churn16", 0, 16, false, 0.107, 0.015},   {"churn16_lane0", 0, 16, true, 2.081, 0.158},
-    {"alloc16", 1, 16, false, 0.100, 0.010},   {"free16", 2, 16, false, 0.027, 0},
-    {"alloc256", 1, 256, false, 0.857, 0},     {"free256", 2, 256, false, 0.023, 0},
-    {"alloc1k", 1, 1024, false, 1.551, 0},     {"free1k", 2, 1024, false, 0.023, 0},
-    {"alloc4k", 1, 4096, false, 3.614, 0},     {"free4k", 2, 4096, false, 0.024, 0},
+    {"churn16", K_CHURN, 16, false},   {"churn16_lane0", K_CHURN, 16, true},
+    {"alloc16", K_ALLOC, 16, false},   {"free16", K_FREE, 16, false},
+    {"alloc256", K_ALLOC, 256, false}, {"free256", K_FREE, 256, false},
+    {"alloc1k", K_ALLOC, 1024, false}, {"free1k", K_FREE, 1024, false},
+    {"alloc4k", K_ALLOC, 4096, false}, {"free4k", K_FREE, 4096, false},
+    {"mixed", K_MIXED, 0, false},      {"build", K_BUILD, NODE_BYTES, false},
 };
 #define NROWS (sizeof ROWS / sizeof ROWS[0])
 
-/* Goal of a row: at or below Gallatin's figure; churn16 also within 3x of the floor
- * (the issue's 0.045 ms: three times the published 0.015). */
-static double goal_of(const row &r)
-{
-  return r.kind == 0 && !r.lane0 ? std::min(r.gallatin_ms, 3.0 * r.floor_pub_ms)
-                                 : r.gallatin_ms;
-}
+enum { A_FLOOR, A_OURS, A_GAL, NALLOC };
+static const char *ANAME[NALLOC] = {"floor", "antheap", "gallatin"};
 
 struct result {
   bool ran;
-  std::vector<float> floor_ms, ours_ms;
-  unsigned long long floor_fail, ours_fail;
+  std::vector<float> ms[NALLOC];
+  unsigned long long fail[NALLOC];
 };
 
 struct opts {
   int reps = 11;
   unsigned threads = 1u << 20;
   unsigned long long arena_mib = 8192;
-  bool floor = true, reuse = false;
-  const char *csv = "results/device-cases.csv";
+  bool use[NALLOC] = {true, true, DM_BENCH_GALLATIN != 0};
+  bool reuse = false;
+  const char *csv = "results/device-sbs.csv";
   bool want[NROWS];
 };
 
 static const char *USAGE =
     "usage: dm-bench-cases [options]\n"
-    "  The cases of issue 17's table (dm_malloc/dm_free against a bump-pointer floor;\n"
-    "  Gallatin's published figures as a reference column). Every result is checked (no NULL,\n"
-    "  inside the arena, whole blocks written with thread-unique patterns and read back, no\n"
-    "  bad free, no leak); exits 1 on any failure, 77 without a GPU.\n"
+    "  The cases of issues 17 and 31, side by side in one process: a bump-pointer floor,\n"
+    "  antheap (dm_malloc/dm_free) and Gallatin (when built with -DGALLATIN_INCLUDE_DIR),\n"
+    "  the same kernels and checks for each. Every result is checked (no NULL, inside the\n"
+    "  allocator's memory, blocks written with thread-unique patterns and read back, the\n"
+    "  build's list whole; antheap: no bad free, no leak); exits 1 on a failure of the floor\n"
+    "  or antheap, 77 without a GPU.\n"
     "options:\n"
     "  --reps N         timed reps per case, median reported (default 11), after 1 warm-up\n"
     "  --case LIST      comma-separated cases (default all): churn16 churn16_lane0 alloc16\n"
-    "                   free16 alloc256 free256 alloc1k free1k alloc4k free4k (an alloc or\n"
-    "                   free case runs its pair; only the named rows are printed)\n"
-    "  --threads N      threads per kernel (default 1048576, in blocks of 256; at most 4M)\n"
-    "  --arena-mib N    arena size (default 8192; reduced with a message when the GPU has\n"
-    "                   less free memory)\n"
-    "  --heap MODE      fresh (default): a new heap over the same arena every rep;\n"
-    "                   reuse: one heap per case, every rep after the last freed all\n"
-    "  --no-floor       skip the floor kernels (for profiling one case)\n"
-    "  --csv PATH       append the rows there, header when new (default\n"
-    "                   results/device-cases.csv)   --no-csv   write none\n"
+    "                   free16 alloc256 free256 alloc1k free1k alloc4k free4k mixed build\n"
+    "                   (an alloc or free case runs its pair; only the named rows are printed)\n"
+    "  --allocators L   comma-separated, of floor,antheap,gallatin (default all built)\n"
+    "  --no-floor       drop the floor (for profiling one case)   --no-gallatin  drop Gallatin\n"
+    "  --threads N      threads per kernel (default 1048576, in blocks of 256; at most 4M; a\n"
+    "                   multiple of 32); churn16_lane0 launches 32 times as many\n"
+    "  --arena-mib N    each allocator's memory (default 8192; reduced with a message when\n"
+    "                   the GPU has less free memory)\n"
+    "  --heap MODE      fresh (default): a new heap every rep; reuse: one heap per case and\n"
+    "                   allocator, every rep after the last freed all\n"
+    "  --csv PATH       write case,allocator,median_ms there (default results/device-sbs.csv;\n"
+    "                   rewritten, one line per case and allocator as each case ends)\n"
+    "  --no-csv         write none\n"
     "  --quick          --reps 3\n"
     "  --help\n";
+
+static void parse_list(const char *arg, const char *const *names, size_t n, bool *want,
+                       const char *what)
+{
+  for (size_t k = 0; k < n; ++k) want[k] = false;
+  std::string list = arg;
+  size_t s = 0;
+  while (s <= list.size()) {
+    size_t e = list.find(',', s);
+    if (e == std::string::npos) e = list.size();
+    std::string name = list.substr(s, e - s);
+    bool found = name == "all";
+    for (size_t k = 0; k < n; ++k)
+      if (found || name == names[k]) {
+        want[k] = true;
+        found = true;
+      }
+    if (!found) {
+      fprintf(stderr, "unknown %s '%s' (try --help)\n", what, name.c_str());
+      exit(2);
+    }
+    s = e + 1;
+  }
+}
 
 static opts parse(int argc, char **argv)
 {
@@ -286,14 +512,14 @@ static opts parse(int argc, char **argv)
       o.reps = 3;
     } else if (!strcmp(a, "--threads") && more) {
       long v = atol(argv[++i]);
-      if (v < 32 || v > (long)MAX_THREADS) {
-        fprintf(stderr, "--threads: 32 .. %u\n", MAX_THREADS);
+      if (v < 32 || v > (long)MAX_THREADS || v % 32) {
+        fprintf(stderr, "--threads: a multiple of 32 in 32 .. %u\n", MAX_THREADS);
         exit(2);
       }
       o.threads = (unsigned)v;
     } else if (!strcmp(a, "--arena-mib") && more) {
       o.arena_mib = strtoull(argv[++i], NULL, 10);
-      if (o.arena_mib < 16) o.arena_mib = 16;
+      if (o.arena_mib < 64) o.arena_mib = 64;
     } else if (!strcmp(a, "--heap") && more) {
       const char *m = argv[++i];
       if (!strcmp(m, "reuse")) o.reuse = true;
@@ -302,45 +528,40 @@ static opts parse(int argc, char **argv)
         exit(2);
       }
     } else if (!strcmp(a, "--no-floor")) {
-      o.floor = false;
+      o.use[A_FLOOR] = false;
+    } else if (!strcmp(a, "--no-gallatin")) {
+      o.use[A_GAL] = false;
+    } else if (!strcmp(a, "--allocators") && more) {
+      parse_list(argv[++i], ANAME, NALLOC, o.use, "allocator");
     } else if (!strcmp(a, "--csv") && more) {
       o.csv = argv[++i];
     } else if (!strcmp(a, "--no-csv")) {
       o.csv = NULL;
     } else if (!strcmp(a, "--case") && more) {
-      for (size_t k = 0; k < NROWS; ++k) o.want[k] = false;
-      std::string list = argv[++i];
-      size_t s = 0;
-      while (s <= list.size()) {
-        size_t e = list.find(',', s);
-        if (e == std::string::npos) e = list.size();
-        std::string name = list.substr(s, e - s);
-        bool found = name == "all";
-        for (size_t k = 0; k < NROWS; ++k)
-          if (found || name == ROWS[k].name) {
-            o.want[k] = true;
-            found = true;
-          }
-        if (!found) {
-          fprintf(stderr, "unknown case '%s' (try --help)\n", name.c_str());
-          exit(2);
-        }
-        s = e + 1;
-      }
+      const char *names[NROWS];
+      for (size_t k = 0; k < NROWS; ++k) names[k] = ROWS[k].name;
+      parse_list(argv[++i], names, NROWS, o.want, "case");
     } else {
       fprintf(stderr, "unknown option %s (try --help)\n", a);
       exit(2);
     }
   }
+  if (o.use[A_GAL] && !DM_BENCH_GALLATIN) {
+    printf("NOTE: Gallatin is not built in (configure with -DGALLATIN_INCLUDE_DIR=...); "
+           "its column stays empty\n");
+    o.use[A_GAL] = false;
+  }
   return o;
 }
 
-/* What every rep and case shares: the arena, the pointer array, the counters. */
+/* What every rep and case shares: antheap's arena (the floor's too), the pointer array,
+ * the counters. */
 struct ctx {
   char *arena;
   unsigned long long bytes;
   void **ptrs;
-  unsigned long long *bump, *fail;
+  unsigned long long *bump, *fail, *head;
+  unsigned *hits;
   unsigned n, grid;
 };
 
@@ -351,19 +572,8 @@ static unsigned long long read_fail(const ctx &c)
   return f;
 }
 
-/* The untimed checks of an alloc kernel's pointers and blocks (see the file's comment). */
-static void check_pairs(const ctx &c, unsigned size)
-{
-  unsigned wshift = 0;
-  while ((4u << wshift) < size) ++wshift;      /* sizes are powers of two, 16 .. 4096 */
-  check_ptrs<<<c.grid, BLOCK>>>(c.n, size, c.ptrs, c.arena, c.bytes, c.fail);
-  fill_blocks<<<8192, BLOCK>>>(c.n, wshift, c.ptrs);
-  check_blocks<<<8192, BLOCK>>>(c.n, wshift, c.ptrs, c.fail);
-  BCUDA(cudaGetLastError());
-}
-
-/* The allocator's own counters after a rep (or a case): no NULL, no bad free, no broken
- * invariant; with `leak`, trim and require every page free. Failures are printed. */
+/* antheap's counters after a rep (or a case): no NULL, no bad free, no broken invariant;
+ * with `leak`, trim and require every page free. Failures are printed. */
 static unsigned long long heap_check(dm_heap *h, const char *what, bool leak)
 {
   unsigned long long bad = 0;
@@ -381,95 +591,217 @@ static unsigned long long heap_check(dm_heap *h, const char *what, bool leak)
   return bad;
 }
 
-static dm_heap *new_heap(const ctx &c)
+/* The memory Gallatin's blocks lie in: its table's segments (read from its device copy). */
+#if DM_BENCH_GALLATIN
+static void gal_range(gal_type *g, char **base, unsigned long long *bytes)
 {
-  dm_heap *h = NULL;
-  BCUDA((cudaError_t)dm_heap_create_over(&h, c.arena, c.bytes));
-  return h;
+  typedef gallatin::allocators::alloc_table<16ULL * 1024 * 1024, 16ULL> table_type;
+  gal_type host;
+  table_type t;
+  BCUDA(cudaMemcpy(&host, g, sizeof host, cudaMemcpyDeviceToHost));
+  BCUDA(cudaMemcpy(&t, host.table, sizeof t, cudaMemcpyDeviceToHost));
+  *base = t.memory;
+  *bytes = (unsigned long long)t.num_segments * (16ull << 20);
+}
+#endif
+
+/* One allocator's heap for a rep or a case: made, and checked and given back; `base` and
+ * `bytes`: the memory its blocks must lie in. */
+struct heap {
+  int which;
+  unsigned seed;
+  dm_heap *ours;
+  char *base;
+  unsigned long long bytes;
+#if DM_BENCH_GALLATIN
+  gal_type *gal;
+#endif
+};
+
+static void heap_make(const ctx &c, heap &hp)
+{
+  hp.base = c.arena;
+  hp.bytes = c.bytes;
+  if (hp.which == A_OURS) BCUDA((cudaError_t)dm_heap_create_over(&hp.ours, c.arena, c.bytes));
+#if DM_BENCH_GALLATIN
+  if (hp.which == A_GAL) {
+    hp.gal = gal_type::generate_on_device(c.bytes, 42u + hp.seed++, false);
+    BCUDA(cudaGetLastError());
+    BCUDA(cudaDeviceSynchronize());
+    gal_range(hp.gal, &hp.base, &hp.bytes);
+  }
+#endif
+}
+/* Checks antheap's counters (the others have none we read) and gives the heap back. */
+static unsigned long long heap_done(heap &hp, const char *what)
+{
+  unsigned long long bad = 0;
+  if (hp.which == A_OURS) {
+    bad = heap_check(hp.ours, what, true);
+    dm_heap_destroy(hp.ours);
+    hp.ours = NULL;
+  }
+#if DM_BENCH_GALLATIN
+  if (hp.which == A_GAL) {
+    BCUDA(cudaDeviceSynchronize());
+    gal_type::free_on_device(hp.gal);
+    hp.gal = NULL;
+  }
+#endif
+  return bad;
 }
 
-/* A churn case: floor reps, then the allocator's (warm-up rep -1 not counted), then one
- * untimed rep with the strong overlap check. */
-static void run_churn(const ctx &c, const opts &o, const row &r, result &res)
+/* The allocators' descriptors for one rep's kernels (made before any timing). */
+struct descs {
+  floor_a fl;
+  ours_a ou;
+#if DM_BENCH_GALLATIN
+  gal_a ga;
+#endif
+  int which;
+};
+static descs descs_of(const ctx &c, const heap &hp, bool mixed)
 {
-  unsigned lane0 = r.lane0 ? 1u : 0u;
-  if (o.floor) {
-    BCUDA(cudaMemset(c.fail, 0, sizeof *c.fail));
-    for (int k = -1; k <= o.reps; ++k) {
-      unsigned strong = k == o.reps;
-      BCUDA(cudaMemset(c.bump, 0, sizeof *c.bump));
-      float ms = time_once([&] {
-        floor_churn<<<c.grid, BLOCK>>>(c.n, lane0, strong, c.arena, c.bytes, c.bump, c.fail);
-      });
-      if (k >= 0 && !strong) res.floor_ms.push_back(ms);
-    }
-    res.floor_fail = read_fail(c);
+  descs d;
+  d.fl = floor_a{c.arena, c.bytes, c.bump, mixed};
+  d.ou = ours_a{c.arena, c.bytes};
+#if DM_BENCH_GALLATIN
+  d.ga.base = hp.base;
+  d.ga.bytes = hp.bytes;
+  d.ga.g = hp.gal;
+#endif
+  d.which = hp.which;
+  return d;
+}
+
+#if DM_BENCH_GALLATIN
+#define GAL_CASE(K, ARGS)                                                              \
+  case A_GAL: {                                                                        \
+    const gal_a &a = D.ga;                                                             \
+    K<<<grid, BLOCK>>> ARGS;                                                           \
+  } break;
+#else
+#define GAL_CASE(K, ARGS)
+#endif
+/* Launch, for the allocator of descriptors D, its kernel of the three named, with ARGS
+ * (which name the descriptor `a`). */
+#define FOR_ALLOC(D, K_FLOOR, K_OURS, K_GAL, ARGS)                                     \
+  switch ((D).which) {                                                                 \
+  case A_FLOOR: {                                                                      \
+    const floor_a &a = (D).fl;                                                         \
+    K_FLOOR<<<grid, BLOCK>>> ARGS;                                                     \
+  } break;                                                                             \
+  case A_OURS: {                                                                       \
+    const ours_a &a = (D).ou;                                                          \
+    K_OURS<<<grid, BLOCK>>> ARGS;                                                      \
+  } break;                                                                             \
+  GAL_CASE(K_GAL, ARGS)                                                                \
   }
-  BCUDA(cudaMemset(c.fail, 0, sizeof *c.fail));
-  unsigned long long heap_bad = 0;
-  dm_heap *h = o.reuse ? new_heap(c) : NULL;
-  for (int k = -1; k <= o.reps; ++k) {
-    unsigned strong = k == o.reps;
-    if (!o.reuse) h = new_heap(c);
-    float ms = time_once([&] {
-      case_churn<<<c.grid, BLOCK>>>(c.n, lane0, strong, c.arena, c.bytes, c.fail);
+
+/* One rep of a case for one allocator; the timed kernel's ms pushed where k >= 0 and the
+ * rep is not the strong check (churn, mixed: k == reps). */
+static void run_rep(const ctx &c, const opts &o, const row &r, heap &hp, int k,
+                    result &res, result *res_free)
+{
+  const bool fresh = !o.reuse;
+  if (fresh) heap_make(c, hp);
+  const descs D = descs_of(c, hp, r.kind == K_MIXED);
+  const int w = hp.which;
+  if (w == A_FLOOR) BCUDA(cudaMemset(c.bump, 0, sizeof *c.bump));
+  const unsigned n = c.n;
+  unsigned grid = c.grid;
+  float ms = 0, ms2 = 0;
+  if (r.kind == K_CHURN) {
+    const unsigned lane0 = r.lane0 ? 1u : 0u, strong = k == o.reps;
+    const unsigned nn = r.lane0 ? n * LANE0_SPREAD : n;
+    grid = (nn + BLOCK - 1u) / BLOCK;
+    ms = time_once([&] {
+      FOR_ALLOC(D, floor_churn, case_churn, gal_churn, (a, nn, lane0, strong, c.fail))
     });
-    if (k >= 0 && !strong) res.ours_ms.push_back(ms);
-    if (!o.reuse) {
-      heap_bad += heap_check(h, r.name, true);
-      dm_heap_destroy(h);
+  } else if (r.kind == K_MIXED) {
+    const unsigned strong = k == o.reps;
+    ms = time_once([&] { FOR_ALLOC(D, floor_mixed, case_mixed, gal_mixed, (a, n, strong, c.fail)) });
+  } else if (r.kind == K_BUILD) {
+    BCUDA(cudaMemset(c.head, 0, sizeof *c.head));
+    node **np = (node **)c.ptrs;
+    ms = time_once([&] { FOR_ALLOC(D, floor_build, case_build, gal_build, (a, n, np, c.head)) });
+    char *base = hp.base;
+    unsigned long long bytes = hp.bytes, head;
+    const unsigned warps = n / 32u;
+    BCUDA(cudaMemset(c.hits, 0, (warps + 1u) * sizeof(unsigned)));
+    check_build<<<grid, BLOCK>>>(n, np, base, bytes, c.hits, c.hits + warps, c.fail);
+    BCUDA(cudaMemcpy(&head, c.head, sizeof head, cudaMemcpyDeviceToHost));
+    unsigned head_warp = warps, ends = 0;
+    if (head) {
+      node hn;
+      BCUDA(cudaMemcpy(&hn, (void *)head, sizeof hn, cudaMemcpyDeviceToHost));
+      head_warp = hn.index / 32u;
     }
+    check_hits<<<(warps + BLOCK - 1u) / BLOCK, BLOCK>>>(warps, c.hits, head_warp, c.fail);
+    BCUDA(cudaGetLastError());
+    BCUDA(cudaMemcpy(&ends, c.hits + warps, sizeof ends, cudaMemcpyDeviceToHost));
+    if (ends != 1u || !head) {
+      fprintf(stderr, "FAIL build (%s): %u list ends, head %s\n", ANAME[w], ends,
+              head ? "set" : "NULL");
+      unsigned long long f = read_fail(c) + 1u;                            /* marked */
+      BCUDA(cudaMemcpy(c.fail, &f, sizeof f, cudaMemcpyHostToDevice));
+    }
+    void **pp = c.ptrs;
+    FOR_ALLOC(D, floor_free, case_free, gal_free, (a, n, pp))   /* untimed: back to empty */
+    BCUDA(cudaGetLastError());
+  } else {   /* an alloc/free pair */
+    const unsigned size = r.size;
+    void **pp = c.ptrs;
+    ms = time_once([&] { FOR_ALLOC(D, floor_alloc, case_alloc, gal_alloc, (a, n, size, pp)) });
+    char *base = hp.base;
+    unsigned long long bytes = hp.bytes;
+    unsigned wshift = 0;
+    while ((4u << wshift) < size) ++wshift;     /* sizes are powers of two, 16 .. 4096 */
+    check_ptrs<<<grid, BLOCK>>>(n, size, pp, base, bytes, c.fail);
+    fill_blocks<<<8192, BLOCK>>>(n, wshift, pp);
+    check_blocks<<<8192, BLOCK>>>(n, wshift, pp, c.fail);
+    BCUDA(cudaGetLastError());
+    if (w == A_FLOOR)
+      ms2 = time_once([&] { floor_free_check<<<grid, BLOCK>>>(n, pp, c.fail); });
+    else
+      ms2 = time_once([&] { FOR_ALLOC(D, floor_free, case_free, gal_free, (a, n, pp)) });
   }
-  if (o.reuse) {
-    heap_bad += heap_check(h, r.name, true);
-    dm_heap_destroy(h);
+  BCUDA(cudaGetLastError());
+  BCUDA(cudaDeviceSynchronize());
+  const bool strong = (r.kind == K_CHURN || r.kind == K_MIXED) && k == o.reps;
+  if (k >= 0 && !strong) {
+    res.ms[w].push_back(ms);
+    if (res_free) res_free->ms[w].push_back(ms2);
   }
-  res.ours_fail = read_fail(c) + heap_bad;
+  if (fresh) res.fail[w] += heap_done(hp, r.name);
 }
 
-/* An alloc/free pair of one size: res[0] the alloc row, res[1] the free row. */
-static void run_pair(const ctx &c, const opts &o, unsigned size, result *ra, result *rf)
+/* A case: every allocator's reps, interleaved (warm-up rep -1, not counted; churn and
+ * mixed: one more, untimed, with the strong overlap check). */
+static void run_case(const ctx &c, const opts &o, const row &r, result &res, result *res_free)
 {
-  if (o.floor) {
-    BCUDA(cudaMemset(c.fail, 0, sizeof *c.fail));
-    for (int k = -1; k < o.reps; ++k) {
-      BCUDA(cudaMemset(c.bump, 0, sizeof *c.bump));
-      float ta = time_once([&] {
-        floor_alloc<<<c.grid, BLOCK>>>(c.n, size, c.ptrs, c.arena, c.bytes, c.bump);
-      });
-      check_pairs(c, size);
-      float tf = time_once([&] { floor_free<<<c.grid, BLOCK>>>(c.n, c.ptrs, c.fail); });
-      if (k >= 0) {
-        ra->floor_ms.push_back(ta);
-        rf->floor_ms.push_back(tf);
-      }
-    }
-    ra->floor_fail = rf->floor_fail = read_fail(c);
+  const int last = r.kind == K_CHURN || r.kind == K_MIXED ? o.reps : o.reps - 1;
+  heap hp[NALLOC];
+  for (int w = 0; w < NALLOC; ++w) {
+    memset(&hp[w], 0, sizeof hp[w]);
+    hp[w].which = w;
+    res.fail[w] = 0;
   }
-  BCUDA(cudaMemset(c.fail, 0, sizeof *c.fail));
-  char what[32];
-  snprintf(what, sizeof what, "alloc/free %u B", size);
-  unsigned long long heap_bad = 0;
-  dm_heap *h = o.reuse ? new_heap(c) : NULL;
-  for (int k = -1; k < o.reps; ++k) {
-    if (!o.reuse) h = new_heap(c);
-    float ta = time_once([&] { case_alloc<<<c.grid, BLOCK>>>(c.n, size, c.ptrs); });
-    check_pairs(c, size);
-    float tf = time_once([&] { case_free<<<c.grid, BLOCK>>>(c.n, c.ptrs); });
-    if (k >= 0) {
-      ra->ours_ms.push_back(ta);
-      rf->ours_ms.push_back(tf);
+  unsigned long long fail0[NALLOC] = {0, 0, 0};
+  for (int w = 0; w < NALLOC; ++w)
+    if (o.use[w] && o.reuse) heap_make(c, hp[w]);
+  for (int k = -1; k <= last; ++k)
+    for (int w = 0; w < NALLOC; ++w) {
+      if (!o.use[w]) continue;
+      BCUDA(cudaMemset(c.fail, 0, sizeof *c.fail));
+      run_rep(c, o, r, hp[w], k, res, res_free);
+      fail0[w] += read_fail(c);
     }
-    if (!o.reuse) {
-      heap_bad += heap_check(h, what, true);
-      dm_heap_destroy(h);
-    }
+  for (int w = 0; w < NALLOC; ++w) {
+    if (o.use[w] && o.reuse) res.fail[w] += heap_done(hp[w], r.name);
+    res.fail[w] += fail0[w];
+    if (res_free) res_free->fail[w] = res.fail[w];
   }
-  if (o.reuse) {
-    heap_bad += heap_check(h, what, true);
-    dm_heap_destroy(h);
-  }
-  ra->ours_fail = rf->ours_fail = read_fail(c) + heap_bad;
 }
 
 static std::string host_name(void)
@@ -478,13 +810,6 @@ static std::string host_name(void)
   if (gethostname(b, sizeof b - 1) != 0) strcpy(b, "unknown");
   b[sizeof b - 1] = 0;
   return b;
-}
-
-static std::string csv_field(std::string s)
-{
-  for (char &ch : s)
-    if (ch == ',' || ch == '\n') ch = ' ';
-  return s;
 }
 
 int main(int argc, char **argv)
@@ -496,17 +821,21 @@ int main(int argc, char **argv)
     return 77;
   }
   std::string dev = device_name(), host = host_name();
-  char variant[64];
-  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d",
-           DM_BENCH_PTXAS_OPT, DM_BENCH_MAXRREG, DM_BENCH_FREE_MAXRREG);
+  char variant[96];
+  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d%s",
+           DM_BENCH_PTXAS_OPT, DM_BENCH_MAXRREG, DM_BENCH_FREE_MAXRREG,
+           DM_BENCH_GALLATIN ? ", gallatin built in" : "");
 
-  /* The arena: 8 GiB unless the GPU has less free memory (metadata ~1.8% of the arena,
-   * the pointer array and some room for the CUDA context are kept free). */
+  /* The memory: 8 GiB each for antheap (and the floor) and Gallatin unless the GPU has less
+   * free (metadata ~2% of antheap's arena, the pointer array and some room for the CUDA
+   * context are kept free). */
   size_t freeb = 0, totalb = 0;
   BCUDA(cudaMemGetInfo(&freeb, &totalb));
+  const unsigned nheaps = o.use[A_GAL] ? 2u : 1u;
   unsigned long long want = o.arena_mib << 20;
-  unsigned long long extra = (unsigned long long)o.threads * sizeof(void *) + (512ull << 20);
-  unsigned long long fit = freeb > extra ? (unsigned long long)((freeb - extra) / 1.03) : 0;
+  unsigned long long extra = (unsigned long long)o.threads * sizeof(void *) + (1024ull << 20);
+  unsigned long long fit =
+      freeb > extra ? (unsigned long long)((freeb - extra) / 1.05 / nheaps) : 0;
   unsigned long long bytes = std::min(want, fit) & ~((64ull << 20) - 1u);
   if (bytes < (64ull << 20)) {
     fprintf(stderr, "dm-bench-cases: only %.2f GiB free on the GPU; cannot run\n",
@@ -514,8 +843,8 @@ int main(int argc, char **argv)
     return 1;
   }
   if (bytes < want)
-    printf("NOTE: the GPU has %.2f GiB free; arena reduced from %.2f GiB to %.2f GiB (not "
-           "the issue's setting; a case needing more memory than that reports NULLs)\n",
+    printf("NOTE: the GPU has %.2f GiB free; each allocator's memory reduced from %.2f GiB to "
+           "%.2f GiB (not the issue's setting; a case needing more reports NULLs)\n",
            freeb / 1073741824.0, want / 1073741824.0, bytes / 1073741824.0);
   ctx c;
   c.bytes = bytes;
@@ -528,95 +857,111 @@ int main(int argc, char **argv)
   BCUDA(cudaMalloc(&c.ptrs, (size_t)o.threads * sizeof(void *)));
   BCUDA(cudaMalloc(&c.bump, sizeof *c.bump));
   BCUDA(cudaMalloc(&c.fail, sizeof *c.fail));
+  BCUDA(cudaMalloc(&c.head, sizeof *c.head));
+  BCUDA(cudaMalloc(&c.hits, (o.threads / 32u + 1u) * sizeof(unsigned)));
   BCUDA(cudaMemset(c.arena, 0, bytes));   /* touch the arena once, before any timing */
-  printf("dm-bench-cases: %s on %s, %s; %u threads (%u x %u), arena %.2f GiB, %d reps "
-         "(median) + 1 warm-up, %s heap per rep%s\n",
-         dev.c_str(), host.c_str(), variant, o.threads, c.grid, BLOCK, bytes / 1073741824.0,
-         o.reps, o.reuse ? "one reused" : "a fresh", o.floor ? "" : ", no floor");
+  printf("dm-bench-cases: %s on %s, %s; %u threads (%u x %u; churn16_lane0 %u), %.2f GiB per "
+         "allocator, %d reps (median) + 1 warm-up, %s heap per rep; allocators:%s%s%s\n",
+         dev.c_str(), host.c_str(), variant, o.threads, c.grid, BLOCK,
+         o.threads * LANE0_SPREAD, bytes / 1073741824.0, o.reps,
+         o.reuse ? "one reused" : "a fresh", o.use[A_FLOOR] ? " floor" : "",
+         o.use[A_OURS] ? " antheap" : "", o.use[A_GAL] ? " gallatin" : "");
   fflush(stdout);
 
-  result res[NROWS];
-  for (size_t i = 0; i < NROWS; ++i) res[i] = result{false, {}, {}, 0, 0};
-  for (size_t i = 0; i < NROWS; ++i) {
-    const row &r = ROWS[i];
-    if (r.kind == 0 && o.want[i]) {
-      run_churn(c, o, r, res[i]);
-      res[i].ran = true;
-    } else if (r.kind == 1 && (o.want[i] || o.want[i + 1])) {   /* alloc row, free row next */
-      run_pair(c, o, r.size, &res[i], &res[i + 1]);
-      res[i].ran = res[i + 1].ran = true;
-    }
-    if (res[i].ran)
-      printf("  %-14s done: allocator %.3f ms%s\n", r.name, median(res[i].ours_ms),
-             res[i].ours_fail || res[i].floor_fail ? "  (CHECK FAILURES)" : "");
-    fflush(stdout);
-  }
-
-  /* Table and CSV. */
-  table tb;
-  tb.cols = {"case", "floor_ms", "antheap_ms", "gallatin_ms", "ratio_vs_gallatin", "goal_ms",
-             "goal", "checks"};
+  /* The CSV is rewritten as each case ends, so a run cut short keeps what it measured. */
   FILE *csv = NULL;
   if (o.csv) {
-    struct stat sb;
-    bool fresh = stat(o.csv, &sb) != 0 || sb.st_size == 0;
-    csv = fopen(o.csv, "a");
+    csv = fopen(o.csv, "w");
     if (!csv) {
-      fprintf(stderr, "dm-bench-cases: cannot append to %s\n", o.csv);
+      fprintf(stderr, "dm-bench-cases: cannot write %s\n", o.csv);
       return 1;
     }
-    if (fresh)
-      fprintf(csv, "date,host,gpu,variant,heap,case,size,threads,callers,reps,arena_gib,"
-                   "floor_ms,antheap_ms,antheap_min_ms,antheap_max_ms,gallatin_ms,"
-                   "ratio_vs_gallatin,goal_ms,goal_met,floor_failures,antheap_failures\n");
+    fprintf(csv, "case,allocator,median_ms\n");
+    fflush(csv);
   }
-  char date[32];
-  time_t now = time(NULL);
-  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", localtime(&now));
-  unsigned long long failures = 0;
+  result res[NROWS];
+  for (size_t i = 0; i < NROWS; ++i) {
+    res[i].ran = false;
+    for (int w = 0; w < NALLOC; ++w) res[i].fail[w] = 0;
+  }
+  for (size_t i = 0; i < NROWS; ++i) {
+    const row &r = ROWS[i];
+    size_t rows[2] = {i, NROWS};
+    if (r.kind == K_FREE) continue;                     /* run with its alloc row */
+    if (r.kind == K_ALLOC) {
+      if (!o.want[i] && !o.want[i + 1]) continue;
+      run_case(c, o, r, res[i], &res[i + 1]);
+      res[i].ran = res[i + 1].ran = true;
+      rows[1] = i + 1;
+    } else {
+      if (!o.want[i]) continue;
+      run_case(c, o, r, res[i], NULL);
+      res[i].ran = true;
+    }
+    for (size_t j : rows) {
+      if (j >= NROWS || !o.want[j]) continue;
+      printf("  %-14s", ROWS[j].name);
+      for (int w = 0; w < NALLOC; ++w) {
+        if (!o.use[w]) continue;
+        const std::vector<float> &v = res[j].ms[w];
+        auto mm = std::minmax_element(v.begin(), v.end());
+        printf("  %s %.4f ms (%.4f-%.4f)%s", ANAME[w], median(v), *mm.first, *mm.second,
+               res[j].fail[w] ? " CHECK FAILURES" : "");
+        if (csv) fprintf(csv, "%s,%s,%.4f\n", ROWS[j].name, ANAME[w], median(v));
+      }
+      printf("\n");
+    }
+    if (csv) fflush(csv);
+    fflush(stdout);
+  }
+  if (csv) fclose(csv);
+
+  /* The table. */
+  table tb;
+  tb.cols = {"case", "threads", "callers", "floor_ms", "antheap_ms", "gallatin_ms",
+             "antheap/gallatin", "goal", "checks"};
+  unsigned long long failures = 0, gal_failures = 0;
   int missed = 0;
   for (size_t i = 0; i < NROWS; ++i) {
     const row &r = ROWS[i];
     const result &x = res[i];
     if (!x.ran || !o.want[i]) continue;
-    double ours = median(x.ours_ms), fl = o.floor ? median(x.floor_ms) : 0.0;
-    double goal = goal_of(r);
-    bool met = ours <= goal;
-    missed += !met;
-    unsigned long long bad = x.ours_fail + x.floor_fail;
-    failures += bad;
-    std::string checks = bad ? fmt("FAIL %.0f", (double)bad) : std::string("ok");
-    if (x.floor_fail) checks += " (floor)";
-    tb.add({r.name, o.floor ? fmt("%.3f", fl) : std::string("-"), fmt("%.3f", ours),
-            fmt("%.3f", r.gallatin_ms), fmt("%.2f", ours / r.gallatin_ms), fmt("%.3f", goal),
-            met ? "met" : "MISSED", checks});
-    if (csv) {
-      unsigned callers = r.lane0 ? (o.threads + 31u) / 32u : o.threads;
-      auto mm = std::minmax_element(x.ours_ms.begin(), x.ours_ms.end());
-      fprintf(csv, "%s,%s,%s,%s,%s,%s,%u,%u,%u,%d,%.2f,%s,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%d,"
-                   "%llu,%llu\n",
-              date, csv_field(host).c_str(), csv_field(dev).c_str(), variant,
-              o.reuse ? "reuse" : "fresh", r.name, r.size, o.threads, callers, o.reps,
-              bytes / 1073741824.0, o.floor ? fmt("%.4f", fl).c_str() : "", ours, *mm.first,
-              *mm.second, r.gallatin_ms, ours / r.gallatin_ms, goal, met ? 1 : 0,
-              x.floor_fail, x.ours_fail);
+    double m[NALLOC];
+    for (int w = 0; w < NALLOC; ++w) m[w] = o.use[w] ? median(x.ms[w]) : 0.0;
+    /* goals (issue 31): at or below Gallatin's; the lane-0 churn also <= 1.0 ms */
+    std::string goal = "-";
+    if (o.use[A_OURS] && (o.use[A_GAL] || r.lane0)) {
+      bool met = (!o.use[A_GAL] || m[A_OURS] <= m[A_GAL]) && (!r.lane0 || m[A_OURS] <= 1.0);
+      goal = met ? "met" : "MISSED";
+      missed += !met;
     }
+    failures += x.fail[A_FLOOR] + x.fail[A_OURS];
+    gal_failures += x.fail[A_GAL];
+    std::string checks;
+    for (int w = 0; w < NALLOC; ++w)
+      if (x.fail[w]) checks += std::string(ANAME[w]) + fmt(" FAIL %.0f ", (double)x.fail[w]);
+    if (checks.empty()) checks = "ok";
+    const unsigned threads = r.lane0 ? o.threads * LANE0_SPREAD : o.threads;
+    const unsigned callers = r.kind == K_MIXED ? o.threads * MIXED_ITERS : o.threads;
+    tb.add({r.name, fmt("%.0f", threads), fmt("%.0f", callers),
+            o.use[A_FLOOR] ? fmt("%.4f", m[A_FLOOR]) : "-",
+            o.use[A_OURS] ? fmt("%.4f", m[A_OURS]) : "-",
+            o.use[A_GAL] ? fmt("%.4f", m[A_GAL]) : "-",
+            o.use[A_OURS] && o.use[A_GAL] ? fmt("%.2f", m[A_OURS] / m[A_GAL]) : "-", goal,
+            checks});
   }
-  char title[256];
+  char title[320];
   snprintf(title, sizeof title,
-           "issue 17 cases: %s, %s, %u threads, medians of %d (ms); gallatin_ms: published "
-           "(H100), not measured here",
-           dev.c_str(), variant, o.threads, o.reps);
+           "side by side (issue 31): %s, %s, medians of %d (ms), measured in this process; "
+           "callers: allocations per kernel",
+           dev.c_str(), variant, o.reps);
   tb.print(title);
-  printf("goal: at or below Gallatin's figure; churn16 also within 3x of the floor (0.045 "
-         "ms, issue's floor 0.015)%s\n",
-         o.floor && res[0].ran ? fmt("; 3x this run's churn16 floor: %.3f ms",
-                                     3.0 * median(res[0].floor_ms)).c_str() : "");
-  printf("goals missed: %d; check failures: %llu\n", missed, failures);
-  if (csv) {
-    fclose(csv);
-    printf("appended to %s\n", o.csv);
-  }
+  printf("goal: every row at or below Gallatin's, churn16_lane0 also <= 1.0 ms; goals missed: "
+         "%d; check failures: floor/antheap %llu, gallatin %llu\n",
+         missed, failures, gal_failures);
+  if (o.csv) printf("wrote %s\n", o.csv);
+  cudaFree(c.hits);
+  cudaFree(c.head);
   cudaFree(c.fail);
   cudaFree(c.bump);
   cudaFree(c.ptrs);

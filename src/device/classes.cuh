@@ -12,8 +12,11 @@
  * of it that are popped from a buffer go home too rather than to a user (dm_class_take),
  * so that a page whose free blocks are split between the buffers and its count comes
  * back whole instead of being pinned at users by the buffered ones.
+ * Lone lanes (issue 31) take their blocks from per-slot pages, not from the buffers (see
+ * "lone-lane pages" below).
  * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_take,
- * dm_class_put, dm_class_unref, dm_class_reclaim, dm_class_trim. */
+ * dm_class_put, dm_class_unref, dm_class_reclaim, dm_class_trim, dm_lone_slot,
+ * dm_slot_retire, dm_slot_empty, dm_lone_sweep. */
 #ifndef DM_CLASSES_CUH
 #define DM_CLASSES_CUH
 
@@ -209,14 +212,97 @@ static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned l
   dm_class_drain(h, page);
 }
 
+/* ---- lone-lane pages (issue 31) ----------------------------------------------------
+ * A lane alone in its warp takes its class block from its slot's page (types.cuh, slot):
+ * one atomic add on the slot's word for its class returns (page, k), and k below the
+ * class's blocks per page nb names its block, block k (entry.cu). Nothing is shared with
+ * the other lanes of the warp (there are none), no buffer is touched, and the word belongs
+ * to the warp's hardware slot, whose warps run one after another: the atomic meets no
+ * other lane's. A class page given to a slot starts with all its nb blocks counted out
+ * (its blockcount), as any fresh class page: each bump hands one of them to a user, and
+ * each block comes back through the count (a lone free drains it home, free.cu) or a
+ * buffer (a warp's free), as before. A bump that finds k >= nb (the page used up, or no
+ * page) asks group.cu for a fresh page (dm_malloc_lone), which takes block 0 and swaps the
+ * page into the word with one atomic exchange; the old word it gets back names the page it
+ * replaced and how many of that page's blocks were handed out, and the blocks that never
+ * were are given back to the page's count (dm_slot_retire), so that the page goes home
+ * once its users' blocks do. That also makes the exchange safe when two lanes refill at
+ * once, or when another lane (the trim kernel, an exhausted request) empties the word:
+ * whoever swaps a page out settles it, exactly once, whatever the page. A page stays out
+ * while its slot holds it: dm_heap_trim, and an exhausted heap a span at a time
+ * (dm_class_reclaim), empty the slots.
+ * Ordering: the refiller writes the page's count and record and fences (acq_rel, as every
+ * class page's claimer, dm_class_page_init) before its exchange publishes the page; a
+ * bumper reaches the page only through the value its atomic returned, the address
+ * dependency the buffers' pops rely on (fifo.cuh), and its accesses of the count go to
+ * the L2, where the refiller's stores are. */
+
+/* Word of class c in the slot of the calling warp (a hint, as dm_slot_word; a %smid past
+ * the device's count, which PTX allows, wraps). */
+static __device__ __forceinline__ unsigned long long *dm_lone_slot(const dm_heap_dev *h,
+                                                                   unsigned c)
+{
+  unsigned w;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
+  unsigned s = dm_smid() * DM_SLOT_WARPS + (w & (DM_SLOT_WARPS - 1u));
+  if (s >= h->nslot) s %= h->nslot;
+  return &h->slot[s * DM_SLOT_STRIDE + c];
+}
+
+/* Block k of class-c page `page`. */
+static __device__ __forceinline__ char *dm_class_block(const dm_heap_dev *h, unsigned c,
+                                                       unsigned long long page, unsigned k)
+{
+  return h->base + (page << DM_PAGE_SHIFT) + ((unsigned long long)k << (DM_MIN_SHIFT + c));
+}
+
+/* A class-c slot word `old` was swapped out of its slot by the caller: the blocks of its
+ * page that were never handed out go back to the page's count (the last ones out take it
+ * home). Nothing when the word named no page or every block was handed out. */
+static __device__ void dm_slot_retire(const dm_heap_dev *h, unsigned c, unsigned long long old)
+{
+  const unsigned page = (unsigned)(old >> 32), k = (unsigned)old, nb = dm_class_blocks(c);
+  if (page != DM_SLOT_NONE && k < nb) dm_class_drain_n(h, page, nb - k);
+}
+
+/* Empty slot word i (of the nslot * DM_SLOT_STRIDE), if it holds a page. */
+static __device__ void dm_slot_empty(const dm_heap_dev *h, unsigned i)
+{
+  const unsigned c = i % DM_SLOT_STRIDE;
+  if (c >= DM_NCLASS || (unsigned)(dm_ld64(&h->slot[i]) >> 32) == DM_SLOT_NONE) return;
+  dm_slot_retire(h, c, atomicExch(&h->slot[i], DM_SLOT_EMPTY));
+}
+
+/* Heap exhausted, a lone lane of class c found no page: a block of another slot's class-c
+ * page that was not handed out yet, or NULL. Every slot's word is read, sixteen loads in
+ * flight at a time (nslot is a multiple of 64), and bumped where it has blocks left. */
+static __device__ char *dm_lone_sweep(const dm_heap_dev *h, unsigned c)
+{
+  const unsigned nb = dm_class_blocks(c);
+  for (unsigned s0 = 0; s0 < h->nslot; s0 += 16u) {
+    unsigned long long w[16];
+#pragma unroll
+    for (unsigned i = 0; i < 16u; ++i) w[i] = dm_ld64(&h->slot[(s0 + i) * DM_SLOT_STRIDE + c]);
+#pragma unroll
+    for (unsigned i = 0; i < 16u; ++i) {
+      if ((unsigned)w[i] >= nb) continue;
+      unsigned long long v = atomicAdd(&h->slot[(s0 + i) * DM_SLOT_STRIDE + c], 1ull);
+      if ((unsigned)v < nb) return dm_class_block(h, c, v >> 32, (unsigned)v);
+    }
+  }
+  return NULL;
+}
+
 /* Heap exhausted: empty DM_RECLAIM_SPAN buffers of classes other than `skip`, from a
  * random one on, back into their pages (at most one buffer's worth of pops each, so frees
- * racing in cannot keep us here), so that pages held only by buffered blocks go home.
- * Every lane that finds the heap exhausted helps this way: no lock, no waiting, and
- * repeated misses sweep all the buffers. */
+ * racing in cannot keep us here), so that pages held only by buffered blocks go home;
+ * likewise DM_SLOT_RECLAIM_SPAN lone-lane slot words of other classes (their pages'
+ * blocks not handed out go back to their counts: the pages go home with their users'
+ * blocks). Every lane that finds the heap exhausted helps this way: no lock, no waiting,
+ * and repeated misses sweep all the buffers and slots. */
 static __device__ void dm_class_reclaim(const dm_heap_dev *h, unsigned skip, unsigned *rng)
 {
-  const unsigned nfifo = DM_NCLASS * DM_NFIFO;
+  const unsigned nfifo = DM_NCLASS * DM_NFIFO, nslot = h->nslot * DM_SLOT_STRIDE;
   if (*rng == 0u) *rng = dm_seed();
   unsigned f = dm_rand(rng) % nfifo, pay;
   for (unsigned i = 0; i < DM_RECLAIM_SPAN; ++i, f = (f + 1u) % nfifo) {
@@ -224,6 +310,9 @@ static __device__ void dm_class_reclaim(const dm_heap_dev *h, unsigned skip, uns
     for (unsigned k = 0; k < DM_FIFO_CAP && dm_fifo_pop(&h->fifo[f], &pay); ++k)
       dm_class_drain(h, (unsigned long long)pay * DM_ALIGN >> DM_PAGE_SHIFT);
   }
+  unsigned s = dm_rand(rng) % nslot;
+  for (unsigned i = 0; i < DM_SLOT_RECLAIM_SPAN; ++i, s = (s + 1u) % nslot)
+    if (s % DM_SLOT_STRIDE != skip) dm_slot_empty(h, s);
 }
 
 /* Empty buffer f back into its pages (no allocation may run meanwhile). */

@@ -1,8 +1,23 @@
-/* entry.cu: dm_malloc, the allocation entry point. A lane alone in its warp takes a block
- * from its class buffer right here, and a whole warp asking 16 B or less takes a page of
- * its slot's bitmap word (dm_malloc_warp16: a shuffle, a vote and a warp barrier, its only
- * warp-collective code); everything else (coalescing, page sharing, the page layer,
- * exhaustion) goes to the warp paths of group.cu. dm_free is in free.cu. */
+/* entry.cu: dm_malloc, the allocation entry point. A lane alone in its warp asking a class
+ * size takes the next block of its slot's page right here (one atomic add; classes.cuh,
+ * "lone-lane pages"; its refill is group.cu's dm_malloc_lone), and a whole warp asking
+ * 16 B or less takes a page of its slot's bitmap word (dm_malloc_warp16: a shuffle, a vote
+ * and a warp barrier, its only warp-collective code); everything else (coalescing, page
+ * sharing, the page layer, exhaustion) goes to the warp paths of group.cu. dm_free is in
+ * free.cu.
+ *
+ * Why the lone lane has its own pages (issue 31): 1M lone lanes (lane 0 of each of 1M
+ * warps: alloc 16 B, write, free) measured 10.4 ms on the H100, against 0.157 for a bump
+ * pointer. From the code (not profiled): each popped a block from one of its class's 1,024
+ * buffers (head and tail loads, the slot's load, a CAS, then the page's count: four round
+ * trips in a row); an empty buffer sent it to dm_malloc_group (a call with a 27-register
+ * prologue, the page search), which pushed the new page's other 31 blocks into the buffer
+ * one by one (three to five round trips each, CAS retries against the other lanes hashed
+ * to that buffer), and what did not fit went back to the page's count, which marks the page
+ * retiring, so its buffered blocks were sent home when popped rather than used and the
+ * buffer emptied again; each free pushed its block back (three to five more round trips).
+ * Now: one atomic here, uncontended (the slot is the warp's hardware slot), and one in its
+ * free (free.cu, dm_free_lone); a page search every nb allocations of a slot. */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"
@@ -45,16 +60,22 @@ __device__ void *dm_malloc(size_t size)
   if (dm_heap_g.npages == 0) return NULL;   /* no current heap (none made, or destroyed) */
   if (size == 0) size = 1;
   if (mask == (1u << dm_lane()) && size <= DM_CLASS_MAX) {
+    /* a lane alone: the next block of its slot's class page, one atomic (classes.cuh,
+     * lone-lane pages); a page used up, or none, or the 512-B class: dm_malloc_lone */
     const dm_heap_dev *h = &dm_heap_g;
-    unsigned c = dm_class_of(size);
-    char *p = dm_class_take(h, c, dm_buffer_hash(c), DM_TAKE_TRIES);
-    if (p) {
+    const unsigned c = dm_class_of(size);
+    if (c + 1u < DM_NCLASS) {
+      const unsigned long long v = atomicAdd(dm_lone_slot(h, c), 1ull);
+      if ((unsigned)v < dm_class_blocks(c)) {
+        char *p = dm_class_block(h, c, v >> 32, (unsigned)v);
 #if DM_CHECKS
-      if (dm_live_flip(h, p, true)) atomicAdd(&h->ctr->bad_frees, 1ull);
+        if (dm_live_flip(h, p, true)) atomicAdd(&h->ctr->bad_frees, 1ull);
 #endif
-      return p;
+        return p;
+      }
     }
-  }                                       /* (dm_malloc_group does not take from it again) */
+    return dm_malloc_lone(size, c);
+  }
   if (mask == ~0u && __all_sync(~0u, size <= 16u)) {
     char *p = dm_malloc_warp16(&dm_heap_g);
     if (p) return p;                      /* (NULL in every lane or in none) */

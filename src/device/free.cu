@@ -167,9 +167,14 @@ static __device__ __noinline__ void dm_free_group(void *ptr, unsigned mask)
     dm_free_lanes<false>(ptr, mask);
 }
 
-/* A lane alone in its warp: no group to settle an area with. Its own function (not
- * inlined into dm_free) so that its registers, the buffer pushes and drains, do not
- * count against the short path's (DM_FREE_MAXRREG). */
+/* A lane alone in its warp: no group to settle an area with. A class block goes straight
+ * back to its page's count (one atomic; the last block out takes the page home), not to a
+ * buffer: a push is three to five round trips and a CAS that other lanes hashed to the
+ * buffer contend for, and a lone lane's allocation no longer pops buffers (entry.cu), so the
+ * block would only wait there for a warp. A drain that leaves blocks out marks the page
+ * retiring (classes.cuh), which only matters for its blocks that sit in buffers: those go
+ * home when popped, as for any drained page. Its own function (not inlined into dm_free)
+ * so that its registers do not count against the short path's (DM_FREE_MAXRREG). */
 static __device__ __noinline__ void dm_free_lone(void *ptr, unsigned mask)
 {
   const dm_heap_dev *h = &dm_heap_g;
@@ -177,7 +182,22 @@ static __device__ __noinline__ void dm_free_lone(void *ptr, unsigned mask)
   unsigned long long page = 0;
   unsigned info = 0;
   bool ok = true, comp = p ? dm_locate(h, p, &blk, &page, &info, &ok) : false;
-  dm_free_settle(h, p, blk, page, info, ok, comp, mask);
+  if (!ok) {
+    atomicAdd(&h->ctr->bad_frees, 1ull);
+  } else if (p && (!comp || dm_area_close_group((dm_area *)blk, mask))) {
+    if (comp) ((dm_area *)blk)->magic = 0;
+    if (DM_PI_KIND(info) == DM_PI_CLASS) {
+#if DM_CHECKS
+      if (!dm_live_flip(h, blk, false)) {     /* double free */
+        atomicAdd(&h->ctr->bad_frees, 1ull);
+        return;
+      }
+#endif
+      dm_class_drain(h, page);
+    } else {
+      dm_pages_put(h, (long)page, DM_PI_VAL(info));
+    }
+  }
 }
 
 __device__ void dm_free(void *ptr)

@@ -147,9 +147,55 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
   return p;
 }
 
-/* Host trim (heap.cu): one thread per buffer empties it into its pages. */
+/* A lane alone in its warp asks a class-c block (`size` bytes) and its slot's page had none
+ * left (entry.cu; or c is the 512-B class, one block a page, which never goes through a
+ * slot). Another lane of the slot may have just put a fresh page there: one more bump when
+ * the word says so. Otherwise a page of its own, through the page layer's search for one
+ * lane (dm_pages_get: the slot's bitmap word first, one atomic, then the bounded walk): the
+ * lane takes block 0, and the page goes into the slot word with one exchange, the page it
+ * replaces settled (classes.cuh, dm_slot_retire). With no page to be had, a block of another
+ * slot's page (dm_lone_sweep), then what a lone lane did before issue 31: a buffered block,
+ * the buffers and slots of other classes emptied, one more search (dm_alloc_group), and NULL
+ * counted when that fails too. Its own function, so that the caller's fast path (entry.cu)
+ * stays one atomic and a few instructions. */
+__device__ __noinline__ void *dm_malloc_lone(size_t size, unsigned c)
+{
+  const dm_heap_dev *h = &dm_heap_g;
+  const unsigned mask = 1u << dm_lane(), nb = dm_class_blocks(c);
+  unsigned long long *sw = dm_lone_slot(h, c);
+  char *p = NULL;
+  if (nb > 1u && (unsigned)dm_ld64(sw) < nb) {
+    const unsigned long long v = atomicAdd(sw, 1ull);
+    if ((unsigned)v < nb) p = dm_class_block(h, c, v >> 32, (unsigned)v);
+  }
+  unsigned rng = 0;
+  if (!p) {
+    const long page = dm_pages_get(h, mask, 1u, &rng);
+    if (page >= 0) {
+      dm_class_page_init(h, c, page);   /* all nb blocks out, the record, the fence */
+      if (nb > 1u)
+        dm_slot_retire(h, c, atomicExch(sw, ((unsigned long long)page << 32) | 1ull));
+      p = dm_page_addr(h, page);
+    } else if (nb > 1u) {
+      p = dm_lone_sweep(h, c);
+    }
+  }
+  if (p) {
+#if DM_CHECKS
+    if (dm_live_flip(h, p, true)) atomicAdd(&h->ctr->bad_frees, 1ull);
+#endif
+    return p;
+  }
+  p = dm_alloc_group(h, mask, size, &rng, true);   /* the heap is exhausted */
+  dm_count_nulls(h, mask, p == NULL);
+  return p;
+}
+
+/* Host trim (heap.cu): one thread per buffer empties it into its pages, and one per slot
+ * word gives its page's blocks not handed out back to the page (heap.cu sizes the grid). */
 __global__ void dm_trim_kernel(void)
 {
   unsigned f = blockIdx.x * blockDim.x + threadIdx.x;
   if (f < DM_NCLASS * DM_NFIFO) dm_class_trim(&dm_heap_g, f);
+  if (f < dm_heap_g.nslot * DM_SLOT_STRIDE) dm_slot_empty(&dm_heap_g, f);
 }

@@ -22,12 +22,16 @@ struct dm_heap {
 /* Round up to 256 bytes, the alignment of every metadata array. */
 static size_t dm_round(size_t n) { return (n + 255u) & ~(size_t)255u; }
 
-/* Empty buffers, and the bitmap bits past the last page set so nobody takes them. */
+/* Empty buffers and lone-lane slots, and the bitmap bits past the last page set so nobody
+ * takes them. */
 static __global__ void dm_init_kernel(dm_heap_dev d)
 {
   unsigned nfifo = DM_NCLASS * DM_NFIFO;
   for (unsigned f = blockIdx.x; f < nfifo; f += gridDim.x)
     dm_fifo_init(&d.fifo[f], threadIdx.x, blockDim.x);
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < d.nslot * DM_SLOT_STRIDE;
+       i += gridDim.x * blockDim.x)
+    d.slot[i] = DM_SLOT_EMPTY;
   if (blockIdx.x == 0 && threadIdx.x == 0 && (d.npages % 32u) != 0)
     d.bitmap[d.nwords - 1u] = ~0u << (d.npages % 32u);
 }
@@ -45,6 +49,13 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   h->owns_arena = arena == NULL;
   h->arena = arena;
   unsigned nwords = (unsigned)((npages + 31u) / 32u);
+  /* a lone-lane slot per hardware warp slot of the current device */
+  int dev = 0, nsm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      nsm < 1)
+    nsm = 132;
+  unsigned nslot = (unsigned)nsm * DM_SLOT_WARPS;
   size_t o_bitmap = 0;
   size_t o_pinfo = o_bitmap + dm_round(nwords * sizeof(unsigned));
   size_t o_pkind = o_pinfo + dm_round(npages * sizeof(unsigned));
@@ -53,7 +64,8 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   /* the live bits of class blocks: debug builds only (their double-free check) */
   size_t live_bytes = DM_CHECKS ? dm_round(npages * DM_BLOCK_WORDS * sizeof(unsigned)) : 0;
   size_t o_fifo = o_live + live_bytes;
-  size_t o_ctr = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
+  size_t o_slot = o_fifo + dm_round(DM_NCLASS * DM_NFIFO * sizeof(dm_fifo));
+  size_t o_ctr = o_slot + dm_round((size_t)nslot * DM_SLOT_STRIDE * sizeof(unsigned long long));
   h->meta_bytes = o_ctr + dm_round(sizeof(dm_counters));
   cudaError_t e = cudaSuccess;
   if (h->owns_arena) e = cudaMalloc(&h->arena, npages * DM_PAGE_BYTES);
@@ -74,6 +86,8 @@ static int dm_heap_build(dm_heap **out, void *arena, size_t bytes)
   h->d.blockcount = (int *)(m + o_count);
   h->d.live = DM_CHECKS ? (unsigned *)(m + o_live) : NULL;
   h->d.fifo = (dm_fifo *)(m + o_fifo);
+  h->d.slot = (unsigned long long *)(m + o_slot);
+  h->d.nslot = nslot;
   h->d.ctr = (dm_counters *)(m + o_ctr);
   dm_init_kernel<<<128, 128>>>(h->d);
   e = cudaGetLastError();
@@ -122,9 +136,11 @@ void dm_heap_destroy(dm_heap *h)
 int dm_heap_trim(dm_heap *h)
 {
   cudaError_t e = (cudaError_t)dm_heap_use(h);
-  unsigned nfifo = DM_NCLASS * DM_NFIFO;
+  /* one thread per buffer and one per slot word (group.cu) */
+  unsigned threads = h->d.nslot * DM_SLOT_STRIDE;
+  if (threads < DM_NCLASS * DM_NFIFO) threads = DM_NCLASS * DM_NFIFO;
   if (e == cudaSuccess) {
-    dm_trim_kernel<<<(nfifo + 127u) / 128u, 128>>>();
+    dm_trim_kernel<<<(threads + 127u) / 128u, 128>>>();
     e = cudaGetLastError();
   }
   if (e == cudaSuccess) e = cudaDeviceSynchronize();

@@ -1,6 +1,6 @@
 /* lane.cuh: the per-lane steps that the allocator's compilation units share: the
- * debug live bits of class blocks, finding the block a freed pointer belongs to, giving a
- * whole block or run back, and counting NULLs. No warp-collective code lives here except
+ * debug live bits of class blocks, finding the block a freed pointer belongs to, and
+ * counting NULLs. No warp-collective code lives here except
  * the one ballot of dm_count_nulls. */
 #ifndef DM_LANE_CUH
 #define DM_LANE_CUH
@@ -32,23 +32,6 @@ static __device__ __forceinline__ void dm_count_nulls(const dm_heap_dev *h, unsi
   unsigned nulls = __ballot_sync(mask, null);
   if (nulls && dm_lane() == (unsigned)__ffs(mask) - 1u)
     atomicAdd(&h->ctr->nulls, (unsigned long long)__popc(nulls));
-}
-
-/* Free a whole block or run (not a compartment). */
-static __device__ void dm_free_block(const dm_heap_dev *h, char *blk,
-                                     unsigned long long page, unsigned info)
-{
-  if (DM_PI_KIND(info) == DM_PI_CLASS) {
-#if DM_CHECKS
-    if (!dm_live_flip(h, blk, false)) {     /* double free */
-      atomicAdd(&h->ctr->bad_frees, 1ull);
-      return;
-    }
-#endif
-    dm_class_put(h, DM_PI_VAL(info), page, blk);
-  } else {
-    dm_pages_put(h, (long)page, DM_PI_VAL(info));
-  }
 }
 
 /* Page `page`'s record (types.cuh): its pkind byte, or where that says the value is too
@@ -101,21 +84,6 @@ static __device__ bool dm_locate(const dm_heap_dev *h, char *p, char **blk,
 #endif
   *ok = comp;
   return comp;
-}
-
-/* What one lane's dm_free does once its pointer is located (dm_locate): count a foreign
- * pointer, or give the block back, or, for a compartment, give the area back when the
- * lanes of `grp` (freeing compartments of the same area) held its last ones. */
-static __device__ void dm_free_settle(const dm_heap_dev *h, char *p, char *blk,
-                                      unsigned long long page, unsigned info, bool ok,
-                                      bool comp, unsigned grp)
-{
-  if (!ok) {
-    atomicAdd(&h->ctr->bad_frees, 1ull);
-  } else if (p && (!comp || dm_area_close_group((dm_area *)blk, grp))) {
-    if (comp) ((dm_area *)blk)->magic = 0;
-    dm_free_block(h, blk, page, info);
-  }
 }
 
 #endif /* DM_LANE_CUH */

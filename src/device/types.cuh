@@ -15,6 +15,9 @@
  *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
  *   pkind    one byte per page: pinfo as a byte (DM_PK_*), what release builds read; a warp
  *            freeing 32 4-KiB runs reads 8 sectors of it where it read 32 of pinfo.
+ *   slot     a lone lane's class pages (issue 31): per hardware warp slot (multiprocessor
+ *            and %warpid), one word per class naming a class page and how many of its
+ *            blocks were handed out; a lone lane takes the next block with one atomic add.
  */
 #ifndef DM_TYPES_CUH
 #define DM_TYPES_CUH
@@ -44,6 +47,22 @@
 #define DM_RECLAIM_SPAN 256u              /* buffers one exhausted request empties */
 #define DM_TAKE_TRIES 4u                  /* retiring blocks a pop drains before a search */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
+
+/* Lone-lane pages (issue 31; classes.cuh, entry.cu, group.cu): one slot per hardware warp
+ * slot of the device (%smid * DM_SLOT_WARPS + %warpid: a hint, as in dm_slot_word; nslot of
+ * them, set from the device's multiprocessor count), each with one word per class
+ * (DM_SLOT_STRIDE words apart: a slot's words in their own two sectors), a word being
+ * (page << 32 | blocks of it handed out so far). A lane alone in its warp adds 1 to its
+ * slot's word: below the class's blocks per page, the old count names its block. The warps
+ * that run in one hardware slot run one after another, so a word is only ever bumped by
+ * one warp at a time (or by lanes of it calling from divergent code, or after the rare
+ * preemption that moves a warp). DM_SLOT_EMPTY: no page (its count is past every class's
+ * blocks, so a bump on it asks for a page). */
+#define DM_SLOT_WARPS 64u                 /* %warpid < 64 on every architecture so far */
+#define DM_SLOT_STRIDE 8u
+#define DM_SLOT_NONE 0xffffffffu
+#define DM_SLOT_EMPTY ((0xffffffffull << 32) | 0x40000000ull)
+#define DM_SLOT_RECLAIM_SPAN 256u         /* slot words one exhausted request retires */
 
 /* blockcount of a class page: blocks out of it (at users or in buffers) in the low bits,
  * and above them one DM_BC_DRAINED per drain that left blocks out (a page with any is
@@ -171,6 +190,9 @@ typedef struct dm_heap_dev {
   unsigned *live;                   /* [npages * DM_BLOCK_WORDS] DM_CHECKS: 1 = at a user
                                        (NULL in release builds: not allocated) */
   dm_fifo *fifo;                    /* [DM_NCLASS * DM_NFIFO] */
+  unsigned long long *slot;         /* [nslot * DM_SLOT_STRIDE] lone-lane pages, class c of
+                                       slot s at s * DM_SLOT_STRIDE + c */
+  unsigned nslot;                   /* slots: multiprocessors * DM_SLOT_WARPS */
   dm_counters *ctr;
 } dm_heap_dev;
 

@@ -855,6 +855,211 @@ static void test_a_run_can_take_the_whole_heap_and_give_it_back(void)
   dm_heap_destroy(h);
 }
 
+/* ---- lone lanes (issue 31): one lane of a warp allocating or freeing alone ---------- */
+
+/* Size asked by warp w's lone lane in round r: every class, the 512-B class (a page each)
+ * and runs. */
+static __device__ size_t lone_size(unsigned w, unsigned r)
+{
+  const size_t sizes[] = {16, 8, 24, 64, 100, 200, 256, 512, 700, 3000};
+  return sizes[(w * 7u + r * 3u) % 10u];
+}
+
+/* Lane (w + r) % 32 of each warp w allocates lone_size(w, r) and writes its pattern
+ * (k_verify's, index w) over the whole block; the other lanes wait at the warp's end. */
+__global__ void k_lone_alloc(char **ptrs, size_t *sizes, unsigned warps, unsigned r)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, w = i / 32u;
+  if (w >= warps || i % 32u != (w + r) % 32u) return;
+  size_t s = lone_size(w, r);
+  char *p = (char *)dm_malloc(s);
+  ptrs[w] = p;
+  sizes[w] = s;
+  if (p)
+    for (size_t b = 0; b < s; ++b) p[b] = (char)(w * 31u + b);
+}
+
+/* Warp w frees ptrs[w] (where w % 2 == odd) by one lane alone, lane (w * 5) % 32. */
+__global__ void k_lone_free(char **ptrs, unsigned warps, unsigned odd)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, w = i / 32u;
+  if (w >= warps || w % 2u != odd || i % 32u != (w * 5u) % 32u) return;
+  dm_free(ptrs[w]);
+  ptrs[w] = NULL;
+}
+
+/* One lane of each warp allocates 16 B to 3000 B (a different lane and size each round):
+ * every block distinct, inside the heap, intact; half freed by lone lanes, half by whole
+ * warps scattered over many pages (the buffers); four rounds on one heap, so that later
+ * rounds take blocks of the slot pages the earlier ones left; then no NULL, no bad free,
+ * and, trimmed, no page used (the slots' pages came home). */
+static void test_lone_lanes_take_slot_pages_and_give_them_back(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 64u << 20) == 0);
+  unsigned warps = g_small ? 512 : 16384, rounds = g_small ? 2 : 4;
+  char **dp;
+  size_t *ds;
+  unsigned *dbad;
+  slots_alloc(warps, 1, &dp, &ds, &dbad);
+  if (gt_failed_now) return;
+  GT_CUDA(cudaMemset(dp, 0, warps * sizeof(char *)));
+  for (unsigned r = 0; r < rounds && !gt_failed_now; ++r) {
+    GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+    k_lone_alloc<<<warps * 32u / 256u, 256>>>(dp, ds, warps, r);
+    GT_SYNC();
+    k_verify<<<(warps + 255u) / 256u, 256>>>(dp, ds, warps, dbad);
+    GT_SYNC();
+    unsigned bad;
+    std::vector<char *> p(warps);
+    std::vector<size_t> sz(warps);
+    GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+    GT_CUDA(cudaMemcpy(p.data(), dp, warps * sizeof(char *), cudaMemcpyDeviceToHost));
+    GT_CUDA(cudaMemcpy(sz.data(), ds, warps * sizeof(size_t), cudaMemcpyDeviceToHost));
+    size_t nulls;
+    GT_CHECK(bad == 0);
+    GT_CHECK(check_layout(h, p, sz, 32, &nulls));
+    GT_CHECK(nulls == 0);
+    k_lone_free<<<warps * 32u / 256u, 256>>>(dp, warps, r % 2u);       /* lone lanes */
+    GT_SYNC();
+    k_free_all<<<64, 256>>>(dp, warps);                                /* whole warps */
+    GT_SYNC();
+  }
+  dm_stats st;
+  GT_CHECK(dm_heap_stats(h, &st) == 0);
+  printf("  %u rounds of %u lone lanes: %zu pages used before trim\n", rounds, warps,
+         st.pages_used);
+  GT_CHECK(st.bad_frees == 0 && st.nulls == 0 && st.broken == 0);
+  check_no_leak(h);
+  slots_free(dp, ds, dbad);
+  dm_heap_destroy(h);
+}
+
+/* Lone-lane churn in one kernel, as dm-bench-cases' churn16_lane0 does: lane (w + gen) % 32
+ * of warp w allocates a class size, writes it, waits for the whole thread block to write,
+ * checks, frees; whole warps of 16 B in between (their pages, unfenced, met by lone frees of
+ * the next kernel: lane 0 frees the 32 blocks its warp took, one by one). */
+__global__ void k_lone_churn(unsigned warps, unsigned gen, char **keep, unsigned *bad)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, w = i / 32u, l = i % 32u;
+  bool me = w < warps && l == (w + gen) % 32u;
+  size_t s = lone_size(w, gen) > 512u ? 48u : lone_size(w, gen);
+  char *p = me ? (char *)dm_malloc(s) : NULL;
+  if (me && p)
+    for (size_t b = 0; b < s; ++b) p[b] = (char)(w * 7u + gen + b);
+  __syncthreads();
+  if (me) {
+    bool ok = p != NULL;
+    for (size_t b = 0; ok && b < s; ++b) ok = p[b] == (char)(w * 7u + gen + b);
+    if (!ok) atomicAdd(bad, 1u);
+    dm_free(p);
+  }
+  if (w >= warps) return;
+  if (l == 0u)                                  /* the last kernel's warp blocks, alone */
+    for (unsigned k = 0; k < 32u; ++k) {
+      char *q = keep[w * 32u + k];
+      if (q && (q[0] != (char)(w + k + gen - 1u))) atomicAdd(bad, 1u);
+      dm_free(q);
+    }
+  __syncwarp();
+  char *q = (char *)dm_malloc(16);              /* the whole warp: one 16-B page */
+  keep[i] = q;
+  if (!q) atomicAdd(bad, 1u);
+  else q[0] = (char)(w + l + gen);
+}
+
+static void test_lone_lane_churn_with_whole_warp_pages_freed_alone(void)
+{
+  dm_heap *h;
+  GT_CHECK(dm_heap_create(&h, 64u << 20) == 0);
+  unsigned warps = g_small ? 256 : 8192, kernels = g_small ? 4 : 24;
+  char **keep;
+  unsigned *dbad;
+  GT_CUDA(cudaMalloc(&keep, warps * 32u * sizeof(char *)));
+  GT_CUDA(cudaMalloc(&dbad, sizeof(unsigned)));
+  GT_CUDA(cudaMemset(keep, 0, warps * 32u * sizeof(char *)));
+  GT_CUDA(cudaMemset(dbad, 0, sizeof(unsigned)));
+  for (unsigned g = 1; g <= kernels; ++g) {
+    k_lone_churn<<<warps * 32u / 256u, 256>>>(warps, g, keep, dbad);
+    GT_CUDA(cudaGetLastError());
+  }
+  GT_CUDA(cudaDeviceSynchronize());
+  unsigned bad;
+  GT_CUDA(cudaMemcpy(&bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+  if (bad) fprintf(stderr, "  %u bad blocks\n", bad);
+  GT_CHECK(bad == 0);
+  free_all_and_check(h, keep, (size_t)warps * 32u, false);
+  cudaFree(keep);
+  cudaFree(dbad);
+  dm_heap_destroy(h);
+}
+
+/* Lane 0 of each warp allocates `size` until NULL (at most cap), keeping the pointers. */
+__global__ void k_lone_fill(char **ptrs, unsigned cap, unsigned warps, size_t size,
+                            unsigned *count)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, w = i / 32u;
+  if (w >= warps || i % 32u != 0u) return;
+  unsigned k = 0;
+  for (; k < cap; ++k) {
+    char *p = (char *)dm_malloc(size);
+    if (!p) break;
+    p[0] = 1;
+    p[size - 1] = 2;
+    ptrs[(size_t)w * cap + k] = p;
+  }
+  for (unsigned j = k; j < cap; ++j) ptrs[(size_t)w * cap + j] = NULL;
+  count[w] = k;
+}
+/* Lane 0 of each warp frees what it kept, alone. */
+__global__ void k_lone_free_all(char **ptrs, unsigned cap, unsigned warps)
+{
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, w = i / 32u;
+  if (w >= warps || i % 32u != 0u) return;
+  for (unsigned k = 0; k < cap; ++k) dm_free(ptrs[(size_t)w * cap + k]);
+}
+
+/* Lone lanes fill a small heap until NULL: the slot pages of other multiprocessors are
+ * swept before NULL (dm_lone_sweep), so they get most of it; freed alone, the heap is
+ * whole again: a second fill gets as much, and after a trim no page is used. */
+static void test_lone_lanes_exhaust_the_heap_then_recover(void)
+{
+  const size_t sizes[] = {64, 16, 256, 512};
+  size_t heap = 4u << 20;
+  for (unsigned si = 0; si < 4 && !gt_failed_now; ++si) {
+    dm_heap *h;
+    GT_CHECK(dm_heap_create(&h, heap) == 0);
+    size_t size = sizes[si];
+    unsigned warps = g_small ? 64 : 512;
+    unsigned cap = (unsigned)(heap / size / warps * 2u + 4u);
+    char **dp;
+    unsigned *dc;
+    GT_CUDA(cudaMalloc(&dp, (size_t)warps * cap * sizeof(char *)));
+    GT_CUDA(cudaMalloc(&dc, warps * sizeof(unsigned)));
+    size_t got[2] = {0, 0};
+    for (int r = 0; r < 2 && !gt_failed_now; ++r) {
+      k_lone_fill<<<warps * 32u / 256u, 256>>>(dp, cap, warps, size, dc);
+      GT_SYNC();
+      std::vector<unsigned> c(warps);
+      GT_CUDA(cudaMemcpy(c.data(), dc, warps * sizeof(unsigned), cudaMemcpyDeviceToHost));
+      for (unsigned w = 0; w < warps; ++w) got[r] += c[w];
+      k_lone_free_all<<<warps * 32u / 256u, 256>>>(dp, cap, warps);
+      GT_SYNC();
+    }
+    dm_stats st;
+    GT_CHECK(dm_heap_stats(h, &st) == 0);
+    double util = (double)got[0] * size / (double)heap;
+    printf("  size %zu: %zu then %zu blocks, utilisation %.3f\n", size, got[0], got[1], util);
+    GT_CHECK(st.nulls > 0 && st.bad_frees == 0 && st.broken == 0);
+    if (!st.debug) GT_CHECK(util > 0.8);
+    GT_CHECK(got[1] >= got[0] * 9 / 10);
+    check_no_leak(h);
+    cudaFree(dp);
+    cudaFree(dc);
+    dm_heap_destroy(h);
+  }
+}
+
 /* GT_ONLY=WORD in the environment runs only the tests whose names contain WORD (to repeat
  * one test many times on the device). */
 static const char *g_only;
@@ -882,5 +1087,8 @@ int main(void)
   RUN(test_calls_from_divergent_code);
   RUN(test_churn_in_an_exhausted_heap_loses_and_corrupts_nothing);
   RUN(test_a_run_can_take_the_whole_heap_and_give_it_back);
+  RUN(test_lone_lanes_take_slot_pages_and_give_them_back);
+  RUN(test_lone_lane_churn_with_whole_warp_pages_freed_alone);
+  RUN(test_lone_lanes_exhaust_the_heap_then_recover);
   return gt_finish();
 }
