@@ -1019,13 +1019,13 @@ __global__ void k_lone_free_all(char **ptrs, unsigned cap, unsigned warps)
   for (unsigned k = 0; k < cap; ++k) dm_free(ptrs[(size_t)w * cap + k]);
 }
 
-/* Lone lanes fill a small heap until NULL: the slot pages of other multiprocessors are
- * swept before NULL (dm_lone_sweep), so they get most of it; freed alone, the heap is
+/* Lone lanes fill a small heap (4 MiB, GT_SMALL 1 MiB) until NULL: the other slots' pages
+ * are swept before NULL (dm_lone_sweep), so they get most of it; freed alone, the heap is
  * whole again: a second fill gets as much, and after a trim no page is used. */
 static void test_lone_lanes_exhaust_the_heap_then_recover(void)
 {
   const size_t sizes[] = {64, 16, 256, 512};
-  size_t heap = 4u << 20;
+  size_t heap = g_small ? 1u << 20 : 4u << 20;
   for (unsigned si = 0; si < 4 && !gt_failed_now; ++si) {
     dm_heap *h;
     GT_CHECK(dm_heap_create(&h, heap) == 0);
