@@ -98,6 +98,10 @@ void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 
+/* ---- par_balance.c ---- */
+/* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): two sums). */
+void par_balance(size_t lo, size_t hi);
+
 /* ---- par_regions.c ---- */
 void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */
 int par_refill(void *ctx, int cell, dt_pool *pool); /* dt_refill_fn: a chunk by sys_alloc */

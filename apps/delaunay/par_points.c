@@ -143,6 +143,7 @@ void par_geometry(void) {
   }
   if (dt_plan_geometry(&G.p, G.box, s, ns, n, G.o.zone)) die("out of memory");
   free(s);
+  if (!getenv("DT_NO_BALANCE")) par_balance(lo, hi);
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;

@@ -124,9 +124,13 @@ int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, siz
     split(xy + 2 * col[i], m, BY, 1, ys, row, 0);
     fill_edges(ys, BY, box[2], box[3]);
   }
-  for (int b = 0; b < p->W; b++) block_strips(p, b, zone);
+  dt_plan_refit(p, zone);
   free(col), free(row);
   return 0;
+}
+
+void dt_plan_refit(dt_plan *p, double zone) {
+  for (int b = 0; b < p->W; b++) block_strips(p, b, zone);
 }
 
 /* ---- where a point is ---- */

@@ -50,6 +50,8 @@ int dt_plan_init(dt_plan *p, int workers);
  * spacings of the block. Sorts the sample in place. 0, or -1 (memory). */
 int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, size_t n, double zone);
 void dt_plan_free(dt_plan *p);
+/* After the edges (xs, ys) moved: the strips and zones again. */
+void dt_plan_refit(dt_plan *p, double zone);
 
 int dt_plan_block_of(const dt_plan *p, double x, double y);
 int dt_plan_cell_of(const dt_plan *p, double x, double y);

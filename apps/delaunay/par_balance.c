@@ -1,0 +1,140 @@
+/* par_balance.c: the blocks' edges at the exact quantiles of all the points. plan_geometry puts
+ * them at the quantiles of a sample that every worker takes alike (4,096 points a block: a block
+ * may hold 4% more points than n / W, and the slowest block sets the time). Here every worker
+ * counts the points of its slice in 512 bins across a bracket around each edge (a tenth of the
+ * narrower neighbouring column or row on each side), one sum gives the counts of all points, and
+ * each edge moves to the bin where the count crosses its share. An edge whose share lies outside
+ * its bracket gets one three times as wide on that side (on clustered points a gap between
+ * clusters can hold a sample's error), one whose bin holds more than a thousandth of a block's
+ * points gets that bin as its bracket (points over a huge range of scales), and the round
+ * repeats, at most 8 times. First the column edges, then, in each column, the row edges. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "par.h"
+
+#define BINS 512
+#define ROUNDS 8 /* one for uniform and clustered points; more for a huge range of scales */
+
+/* One set of edges e[0..parts] being settled: per inner edge its bracket and whether done. */
+typedef struct edges {
+  double *e, *lo, *hi;
+  int parts;
+  uint8_t *done;
+} edges;
+
+static void open_brackets(edges *s, double *e, int parts) {
+  s->e = e, s->parts = parts;
+  s->lo = malloc((size_t)(parts + 1) * sizeof *s->lo);
+  s->hi = malloc((size_t)(parts + 1) * sizeof *s->hi);
+  s->done = calloc((size_t)(parts + 1), 1);
+  if (!s->lo || !s->hi || !s->done) die("out of memory");
+  for (int t = 1; t < parts; t++) {
+    double a = e[t] - e[t - 1], b = e[t + 1] - e[t], d = 0.1 * (a < b ? a : b);
+    s->lo[t] = e[t] - d, s->hi[t] = e[t] + d;
+  }
+}
+
+static void close_brackets(edges *s) {
+  free(s->lo), free(s->hi), free(s->done);
+}
+
+/* Count v against the open brackets: cnt[(t - 1) * (BINS + 1)] the values below bracket t,
+ * then its bins. */
+static void count(const edges *s, double v, int64_t *cnt) {
+  for (int t = 1; t < s->parts; t++) {
+    if (s->done[t]) continue;
+    int64_t *c = &cnt[(size_t)(t - 1) * (BINS + 1)];
+    if (v < s->lo[t]) {
+      c[0]++;
+    } else if (v < s->hi[t]) {
+      int k = (int)((v - s->lo[t]) / (s->hi[t] - s->lo[t]) * BINS);
+      c[1 + (k < BINS ? k : BINS - 1)]++;
+    }
+  }
+}
+
+/* Each open edge to where the counts cross its share of total, or a wider bracket on the side
+ * where the share lies. Returns how many stay open. */
+static int settle(edges *s, const int64_t *cnt, int64_t total) {
+  int open = 0;
+  for (int t = 1; t < s->parts; t++) {
+    if (s->done[t]) continue;
+    const int64_t *c = &cnt[(size_t)(t - 1) * (BINS + 1)];
+    double share = (double)total * t / s->parts, below = (double)c[0], w = s->hi[t] - s->lo[t];
+    int k = 0;
+    for (; k < BINS && below < share && !s->done[t]; k++) {
+      if (below + (double)c[1 + k] >= share) s->e[t] = s->lo[t] + w * k / BINS, s->done[t] = 1;
+      below += (double)c[1 + k];
+    }
+    if (s->done[t] && (double)c[k] * s->parts > 1e-3 * (double)total && w / BINS < w) {
+      s->done[t] = 0; /* its bin holds more than a thousandth of a block: look inside it */
+      s->lo[t] += w * (k - 1) / BINS, s->hi[t] = s->lo[t] + w / BINS;
+      open++;
+      continue;
+    }
+    if (s->done[t]) continue;
+    open++;
+    if ((double)c[0] >= share) /* the share lies below the bracket */
+      s->hi[t] = s->lo[t], s->lo[t] -= 3 * w;
+    else
+      s->lo[t] = s->hi[t], s->hi[t] += 3 * w;
+  }
+  for (int t = 1; t < s->parts; t++) /* in order */
+    if (s->e[t] < s->e[t - 1]) s->e[t] = s->e[t - 1];
+  return open;
+}
+
+static void sum(int64_t *cnt, size_t n) {
+  double t0 = now();
+  MPI_Allreduce(MPI_IN_PLACE, cnt, (int)n, MPI_INT64_T, MPI_SUM, sys_comm());
+  G.wcomm += now() - t0;
+}
+
+/* The column edges: rounds over all points of my slice [lo, hi). */
+static void columns(size_t lo, size_t hi) {
+  dt_plan *p = &G.p;
+  size_t nc = (size_t)(p->BX - 1) * (BINS + 1);
+  int64_t *cnt = malloc(nc * sizeof *cnt);
+  edges s;
+  if (!cnt) die("out of memory");
+  open_brackets(&s, p->xs, p->BX);
+  for (int r = 0, open = 1; r < ROUNDS && open; r++) {
+    memset(cnt, 0, nc * sizeof *cnt);
+    for (size_t i = lo; i < hi; i++) count(&s, G.in.xy[2 * i], cnt);
+    sum(cnt, nc);
+    open = settle(&s, cnt, (int64_t)G.in.n);
+  }
+  close_brackets(&s);
+  free(cnt);
+}
+
+/* The row edges of every column: rounds over the points of my slice, each in its column. */
+static void rows(size_t lo, size_t hi) {
+  dt_plan *p = &G.p;
+  int BX = p->BX, BY = p->BY;
+  size_t per = (size_t)(BY - 1) * (BINS + 1) + 1, n = (size_t)BX * per; /* a column's points first */
+  int64_t *cnt = malloc(n * sizeof *cnt);
+  edges *s = malloc((size_t)BX * sizeof *s);
+  if (!cnt || !s) die("out of memory");
+  for (int c = 0; c < BX; c++) open_brackets(&s[c], &p->ys[c * (BY + 1)], BY);
+  for (int r = 0, open = 1; r < ROUNDS && open; r++) {
+    memset(cnt, 0, n * sizeof *cnt);
+    for (size_t i = lo; i < hi; i++) {
+      int c = dt_plan_block_of(p, G.in.xy[2 * i], G.in.xy[2 * i + 1]) / BY;
+      cnt[(size_t)c * per]++;
+      count(&s[c], G.in.xy[2 * i + 1], &cnt[(size_t)c * per + 1]);
+    }
+    sum(cnt, n);
+    open = 0;
+    for (int c = 0; c < BX; c++) open += settle(&s[c], &cnt[(size_t)c * per + 1], cnt[(size_t)c * per]);
+  }
+  for (int c = 0; c < BX; c++) close_brackets(&s[c]);
+  free(s), free(cnt);
+}
+
+void par_balance(size_t lo, size_t hi) {
+  if (G.p.BX > 1) columns(lo, hi);
+  if (G.p.BY > 1) rows(lo, hi);
+  dt_plan_refit(&G.p, G.o.zone);
+}
