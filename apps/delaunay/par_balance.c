@@ -8,6 +8,7 @@
  * clusters can hold a sample's error), one whose bin holds more than a thousandth of a block's
  * points gets that bin as its bracket (points over a huge range of scales), and the round
  * repeats, at most 8 times. First the column edges, then, in each column, the row edges. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,7 @@ static void columns(size_t lo, size_t hi) {
     for (size_t i = lo; i < hi; i++) count(&s, G.in.xy[2 * i], cnt);
     sum(cnt, nc);
     open = settle(&s, cnt, (int64_t)G.in.n);
+    if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: column edges, round %d: %d open\n", r, open);
   }
   close_brackets(&s);
   free(cnt);
@@ -128,6 +130,7 @@ static void rows(size_t lo, size_t hi) {
     sum(cnt, n);
     open = 0;
     for (int c = 0; c < BX; c++) open += settle(&s[c], &cnt[(size_t)c * per + 1], cnt[(size_t)c * per]);
+    if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: row edges, round %d: %d open\n", r, open);
   }
   for (int c = 0; c < BX; c++) close_brackets(&s[c]);
   free(s), free(cnt);
