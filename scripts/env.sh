@@ -14,6 +14,7 @@ export ANTHEAP_JOBS
 # set, builds only those targets (space-separated).
 ah_build() {
   local dir=$1 type=$2; shift 2
+  mkdir -p "$dir" || return 1
   echo "antheap: configuring $dir ($type); log: $dir.configure.log"
   cmake -S "$ANTHEAP_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE="$type" "$@" >"$dir.configure.log" 2>&1 \
     || { cat "$dir.configure.log" >&2; echo "antheap: error: cmake configure failed ($dir)" >&2; return 1; }
