@@ -161,9 +161,8 @@ static void phases(const int32_t start[3]) {
   for (int i = 0; i < 3; i++)
     s3[i] = (dt_pt){G.in.xy[2 * (size_t)start[i]], G.in.xy[2 * (size_t)start[i] + 1], start[i], 0};
   phase_begin(PH_SAMPLE);
-  G.sampling = 1;
+  G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);
-  G.sampling = 0;
   phase_begin(PH_SCATTER);
   int *h0 = owners(CONF_HZ0);
   scatter(h0);
@@ -173,6 +172,7 @@ static void phases(const int32_t start[3]) {
   phase_in(PH_HZ1, CONF_HZ1);
   phase_in(PH_VZ0, CONF_VZ0);
   phase_in(PH_VZ1, CONF_VZ1);
+  G.small_chunks = 0;
   phase_in(PH_MAIN, CONF_BLOCK);
   phase_begin(PH_LEFT);
   G.gathered = par_leftovers(run_phase);

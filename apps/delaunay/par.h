@@ -70,7 +70,7 @@ typedef struct par {
   size_t npairs, cap_pairs;
   double wcomm, scomm, wait;
   int64_t nchunks, gathered;
-  int sampling; /* worker 0's sample phase: small chunks */
+  int small_chunks; /* before the main phase: chunks from 64 KiB (par_refill) */
   MPI_Datatype pt_type;
   dt_band band; /* points along the hull: inserted with the sample */
   int *hist;    /* the points per square of an H x H grid over the box (all workers') */

@@ -14,10 +14,11 @@
 
 enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
 
-/* ---- chunks of a cell's pool: one sys_alloc each. In the main phases the first is as large
- * as the cell's points will need (2.1 triangles a point, the mean of a Delaunay mesh plus a
- * margin), so a cell costs one or two round trips; in worker 0's sample phase they start at
- * 64 KiB (the sample is small, and worker 0 would fault in everybody's memory). ---- */
+/* ---- chunks of a cell's pool: one sys_alloc each. From the main phase on, the first is as
+ * large as the cell's points will need (2.1 triangles a point, the mean of a Delaunay mesh plus
+ * a margin), so a cell costs one or two round trips and its worker faults its pages in once;
+ * before it (the sample, the zones) they start at 64 KiB: the cells hold little then and move
+ * between workers, and a window's worker would fault in memory its blocks' workers will use. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
@@ -28,7 +29,7 @@ int par_refill(void *ctx, int cell, dt_pool *pool) {
   size_t bytes = h->chunk ? h->chunk : CHUNK_MIN;
   h->chunk = bytes * 2 > CHUNK_MAX ? CHUNK_MAX : bytes * 2;
   size_t need = (size_t)(2.1 * (double)G.expect[cell] * sizeof(dt_tri)) + CHUNK_MIN;
-  if (!G.sampling && need > h->given + bytes) bytes = need - h->given;
+  if (!G.small_chunks && need > h->given + bytes) bytes = need - h->given;
   if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
   double t0 = now();
   dt_chunk *c = sys_alloc(bytes, G.cell_rid[cell]);
