@@ -358,25 +358,10 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
   return 0;
 }
 
-int dt_insert(dt_mesh *m, const dt_pt *pt) {
-  const double p[2] = {pt->x, pt->y};
-  dt_tri *t = locate(m, p);
-  if (!t) {
-    m->st.postponed++;
-    m->st.blocked_walk++;
-    return DT_POSTPONED;
-  }
-  if (!is_ghost(t))
-    for (int k = 0; k < 3; k++)
-      if (t->p[k][0] == p[0] && t->p[k][1] == p[1]) {
-        m->dup_of = t->v[k];
-        m->st.duplicates++;
-        return DT_DUPLICATE;
-      }
-  if (next_epoch(m)) return DT_NOMEM;
+/* 1. The cavity of p: every triangle in conflict, grown over neighbours from t, into m->cav.
+ * Its size, 0 when it needs a cell not owned (nothing changed but marks), -1 on memory. */
+static long grow_cavity(dt_mesh *m, dt_tri *t, const double *p) {
   const uint32_t IN = m->epoch, OUT = m->epoch + 1;
-
-  /* 1. the cavity: every triangle in conflict, grown over neighbours from t */
   size_t nc = 1;
   m->cav[0] = t;
   t->mark = IN;
@@ -386,12 +371,12 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
       if (!owned(m, c->nc[k])) {
         m->blocked_cell = c->nc[k];
         m->st.blocked_cavity++;
-        goto postpone;
+        return 0;
       }
       dt_tri *nb = c->n[k];
       if (nb->mark == IN || nb->mark == OUT) continue;
       if (in_conflict(nb, p)) {
-        if (grow((void **)&m->cav, &m->cap_cav, nc + 1, sizeof *m->cav)) return DT_NOMEM;
+        if (grow((void **)&m->cav, &m->cap_cav, nc + 1, sizeof *m->cav)) return -1;
         nb->mark = IN;
         m->cav[nc++] = nb;
       } else {
@@ -399,9 +384,13 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
       }
     }
   }
+  return (long)nc;
+}
 
-  /* 2. its boundary, in counter-clockwise order: from one boundary edge (a, b), turn around
-   * b inside the cavity to the next edge leaving b */
+/* 2. The cavity's boundary into m->bnd, counter-clockwise: from one boundary edge (a, b), turn
+ * around b inside the cavity to the next edge leaving b. Its length, or -1 on memory. */
+static long trace_boundary(dt_mesh *m, size_t nc) {
+  const uint32_t IN = m->epoch;
   dt_tri *c0 = NULL;
   int k0 = 0;
   for (size_t i = 0; i < nc && !c0; i++)
@@ -415,7 +404,7 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
   dt_tri *c = c0;
   int k = k0;
   do {
-    if (grow((void **)&m->bnd, &m->cap_bnd, nb + 1, sizeof *m->bnd)) return DT_NOMEM;
+    if (grow((void **)&m->bnd, &m->cap_bnd, nb + 1, sizeof *m->bnd)) return -1;
     dt_edge *e = &m->bnd[nb++];
     int ia = (k + 1) % 3, ib = (k + 2) % 3;
     e->a[0] = c->p[ia][0], e->a[1] = c->p[ia][1];
@@ -426,8 +415,7 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
     e->outc = c->nc[k];
     e->outi = e->out->n[0] == c ? 0 : e->out->n[1] == c ? 1 : 2;
     int32_t vb = e->vb;
-    int j = ib;
-    for (;;) {
+    for (int j = ib;;) {
       int x = (j + 2) % 3;
       if (c->n[x]->mark != IN) {
         k = x;
@@ -437,24 +425,21 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
       j = c->v[0] == vb ? 0 : c->v[1] == vb ? 1 : 2;
     }
   } while (c != c0 || k != k0);
+  return (long)nb;
+}
 
-  /* 3. the cells of the new triangles (a, b, p): all owned, or nothing happens */
-  if (fan_cells(m, p, nb)) {
-    m->st.blocked_new++;
-    goto postpone;
-  }
-
-  /* 4. free the cavity, create the fan (reusing the freed triangles) and link it */
+/* 4. Free the cavity, create the fan around p (reusing the freed triangles) and link it. */
+static int make_fan(dt_mesh *m, const double *p, int32_t id, size_t nc, size_t nb) {
   for (size_t i = 0; i < nc; i++) tri_free(m, m->cav[i]);
   for (size_t i = 0; i < nb; i++) {
     dt_edge *e = &m->bnd[i];
     dt_tri *n = tri_alloc(m, e->cell);
-    if (!n) return DT_NOMEM;
+    if (!n) return -1;
     e->nt = n;
     n->p[0][0] = e->a[0], n->p[0][1] = e->a[1];
     n->p[1][0] = e->b[0], n->p[1][1] = e->b[1];
     n->p[2][0] = p[0], n->p[2][1] = p[1];
-    n->v[0] = e->va, n->v[1] = e->vb, n->v[2] = pt->id;
+    n->v[0] = e->va, n->v[1] = e->vb, n->v[2] = id;
     n->n[2] = e->out;
     n->nc[2] = e->outc;
     e->out->n[e->outi] = n;
@@ -469,13 +454,41 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
   }
   m->last = m->bnd[0].nt;
   m->last_cell = m->last->cell;
-  m->st.inserted++;
-  m->st.cavity_tris += (int64_t)nc;
-  return DT_INSERTED;
+  return 0;
+}
 
-postpone:
+static int postponed(dt_mesh *m) {
   m->st.postponed++;
   return DT_POSTPONED;
+}
+
+int dt_insert(dt_mesh *m, const dt_pt *pt) {
+  const double p[2] = {pt->x, pt->y};
+  dt_tri *t = locate(m, p);
+  if (!t) {
+    m->st.blocked_walk++;
+    return postponed(m);
+  }
+  if (!is_ghost(t))
+    for (int k = 0; k < 3; k++)
+      if (t->p[k][0] == p[0] && t->p[k][1] == p[1]) {
+        m->dup_of = t->v[k];
+        m->st.duplicates++;
+        return DT_DUPLICATE;
+      }
+  if (next_epoch(m)) return DT_NOMEM;
+  long nc = grow_cavity(m, t, p);
+  if (nc <= 0) return nc < 0 ? DT_NOMEM : postponed(m);
+  long nb = trace_boundary(m, (size_t)nc);
+  if (nb < 0) return DT_NOMEM;
+  if (fan_cells(m, p, (size_t)nb)) { /* 3. the new triangles' cells: all owned, or nothing */
+    m->st.blocked_new++;
+    return postponed(m);
+  }
+  if (make_fan(m, p, pt->id, (size_t)nc, (size_t)nb)) return DT_NOMEM;
+  m->st.inserted++;
+  m->st.cavity_tris += nc;
+  return DT_INSERTED;
 }
 
 /* ---- epochs ---- */
