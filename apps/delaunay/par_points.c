@@ -1,8 +1,9 @@
-/* par_points.c: the geometry and the points of the parallel program. The box and the hull come
- * from every worker's slice of the input (collectives); the blocks from a sample of the points
- * that every worker takes alike (dt_plan_geometry: the same answer everywhere, no message). Then
- * each worker sends every point of its slice to the worker that inserts it, tagged with the
- * phase: the hull, a band along it and a sample to worker 0 (inserted before the split), the
+/* par_points.c: the geometry and the points of the parallel program. The box, the hull and the
+ * density grid come from every worker's slice of the input (collectives); the blocks from a
+ * sample of the points that every worker takes alike (dt_plan_geometry: the same answer
+ * everywhere, no message), made exact by par_balance.c. Then each worker sends every point of
+ * its slice to the worker that inserts it (one MPI_Alltoallv), tagged with the phase: the hull,
+ * a band along it, the sparse places and a sample to worker 0 (inserted before the split), the
  * zones along the borders to the holders of their windows, the rest to the block's worker. */
 #include <math.h>
 #include <stdio.h>
