@@ -17,7 +17,8 @@
 # Overrides: DT_POINTS, DT_DISTS="uniform clustered", DT_WORKERS="1 2 4", DT_REPS, DT_TREE="16 32"
 # (worker counts run again under the tree; "" for none), DT_CEILING=0 (none), DT_SEED,
 # DT_MPIRUN_ARGS, DT_ARGS (more options of the parallel program, e.g. "--sample 128 --zone 4"),
-# DT_LOGS=DIR (every parallel run's output, with its table of phases: --phases).
+# DT_LOGS=DIR (every parallel run's output, with its table of phases: --phases), DT_TIMEOUT
+# (seconds a parallel run may take, check included: 240).
 # Every run checks its mesh (not timed); the CSV gets the timed part only.
 # The ceiling: for p workers, p copies of delaunay-serial at once, each on n/p points of the same
 # distribution (no communication, no borders), and one copy alone: efficiency_ceiling =
@@ -39,7 +40,7 @@ if [[ ${1:-} == --deps ]]; then
     --no-install-recommends "${missing[@]}"
   exit
 fi
-[[ $# -ge 2 ]] || { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 build=$1 csv=$2 mode=${3:---quick}
 points=100000 workers="1 2 4" reps=1 tree=""
 if [[ $mode == --full ]]; then points=5000000 workers="1 2 4 8 16 32" reps=2 tree="16 32"; fi
@@ -82,7 +83,7 @@ parallel() { # DIST WORKERS SCHEDULERS FANOUT TAG BASE
     rm -f "$tmp/p.csv"
     local log=$tmp/log
     [[ -n $logs ]] && log=$logs/$d-$tag-$i.txt
-    if ! timeout 600 "${mpi[@]}" -np $((p + s)) "$bin/delaunay" --antheap-schedulers "$s" \
+    if ! timeout "${DT_TIMEOUT:-240}" "${mpi[@]}" -np $((p + s)) "$bin/delaunay" --antheap-schedulers "$s" \
          --antheap-fanout "$f" --points "$points" --dist "$d" --seed "$seed" --quiet --phases \
          --tag "$tag" --baseline-seconds "$base" --csv "$tmp/p.csv" ${DT_ARGS:-} >"$log" 2>&1 ||
        ! grep -q "1 passed, 0 failed" "$log"; then
