@@ -81,6 +81,12 @@ typedef struct dt_stats {
   int64_t blocked_walk, blocked_cavity, blocked_new; /* why postponed */
 } dt_stats;
 
+/* A triangle an insertion near a place made, and its cell (checked before the triangle is). */
+typedef struct dt_hint {
+  struct dt_tri *t;
+  int cell;
+} dt_hint;
+
 typedef struct dt_mesh {
   dt_pool **pool; /* per cell */
   int ncells;
@@ -94,6 +100,10 @@ typedef struct dt_mesh {
   int last_cell;                          /* its cell (known without reading it) */
   int32_t dup_of;                         /* after DT_DUPLICATE: the id of the equal vertex */
   int blocked_cell;                       /* after DT_POSTPONED: a cell it needed, not owned */
+  dt_hint *hints; /* per square of a grid over the box: where a walk blocked on the way may start
+                     again (dt_mesh_hints; NULL: none) */
+  int hint_side;
+  double hbox[4];
   dt_stats st;
   /* scratch of one insertion */
   dt_tri **cav;
@@ -108,7 +118,11 @@ enum { DT_INSERTED = 0, DT_DUPLICATE = 1, DT_POSTPONED = 2, DT_NOMEM = -1 };
  * the caller (pool[c] zeroed, or holding triangles of an earlier mesh part). */
 int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, const void *cell_ctx,
                  dt_refill_fn refill, void *ctx);
-void dt_mesh_release(dt_mesh *m); /* the scratch arrays (not the pools) */
+void dt_mesh_release(dt_mesh *m); /* the scratch arrays and hints (not the pools) */
+/* Remember, per square of a side x side grid over box, a triangle the latest insertion there
+ * made: a walk that meets cells not owned on the way (parts of a block that other workers'
+ * triangles separate, such as clusters) starts again from there. 0, or -1 (memory). */
+int dt_mesh_hints(dt_mesh *m, int side, const double box[4]);
 /* The first triangle a, b, c (not collinear; any order) and its three ghosts. */
 int dt_start(dt_mesh *m, const dt_pt *a, const dt_pt *b, const dt_pt *c);
 /* Insert one point: DT_INSERTED, DT_DUPLICATE (an equal point is a vertex: nothing changes),

@@ -140,8 +140,25 @@ int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, co
 void dt_mesh_release(dt_mesh *m) {
   free(m->cav);
   free(m->bnd);
+  free(m->hints);
   m->cav = NULL;
   m->bnd = NULL;
+  m->hints = NULL;
+}
+
+int dt_mesh_hints(dt_mesh *m, int side, const double box[4]) {
+  m->hints = calloc((size_t)side * (size_t)side, sizeof *m->hints);
+  m->hint_side = side;
+  memcpy(m->hbox, box, sizeof m->hbox);
+  return m->hints ? 0 : -1;
+}
+
+static inline dt_hint *hint_at(const dt_mesh *m, const double *p) {
+  int s = m->hint_side;
+  double u = m->hbox[1] > m->hbox[0] ? (p[0] - m->hbox[0]) / (m->hbox[1] - m->hbox[0]) * s : 0;
+  double v = m->hbox[3] > m->hbox[2] ? (p[1] - m->hbox[2]) / (m->hbox[3] - m->hbox[2]) * s : 0;
+  int i = u >= 0 ? (u < s ? (int)u : s - 1) : 0, j = v >= 0 ? (v < s ? (int)v : s - 1) : 0;
+  return &m->hints[(size_t)j * s + i];
 }
 
 static void set_tri(dt_tri *t, const dt_pt *a, const dt_pt *b, const dt_pt *c) {
@@ -298,11 +315,16 @@ static dt_tri *pool_first_live(const dt_pool *p) {
   return NULL;
 }
 
-/* From the last triangle; when that way is blocked, from a triangle of p's cell (its latest, or
- * the first live one when that one died since). */
+/* From the last triangle; when that way is blocked, from the latest one made near p (the hint
+ * grid's, where its cell is owned and it lives), then from a triangle of p's cell (its latest,
+ * or the first live one when that one died since). */
 static dt_tri *locate(dt_mesh *m, const double *p) {
   dt_tri *t = walk(m, m->last, p);
   if (t || !m->own) return t;
+  dt_hint *g = m->hints ? hint_at(m, p) : NULL;
+  if (g && g->t && g->t != m->last && owned(m, g->cell) && g->t->mark != DT_DEAD &&
+      (t = walk(m, g->t, p)))
+    return t;
   int c = dt_cell_of(m, p[0], p[1]);
   if (!m->own[c]) {
     m->blocked_cell = c;
@@ -486,6 +508,7 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
     return postponed(m);
   }
   if (make_fan(m, p, pt->id, (size_t)nc, (size_t)nb)) return DT_NOMEM;
+  if (m->hints) *hint_at(m, p) = (dt_hint){m->last, m->last_cell};
   m->st.inserted++;
   m->st.cavity_tris += nc;
   return DT_INSERTED;

@@ -148,6 +148,7 @@ void par_geometry(void) {
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;
+  if (!getenv("DT_NO_HINTS") && dt_mesh_hints(&G.m, 256, G.box)) die("out of memory");
   G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
   G.m.epoch_step = 2 * (uint32_t)G.W;
   double band = 256 * sqrt((double)G.W);
