@@ -26,7 +26,10 @@
  * communication (sys_ralloc/alloc/free/give) and wait (the pairwise handshake before each move,
  * the sums after the main phase: where imbalance shows). Then, untimed, every region goes to
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
- * worker's lines on stderr. Main entry: main(). */
+ * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
+ * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
+ * for blocked walks), DT_NO_POPULATE=1 (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends
+ * every cell to one worker after K rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
