@@ -99,8 +99,9 @@ void par_distribute(const int32_t start[3]);
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 
 /* ---- par_balance.c ---- */
-/* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): two sums). */
-void par_balance(size_t lo, size_t hi);
+/* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums); the
+ * points below column edge t: cum[t] of all (NULL: t / BX). */
+void par_balance(size_t lo, size_t hi, const double *cum);
 
 /* ---- par_regions.c ---- */
 void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */

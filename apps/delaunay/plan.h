@@ -4,7 +4,9 @@
  *   W = 2^m workers, each with one block. Blocks: BX columns (x-quantiles of the points, lines
  *   over the whole box) times BY rows per column (y-quantiles of that column's points), BX <= BY,
  *   BX * BY = W; so every block holds about n / W points whatever the distribution (clustered
- *   input included). Block b = i * BY + j (column i, row j) is worker b's.
+ *   input included; the parallel program makes the quantiles exact and gives the columns that
+ *   wait longer for the zones a little less: par_balance.c, par_points.c). Block b = i * BY + j
+ *   (column i, row j) is worker b's.
  *   Cells: each block is cut 3 x 3 into an interior and a ring of strips of width f (a fraction
  *   of the block's side, at least a few point spacings): cell = 9 b + 3 r + c, r = 0..2 bottom
  *   to top, c = 0..2 left to right. Cells are the regions: the unit of ownership and of moves.
