@@ -7,8 +7,9 @@
  * cell's region holds its header (its pool of triangles and its postponed points) and the
  * chunks its triangles are carved from; a triangle lives in the cell of its circumcentre.
  *
- * Any power of two W of workers. The blocks are at the points' quantiles (columns, then rows in
- * each column), so each holds n / W points on any input (plan.h). Phases:
+ * Any power of two W of workers. The blocks are at the points' exact quantiles (columns, then
+ * rows in each column), so each holds n / W points on any input, the middle columns a little
+ * less (they wait longer for the zones: par_points.c). Phases:
  *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
  *            sparse places (where triangles are large) and a sample (--sample per block);
  *   scatter  the cells go out in a binary tree of moves (m rounds, each a matching);
@@ -27,9 +28,10 @@
  * the sums after the main phase: where imbalance shows). Then, untimed, every region goes to
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
- * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
- * for blocked walks), DT_NO_POPULATE=1 (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends
- * every cell to one worker after K rounds of what waits (the tests). Main entry: main(). */
+ * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_EQUAL_COLUMNS=1 (no less
+ * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_POPULATE=1
+ * (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends every cell to one worker after K
+ * rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
