@@ -149,20 +149,20 @@ for d in $dists; do
 done
 
 # The table: every configuration's time against the ceiling of its worker count.
-echo "delaunay sweep: seconds (total = the slowest worker; x ceiling = total / the ceiling's slowest copy)"
+echo "delaunay sweep: seconds (the mean worker's compute, comm, sched, wait; total = the slowest worker; x ceiling = total / the ceiling's slowest copy)"
 tables=("$csv"); [[ -s $ccsv ]] && tables=("$ccsv" "$csv")
 awk -F, -v csv="$csv" -v ccsv="$ccsv" '
   FNR == 1 { for (i = 1; i <= NF; i++) h[FILENAME, $i] = i; next }
   FILENAME == ccsv { cm[$h[ccsv, "dist"], $h[ccsv, "workers"]] = $h[ccsv, "concurrent_max_s"]; next }
   { d = $h[csv, "dist"]; n++; row[n] = d; tag[n] = $h[csv, "tag"]; w[n] = $h[csv, "workers"]
     t[n] = $h[csv, "total_s"]; cmp[n] = $h[csv, "compute_s"]; wc[n] = $h[csv, "worker_comm_s"]
-    wt[n] = $h[csv, "wait_s"]; e[n] = $h[csv, "efficiency"] }
+    sc[n] = $h[csv, "sched_comm_s"]; wt[n] = $h[csv, "wait_s"]; e[n] = $h[csv, "efficiency"] }
   END {
-    printf "  %-10s %-7s %8s %8s %8s %8s %9s %9s %6s\n", "dist", "run", "compute", "w.comm", "wait", "total",
-           "ceiling", "x ceiling", "eff"
+    printf "  %-10s %-7s %8s %8s %8s %8s %8s %9s %9s %6s\n", "dist", "run", "compute", "w.comm", "sched",
+           "wait", "total", "ceiling", "x ceiling", "eff"
     for (i = 1; i <= n; i++) {
       c = (row[i], w[i]) in cm ? cm[row[i], w[i]] : ""
-      printf "  %-10s %-7s %8.3f %8.3f %8.3f %8.3f %9s %9s %6s\n", row[i], tag[i], cmp[i], wc[i], wt[i], t[i],
+      printf "  %-10s %-7s %8.3f %8.3f %8.3f %8.3f %8.3f %9s %9s %6s\n", row[i], tag[i], cmp[i], wc[i], sc[i], wt[i], t[i],
              c == "" ? "-" : sprintf("%.3f", c), c == "" ? "-" : sprintf("%.2f", t[i] / c), e[i]
     }
   }' "${tables[@]}"
