@@ -52,9 +52,10 @@ int region_layer_create(region_layer **out, const region_config *cfg, slab_pool 
   trie_node_source src = {node_alloc, node_release, L};
   unsigned slab_bits = key_bits_for(c.gas_size >> AH_SLAB_SHIFT);
   trie_init(&L->used_ranges, slab_bits, src);
-  trie_init(&L->free_ranges, slab_bits, src);
+  rangeset_init(&L->free_ranges, slab_bits, src,
+                RANGESET_SIZED | RANGESET_ALIGN(AH_PAGE_SIZE >> AH_SLAB_SHIFT));
   trie_init(&L->used_ids, 32, src);
-  trie_init(&L->free_ids, 32, src);
+  rangeset_init(&L->free_ids, 32, src, 0);
   trie_init(&L->zombies, slab_bits, src);
   trie_init(&L->quarantine, 32, src);
   if (c.create_root) {
@@ -93,9 +94,21 @@ int region_layer_add_ids(region_layer *L, rid_t first, rid_t count) {
   return rangeset_add(&L->free_ids, first, count);
 }
 
+#ifdef AH_DEBUG
+/* Debug builds: the running counts the statistics read must be what a walk finds. */
+static void check_counts(const region_layer *L) {
+  AH_ASSERT(rangeset_check(&L->free_ids) == 0);
+  AH_ASSERT(rangeset_check(&L->free_ranges) == 0);
+  AH_ASSERT(rangeset_total(&L->free_ranges) == L->free_slabs);
+}
+#endif
+
 void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
+#ifdef AH_DEBUG
+  check_counts(L);
+#endif
   *st = (region_layer_stats){.regions = L->regions, .free_slabs = L->free_slabs,
-                             .free_ranges = trie_count(&L->free_ranges),
+                             .free_ranges = rangeset_count(&L->free_ranges),
                              .used_ranges = L->used_range_count,
                              .free_ids = rangeset_total(&L->free_ids), .trims = L->trims,
                              .trimmed_slabs = L->trimmed_slabs,
@@ -112,25 +125,20 @@ bool region_layer_holds(const region_layer *L, uintptr_t addr) {
 
 int region_layer_take_pages(region_layer *L, size_t max_pages, uintptr_t *addr, size_t *npages) {
   const uint64_t per_page = AH_PAGE_SIZE >> AH_SLAB_SHIFT;
-  trie_cursor c;
-  uint64_t k;
-  uintptr_t len;
+  uint64_t k, len;
   if (max_pages == 0) return ENOENT;
-  trie_cursor_seek(&c, &L->free_ranges, 0); /* the first range holding a whole page */
-  while (trie_cursor_next(&c, &k, &len)) {
-    uint64_t first = (k + per_page - 1) / per_page * per_page, end = (k + len) / per_page * per_page;
-    if (end <= first) continue;
-    uint64_t n = (end - first) / per_page;
-    if (n > max_pages) n = max_pages;
-    uint64_t start = end - n * per_page;
-    int rc = rangeset_remove(&L->free_ranges, start, n * per_page);
-    if (rc) return rc;
-    L->free_slabs -= n * per_page;
-    *addr = layer_addr(L, start);
-    *npages = n;
-    return 0;
-  }
-  return ENOENT;
+  /* the lowest range holding a whole page: one search in the index of such ranges */
+  if (rangeset_pick_aligned(&L->free_ranges, &k, &len)) return ENOENT;
+  uint64_t first = (k + per_page - 1) / per_page * per_page, end = (k + len) / per_page * per_page;
+  uint64_t n = (end - first) / per_page;
+  if (n > max_pages) n = max_pages;
+  uint64_t start = end - n * per_page;
+  int rc = rangeset_remove(&L->free_ranges, start, n * per_page);
+  if (rc) return rc;
+  L->free_slabs -= n * per_page;
+  *addr = layer_addr(L, start);
+  *npages = n;
+  return 0;
 }
 
 int region_layer_take_ids(region_layer *L, rid_t max, rid_t *first, rid_t *count) {
@@ -148,10 +156,10 @@ void region_layer_walk_free(const region_layer *L, slab_range_fn range_fn,
   trie_cursor c;
   uint64_t k;
   uintptr_t n;
-  trie_cursor_seek(&c, &L->free_ranges, 0);
+  trie_cursor_seek(&c, &L->free_ranges.ranges, 0);
   while (range_fn && trie_cursor_next(&c, &k, &n))
     if (range_fn(ctx, layer_addr(L, k), (size_t)n << AH_SLAB_SHIFT)) break;
-  trie_cursor_seek(&c, &L->free_ids, 0);
+  trie_cursor_seek(&c, &L->free_ids.ranges, 0);
   while (id_fn && trie_cursor_next(&c, &k, &n))
     if (id_fn(ctx, (rid_t)k, (rid_t)n)) break;
 }
@@ -178,9 +186,9 @@ void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
   region_layer_free_all(L);
   region_layer_walk_free(L, range_fn, NULL, ctx);
   trie_clear(&L->used_ranges);
-  trie_clear(&L->free_ranges);
+  rangeset_clear(&L->free_ranges);
   trie_clear(&L->used_ids);
-  trie_clear(&L->free_ids);
+  rangeset_clear(&L->free_ids);
   trie_clear(&L->zombies);
   trie_clear(&L->quarantine);
   layer_free(L, L);

@@ -8,6 +8,7 @@
 
 #include "common/types.h"
 #include "region/region.h"
+#include "trie/rangeset.h"
 #include "trie/trie.h"
 
 typedef struct region region;
@@ -49,9 +50,9 @@ struct region_layer {
   region_config cfg;
   slab_pool *kernel;
   trie used_ranges; /* slab key -> range_rec* */
-  trie free_ranges; /* rangeset of slab keys */
+  rangeset free_ranges; /* slab keys; by length, and those holding a whole 1 MiB page */
   trie used_ids;    /* id -> region* */
-  trie free_ids;    /* rangeset of ids */
+  rangeset free_ids;    /* ids */
   trie zombies;     /* slab key -> zombie lease (lease.c): leased slabs of freed regions */
   trie quarantine;  /* id -> zombie leases left: a freed region's ID, not reused until 0 */
   size_t zombie_slabs;

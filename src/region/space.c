@@ -77,6 +77,9 @@ static int rec_add(region_layer *L, region *r, uint64_t key, size_t n) {
 /* Take back as many free slabs as possible (up to want) from regions other than except,
  * each down to the low watermark, resuming after the last region visited. */
 static size_t trim(region_layer *L, const region *except, size_t want);
+/* Take back one run of at least min (up to n) contiguous free slabs from a region other than
+ * except that can spare it above its low watermark; 0 when none can. */
+static size_t trim_fit(region_layer *L, const region *except, size_t min, size_t n);
 
 /* A free range of at least min slabs (preferring n) in Free Ranges, or 0 slabs. */
 static size_t pick(region_layer *L, size_t n, size_t min, uint64_t *key) {
@@ -93,6 +96,10 @@ int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, si
   uint64_t key;
   size_t got = pick(L, n, min_slabs, &key);
   if (!got && trim(L, r, min_slabs)) got = pick(L, n, min_slabs, &key);
+  /* Near exhaustion the slabs trimmed are holes of one slab that do not touch: a request for
+   * more than one needs a run that some region's pool holds whole (each pool finds its best
+   * fit by size). */
+  if (!got && min_slabs > 1 && trim_fit(L, r, min_slabs, n)) got = pick(L, n, min_slabs, &key);
   /* The slabs trimmed may be pieces that do not touch (the tops of several regions' free
    * ranges): trim a whole growth step more, which a region with a large free run gives as one
    * piece, before asking for pages. */
@@ -179,6 +186,41 @@ static size_t trim_region(region_layer *L, region *x, size_t want) {
     if (moved < n) break;
   }
   return got;
+}
+
+/* A run of at least min (up to n) of x's free slabs, above its low watermark, into Free Ranges. */
+static size_t trim_fit_region(region_layer *L, region *x, size_t min, size_t n) {
+  slab_stats st;
+  slab_get_stats(x->pool, &st);
+  size_t longest = slab_longest_free(x->pool);
+  size_t spare = st.free_slabs > L->cfg.low_watermark ? st.free_slabs - L->cfg.low_watermark : 0;
+  size_t k = n < longest ? n : longest;
+  if (k > spare) k = spare;
+  uintptr_t a;
+  if (k < min || slab_take_fit(x->pool, k, &a)) return 0;
+  return space_reclaim(L, x, a, k) == k ? k : 0;
+}
+
+static size_t trim_fit(region_layer *L, const region *except, size_t min, size_t n) {
+  rid_t start = L->trim_cursor;
+  for (int pass = 0; pass < 2; pass++) {
+    trie_cursor c;
+    uint64_t id;
+    uintptr_t v;
+    trie_cursor_seek(&c, &L->used_ids, pass == 0 ? (uint64_t)start + 1 : 0);
+    while (trie_cursor_next(&c, &id, &v)) {
+      if (pass == 1 && id > start) break;
+      region *x = (region *)v;
+      size_t got = x != except ? trim_fit_region(L, x, min, n) : 0;
+      L->trim_cursor = (rid_t)id;
+      if (got) {
+        L->trims++;
+        L->trimmed_slabs += got;
+        return got;
+      }
+    }
+  }
+  return 0;
 }
 
 static size_t trim(region_layer *L, const region *except, size_t want) {

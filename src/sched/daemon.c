@@ -57,6 +57,13 @@ static void progress_sends(mpi_tx *t, bool wait) {
   }
 }
 
+/* The most words of one pack reply: one message's worth (0), except in the test build of the
+ * library that tests/mpi/test_big_pack links (AH_TEST_REPLY_WORDS: src/worker/CMakeLists.txt),
+ * which sees packs continue over many replies without millions of ranges. */
+#ifndef AH_TEST_REPLY_WORDS
+#define AH_TEST_REPLY_WORDS 0
+#endif
+
 int job_run_scheduler(ah_job *j) {
   mpi_tx tx = {.comm = j->proto};
   sched_config cfg = sched_config_default();
@@ -75,6 +82,7 @@ int job_run_scheduler(ah_job *j) {
              : st == PLAN_STATS_TABLE ? SCHED_REPORT_TABLE : SCHED_REPORT_SUMMARY;
   cfg.stats_csv = st == PLAN_STATS_FILE ? j->plan.stats_path : NULL;
   cfg.peak_rss_kib = procstat_peak_rss_kib;
+  cfg.reply_words = AH_TEST_REPLY_WORDS;
   sched_server *s;
   if (sched_server_create(&s, &j->tree, j->rank, &cfg, (sched_transport){mpi_send, &tx})) {
     fprintf(stderr, "antheapd[%d]: cannot create the scheduler (out of memory)\n", j->rank);

@@ -50,12 +50,18 @@ static size_t coalesce_pairs(uint64_t *w, size_t nwords) {
   return 2 * out;
 }
 
+/* The ranges of a pack, sorted and merged, to dest: in as many replies as they need, each of
+ * at most reply_words words (whole pairs), every one but the last marked PROTO_REPLY_MORE. A
+ * pack of any size is answered so: it never fails for its size. */
 static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, words *b) {
   b->n = coalesce_pairs(b->w, b->n);
-  if (b->n > PROTO_MAX_TAIL)
-    srv_reply(s, dest, req, origin, E2BIG, NULL, 0);
-  else
-    srv_reply(s, dest, req, origin, 0, b->w, (uint32_t)b->n);
+  size_t off = 0, chunk = s->cfg.reply_words;
+  do {
+    size_t k = b->n - off < chunk ? b->n - off : chunk;
+    bool more = off + k < b->n;
+    srv_reply_part(s, dest, req, origin, 0, b->w + off, (uint32_t)k, more ? PROTO_REPLY_MORE : 0);
+    off += k;
+  } while (off < b->n);
 }
 
 /* Remote children (on other schedulers) of the local subtree under rid, as {child, parent}
@@ -395,8 +401,10 @@ void event_packv(sched_server *s, const proto_msg *m) {
   pack_finish(s, m, &p, &b, e);
 }
 
-/* A part of a move answered: its ranges join the event's, or its error fails the move. */
+/* A part of a move answered: its ranges join the event's, or its error fails the move. A part
+ * that continues (PROTO_REPLY_MORE) is still awaited. */
 void move_on_reply(sched_server *s, event *e, const proto_msg *m) {
+  bool more = (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
   if (m->h->status) {
     if (!e->status) e->status = m->h->status;
   } else {
@@ -407,6 +415,6 @@ void move_on_reply(sched_server *s, event *e, const proto_msg *m) {
     if (oom && !e->status) e->status = ENOMEM;
     event_keep(e, &b);
   }
-  if (--e->remaining > 0) return;
+  if (more || --e->remaining > 0) return;
   move_advance(s, e);
 }

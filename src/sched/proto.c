@@ -78,6 +78,7 @@ static int fields_errno(unsigned type, const void *fixed) {
       break;
     }
     case MSG_UNLEASE: ok = ((const proto_unlease *)fixed)->n >= 1; break;
+    case MSG_REPLY: ok = (((const proto_reply *)fixed)->flags & ~PROTO_REPLY_MORE) == 0; break;
     case MSG_PACKV: {
       const proto_packv *v = fixed;
       bool over = v->flags & PACKV_HANDOVER, back = v->flags & PACKV_HANDBACK;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC 0xA17Eu
-#define PROTO_VERSION 5u /* 5: PACKV hands regions over (flags, peer) */
+#define PROTO_VERSION 6u /* 6: replies in several messages (PROTO_REPLY_MORE) */
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
@@ -26,7 +26,8 @@ enum proto_type {
   MSG_BALLOC,      /* proto_alloc -> reply tail {addr x n} */
   MSG_FREE,        /* proto_addr */
   MSG_REALLOC,     /* proto_realloc -> reply tail {addr, old size} */
-  MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants) */
+  MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants;
+                      in as many replies as it takes: proto_reply) */
   MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size, scheduler rank} */
   MSG_LEASE,       /* proto_lease -> reply tail {scheduler rank, slot size, slab x got} */
   MSG_UNLEASE,     /* proto_unlease, tail {slab, live bitmap} x n -> reply tail {dropped} */
@@ -111,7 +112,11 @@ typedef struct { uint64_t regions; } proto_load;
 typedef struct {
   uint32_t nranges, nids, nrows, pad;
 } proto_return;
-typedef struct { uint32_t ntail; uint32_t pad; } proto_reply;
+/* A reply whose tail does not fit one message (the ranges of a pack) comes in several, in
+ * order: every one but the last has PROTO_REPLY_MORE in flags and status 0; the receiver joins
+ * their tails. Only pack replies (MSG_PACK, MSG_PACKV) continue. */
+#define PROTO_REPLY_MORE 1u
+typedef struct { uint32_t ntail; uint32_t flags; } proto_reply;
 
 /* The largest fixed payload of any type. */
 #define PROTO_MAX_FIXED 64

@@ -28,7 +28,7 @@ void deleg_remove_span(trie *t, uint64_t start, uint64_t count) {
   while (trie_ge(t, start, &k, NULL) == 0 && k < start + count) trie_delete(t, k, NULL);
 }
 
-static route decide(const sched_server *s, bool local, const trie *deleg, const trie *owned,
+static route decide(const sched_server *s, bool local, const trie *deleg, const rangeset *owned,
                     uint64_t key, bool key_valid) {
   if (local) return (route){ROUTE_LOCAL, -1};
   int slot = key_valid ? deleg_find(deleg, key, NULL, NULL) : -1;

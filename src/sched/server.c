@@ -74,9 +74,9 @@ static int make_layer(sched_server *s) {
   trie_node_source src = {knode_alloc, knode_release, s};
   unsigned page_bits = 1;
   while (((uint64_t)1 << page_bits) < (s->cfg.gas_size >> AH_PAGE_SHIFT)) page_bits++;
-  trie_init(&s->owned_pages, page_bits, src);
+  rangeset_init(&s->owned_pages, page_bits, src, 0);
   trie_init(&s->deleg_pages, page_bits, src);
-  trie_init(&s->owned_ids, 32, src);
+  rangeset_init(&s->owned_ids, 32, src, 0);
   trie_init(&s->deleg_ids, 32, src);
   trie_init(&s->remote_kids, 32, src);
   trie_init(&s->remote_parent, 32, src);
@@ -94,6 +94,10 @@ int sched_server_create(sched_server **out, const sched_tree *tree, int me,
   /* Give back only well above what a refill brings, or pages would bounce up and down. */
   if (s->cfg.ceiling_pages && s->cfg.ceiling_pages < 2 * s->cfg.refill_pages)
     s->cfg.ceiling_pages = 2 * s->cfg.refill_pages;
+  /* a pack reply carries whole {addr, len} pairs, at most what one message can */
+  if (s->cfg.reply_words == 0 || s->cfg.reply_words > PROTO_MAX_TAIL)
+    s->cfg.reply_words = PROTO_MAX_TAIL;
+  s->cfg.reply_words = s->cfg.reply_words < 2 ? 2 : s->cfg.reply_words & ~1u;
   s->tx = tx;
   s->parked_tail = &s->parked_head;
   s->conservation = 1;
@@ -172,7 +176,12 @@ int srv_reply_dest(const proto_msg *m) { return m->h->sched >= 0 ? m->h->sched :
 
 void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
                const uint64_t *tail, uint32_t ntail) {
-  proto_reply r = {.ntail = ntail};
+  srv_reply_part(s, dest, req, origin, status, tail, ntail, 0);
+}
+
+void srv_reply_part(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
+                    const uint64_t *tail, uint32_t ntail, uint32_t flags) {
+  proto_reply r = {.ntail = ntail, .flags = flags};
   size_t len = proto_build(s->out, s->outcap, MSG_REPLY, req, origin, dest, status, -1, &r, tail,
                            ntail);
   AH_ASSERT(len > 0);

@@ -53,6 +53,8 @@ typedef struct sched_config {
   bool quiet;             /* no table, whatever report says (the line stays) */
   const char *stats_csv;  /* root: write every scheduler's statistics row here at shutdown */
   uint64_t (*peak_rss_kib)(void); /* this rank's peak resident memory, for its row (or NULL) */
+  uint32_t reply_words;   /* most tail words of one pack reply (0: PROTO_MAX_TAIL; even; tests
+                           * set it small to see packs continue over several replies) */
 } sched_config;
 
 typedef struct sched_stats {

@@ -8,6 +8,7 @@
 #include "region/region.h"
 #include "sched/proto.h"
 #include "sched/server.h"
+#include "trie/rangeset.h"
 #include "trie/trie.h"
 
 enum route_kind { ROUTE_LOCAL, ROUTE_CHILD, ROUTE_PARENT, ROUTE_UNKNOWN };
@@ -49,7 +50,7 @@ struct sched_server {
   int nkchunks, kcap;
   slab_pool *kernel;
   region_layer *layer;
-  trie owned_pages, owned_ids; /* range sets: what this scheduler answers for */
+  rangeset owned_pages, owned_ids; /* what this scheduler answers for */
   trie deleg_pages, deleg_ids; /* start -> (count << 8 | child slot + 1) */
   trie remote_kids;            /* region on a child's subtree -> its local parent + 1 */
   trie remote_parent;          /* local region with a parent elsewhere -> that scheduler + 1 */
@@ -85,6 +86,10 @@ void srv_answer(sched_server *s, const proto_msg *m, int status, const uint64_t 
                 uint32_t ntail);
 void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
                const uint64_t *tail, uint32_t ntail);
+/* One part of a reply in several messages (proto.h: PROTO_REPLY_MORE in flags on all but the
+ * last); srv_reply is the whole reply in one. */
+void srv_reply_part(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
+                    const uint64_t *tail, uint32_t ntail, uint32_t flags);
 int srv_reply_dest(const proto_msg *m);
 void srv_log(sched_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int srv_child_slot(const sched_server *s, int rank);

@@ -57,8 +57,31 @@ enum hkind {
   HK_HANDOVER, /* of its own top region, to a well-behaved worker */
   HK_HANDBACK, /* of a region it handed over */
   HK_PUBLIC,   /* its public region */
-  HK_PIN       /* the object pinned in it */
+  HK_PIN,      /* the object pinned in it */
+  HK_FRAG      /* a step of the fragmenter (--hostile-fragment): pend.n says which */
 };
+
+/* The fragmenter (sim_config.hostile_fragment = F): a hostile worker that fragments the
+ * schedulers' free space and free region IDs on purpose, in rounds. FR_REGION makes a region of
+ * its own (apart from its shadow of regions, so its other requests never touch it); FR_BALLOC
+ * fills it with 2F objects of one slab each; FR_FREE frees every other one (F holes, each
+ * kept object a range of its own); FR_PACK packs the region, whose reply must cover every kept
+ * object in exactly as many ranges, sorted and coalesced, however many messages it takes;
+ * FR_RFREE frees it; FR_IDS makes 2F regions under the root and FR_IDFREE frees every other
+ * one (F free-ID holes; the others stay to the end). */
+enum frag_step { FR_REGION, FR_BALLOC, FR_FREE, FR_PACK, FR_RFREE, FR_IDS, FR_IDFREE };
+
+typedef struct {
+  int phase;       /* enum frag_step */
+  int inflight;    /* its requests in flight (a phase ends when they are all back) */
+  rid_t rid;       /* the region it fragments, 0 when none */
+  uintptr_t *objs; /* its objects in address order (FR_FREE frees the even ones) */
+  size_t n, next;  /* objects; the next one to free (or ID region to make or free) */
+  rid_t *ids;      /* FR_IDS: the regions made (0: failed) */
+  size_t nids;
+  rid_t *kept;     /* the regions FR_IDFREE left alive, every round's */
+  size_t nkept, keptcap;
+} fragger;
 
 typedef struct {
   uintptr_t addr;
@@ -121,6 +144,7 @@ struct hostile {
   int pub;   /* its public region in S->publics, -1 if none */
   bool leases_slabs; /* even workers lease; odd ones return others' slabs (never theirs) */
   bool done, finalized;
+  fragger fr;
 };
 
 static uint64_t rnd(sim *S) { return sim_rnd(&S->rng); }
@@ -204,10 +228,22 @@ static rid_t unknown_rid(sim *S) {
   return pick(S, 2) ? REGION_NONE : 0x80000000u + (rid_t)pick(S, 1000);
 }
 
+/* Is rid one of the fragmenter's regions (the one it fragments, this round's, those kept)? */
+static bool frag_rid(const hostile *h, rid_t rid) {
+  const fragger *f = &h->fr;
+  if (rid && f->rid == rid) return true;
+  for (size_t i = 0; i < f->nids; i++)
+    if (f->ids[i] == rid) return true;
+  for (size_t i = 0; i < f->nkept; i++)
+    if (f->kept[i] == rid) return true;
+  return false;
+}
+
 /* Does this worker know rid as one of its regions (in any state) or its public region? */
 static bool rid_known(const sim *S, const hostile *h, rid_t rid) {
   for (int r = 0; r < h->nregs; r++)
     if (h->regs[r].rid == rid) return true;
+  if (frag_rid(h, rid)) return true;
   return h->pub >= 0 && S->publics[h->pub].rid == rid;
 }
 
@@ -226,8 +262,9 @@ static rid_t near_rid(sim *S, hostile *h) {
 /* Is near-max ID rid this worker's after all (made by a RALLOC that was in flight)? */
 static bool near_own(const sim *S, const hostile *h, rid_t rid) {
   if (rid_known(S, h, rid)) return true;
-  for (int i = 0; i < h->npend; i++)
-    if (h->pend[i].kind == HK_RALLOC) return true; /* its answer may still be on its way */
+  for (int i = 0; i < h->npend; i++) /* its answer may still be on its way */
+    if (h->pend[i].kind == HK_RALLOC || (h->pend[i].kind == HK_FRAG && h->pend[i].type == MSG_RALLOC))
+      return true;
   return false;
 }
 
@@ -965,10 +1002,185 @@ static void hostile_garbage(sim *S, hostile *h) {
   send_garbage(S, h, to, buf, len);
 }
 
+/* ---- fragmenting on purpose ---- */
+
+static void wrong(sim *S, hostile *h, const pend *p, const char *what, int st);
+
+static void frag_request(sim *S, hostile *h, int step, int expect, uint64_t index,
+                         unsigned type, const void *fixed, const uint64_t *tail, uint32_t ntail) {
+  pend p = mk(type, HK_FRAG, expect, 0);
+  p.n = (uint64_t)step;
+  p.obj.addr = (uintptr_t)index;
+  h->fr.inflight++;
+  request(S, h, p, fixed, tail, ntail);
+}
+
+/* The next step of the fragmenter, if one can go now: true when a request was sent. */
+static bool frag_step(sim *S, hostile *h) {
+  fragger *f = &h->fr;
+  size_t want = (size_t)S->cfg->hostile_fragment;
+  switch ((enum frag_step)f->phase) {
+    case FR_REGION: {
+      if (f->inflight) return false;
+      proto_ralloc b = {.parent = REGION_ROOT, .level_hint = -1};
+      frag_request(S, h, FR_REGION, EXP_ANY, 0, MSG_RALLOC, &b, NULL, 0);
+      return true;
+    }
+    case FR_BALLOC: {
+      if (f->inflight) return false;
+      proto_alloc b = {.size = AH_SLAB_SIZE, .rid = f->rid, .n = (uint32_t)(2 * want)};
+      frag_request(S, h, FR_BALLOC, EXP_ANY, 0, MSG_BALLOC, &b, NULL, 0);
+      return true;
+    }
+    case FR_FREE: {
+      if (f->next >= f->n) return false; /* the last frees are on their way */
+      proto_addr b = {.addr = f->objs[f->next]};
+      hlive_del(S, f->objs[f->next]);
+      frag_request(S, h, FR_FREE, EXP_OK, f->next, MSG_FREE, &b, NULL, 0);
+      f->next += 2;
+      return true;
+    }
+    case FR_PACK: {
+      if (f->inflight) return false;
+      proto_packv b = {.nreg = 1};
+      uint64_t tail[1] = {f->rid};
+      frag_request(S, h, FR_PACK, EXP_OK, 0, MSG_PACKV, &b, tail, 1);
+      return true;
+    }
+    case FR_RFREE: {
+      if (f->inflight) return false;
+      for (size_t i = 1; i < f->n; i += 2) hlive_del(S, f->objs[i]);
+      proto_rid b = {.rid = f->rid};
+      frag_request(S, h, FR_RFREE, EXP_OK, 0, MSG_RFREE, &b, NULL, 0);
+      return true;
+    }
+    case FR_IDS: {
+      if (f->next >= 2 * want) return false;
+      proto_ralloc b = {.parent = REGION_ROOT, .level_hint = -1};
+      frag_request(S, h, FR_IDS, EXP_ANY, f->next++, MSG_RALLOC, &b, NULL, 0);
+      return true;
+    }
+    case FR_IDFREE: {
+      while (f->next < f->nids && !f->ids[f->next]) f->next += 2;
+      if (f->next >= f->nids) return false;
+      proto_rid b = {.rid = f->ids[f->next]};
+      frag_request(S, h, FR_IDFREE, EXP_OK, f->next, MSG_RFREE, &b, NULL, 0);
+      f->next += 2;
+      return true;
+    }
+  }
+  return false;
+}
+
+static int cmp_addr(const void *a, const void *b) {
+  uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* FR_BALLOC answered: 2F objects, each clear of every live one, kept in address order. */
+static void frag_objects(sim *S, hostile *h, const proto_msg *m) {
+  fragger *f = &h->fr;
+  size_t n = m->ntail;
+  f->objs = realloc(f->objs, (n ? n : 1) * sizeof *f->objs);
+  if (!f->objs) abort(); /* the simulator itself out of memory */
+  for (size_t i = 0; i < n; i++) {
+    f->objs[i] = (uintptr_t)m->tail[i];
+    if (sim_place_ok(S, f->objs[i], AH_SLAB_SIZE, "hostile worker (fragmenting)", true))
+      hlive_add(S, f->objs[i], AH_SLAB_SIZE);
+  }
+  qsort(f->objs, n, sizeof *f->objs, cmp_addr);
+  f->n = n;
+  f->next = 0;
+}
+
+/* FR_PACK answered: the kept objects (the odd ones), each a range of its own. */
+static void frag_ranges(sim *S, hostile *h, const pend *p, const proto_msg *m) {
+  fragger *f = &h->fr;
+  const uint64_t *t = m->tail;
+  size_t kept = f->n / 2, j = 0;
+  if (m->ntail % 2 || m->ntail / 2 != kept) {
+    wrong(S, h, p, "a pack of the fragmented region with other than one range per object", 0);
+    return;
+  }
+  for (size_t i = 1; i < f->n; i += 2, j += 2)
+    if (t[j] != f->objs[i] || t[j + 1] != AH_SLAB_SIZE) {
+      wrong(S, h, p, "a pack of the fragmented region that misses an object", 0);
+      return;
+    }
+  S->res->frag_ranges += kept;
+  S->res->frag_packs++;
+}
+
+/* FR_IDFREE is done: the regions left alive are kept (known as its own to the end). */
+static void frag_keep_ids(fragger *f) {
+  for (size_t i = 1; i < f->nids; i += 2) {
+    if (!f->ids[i]) continue;
+    if (f->nkept == f->keptcap) {
+      f->keptcap = f->keptcap ? 2 * f->keptcap : 64;
+      f->kept = realloc(f->kept, f->keptcap * sizeof *f->kept);
+      if (!f->kept) abort(); /* the simulator itself out of memory */
+    }
+    f->kept[f->nkept++] = f->ids[i];
+  }
+  f->nids = f->next = 0;
+  f->phase = FR_REGION;
+}
+
+/* A reply to a step of the fragmenter: the next phase once the last of this one is back. */
+static void frag_on_reply(sim *S, hostile *h, const pend *p, const proto_msg *m, int st) {
+  fragger *f = &h->fr;
+  size_t want = (size_t)S->cfg->hostile_fragment;
+  f->inflight--;
+  switch ((enum frag_step)p->n) {
+    case FR_REGION:
+      if (!st && m->ntail == 1) f->rid = (rid_t)m->tail[0], f->phase = FR_BALLOC;
+      break;
+    case FR_BALLOC:
+      if (st || m->ntail != 2 * want) { /* no room: the region goes, the IDs come next */
+        f->n = 0;
+        f->phase = FR_RFREE;
+        break;
+      }
+      frag_objects(S, h, m);
+      f->phase = FR_FREE;
+      break;
+    case FR_FREE:
+      S->res->frag_holes++;
+      if (f->next >= f->n && !f->inflight) f->phase = FR_PACK;
+      break;
+    case FR_PACK:
+      if (!st) frag_ranges(S, h, p, m);
+      f->phase = FR_RFREE;
+      break;
+    case FR_RFREE:
+      f->rid = 0;
+      f->n = f->next = f->nids = 0;
+      f->phase = FR_IDS;
+      break;
+    case FR_IDS: {
+      size_t i = (size_t)p->obj.addr;
+      if (f->nids < 2 * want) {
+        f->ids = realloc(f->ids, 2 * want * sizeof *f->ids);
+        if (!f->ids) abort();
+        for (size_t k = f->nids; k < 2 * want; k++) f->ids[k] = 0;
+        f->nids = 2 * want;
+      }
+      f->ids[i] = !st && m->ntail == 1 ? (rid_t)m->tail[0] : 0;
+      if (f->next >= 2 * want && !f->inflight) f->next = 0, f->phase = FR_IDFREE;
+      break;
+    }
+    case FR_IDFREE:
+      S->res->frag_id_holes++;
+      if (f->next >= f->nids && !f->inflight) frag_keep_ids(f);
+      break;
+  }
+}
+
 /* ---- the hostile worker's life ---- */
 
 /* One message; true when it waits for a reply. */
 static bool send_one(sim *S, hostile *h) {
+  if (S->cfg->hostile_fragment && pick(S, 2) && frag_step(S, h)) return true;
   uint64_t r = pick(S, 100);
   if (r < 20)
     hostile_garbage(S, h);
@@ -1082,6 +1294,9 @@ void hostile_teardown(sim *S) {
     free(S->hostiles[k].objs);
     free(S->hostiles[k].gobjs);
     free(S->hostiles[k].leases);
+    free(S->hostiles[k].fr.objs);
+    free(S->hostiles[k].fr.ids);
+    free(S->hostiles[k].fr.kept);
   }
   free(S->hostiles);
 }
@@ -1109,7 +1324,8 @@ static const char *kind_name(int kind) {
   static const char *const names[] = {"alloc",   "free",  "realloc",  "query",
                                       "ralloc",  "rfree", "pack",     "packv",
                                       "lease",   "unlease", "hand-over", "hand-back",
-                                      "ralloc of its public region", "alloc of its pinned object"};
+                                      "ralloc of its public region", "alloc of its pinned object",
+                                      "fragmenting step"};
   return names[kind];
 }
 
@@ -1257,6 +1473,10 @@ static void on_reply(sim *S, hostile *h, const pend *p, const proto_msg *m) {
     on_setup(S, h, p, m, st);
     return;
   }
+  if (p->kind == HK_FRAG) {
+    frag_on_reply(S, h, p, m, ok ? st : -1);
+    return;
+  }
   if (p->kind == HK_HANDOVER || p->kind == HK_HANDBACK) {
     hand_end(h, p->reg, (p->kind == HK_HANDBACK) == (st == 0));
     if (st == 0) S->res->handovers += p->kind == HK_HANDOVER, S->res->handbacks += p->kind == HK_HANDBACK;
@@ -1289,6 +1509,7 @@ void hostile_on_message(sim *S, int k, const unsigned char *data, size_t len) {
              h->rank);
     return;
   }
+  if (!sim_join_reply(S, h->rank, &m)) return; /* a pack's parts: the whole reply at the last */
   int i = 0;
   while (i < h->npend && h->pend[i].req != m.h->req) i++;
   if (i == h->npend) {

@@ -61,6 +61,48 @@ static msg *channel_pop(sim *S, channel *c) {
   return m;
 }
 
+/* ---- replies in several messages ---- */
+static bool parts_append(sim_parts *p, const uint64_t *t, uint32_t n) {
+  if (p->n + n > p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 1024;
+    while (cap < p->n + n) cap *= 2;
+    uint64_t *w = realloc(p->w, cap * sizeof *w);
+    if (!w) abort(); /* the simulator itself out of memory */
+    p->w = w;
+    p->cap = cap;
+  }
+  if (n) memcpy(p->w + p->n, t, (size_t)n * sizeof *t);
+  p->n += n;
+  return true;
+}
+
+bool sim_join_reply(sim *S, int rank, proto_msg *m) {
+  sim_parts *p = &S->parts[rank];
+  bool more = (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
+  if (p->n && p->req != m->h->req) {
+    sim_fail(S, SIM_FAIL_WRONG, true, "worker %d: request %lu answered in the middle of the parts "
+             "of request %lu", rank, (unsigned long)m->h->req, (unsigned long)p->req);
+    p->n = 0;
+  }
+  if (more && m->h->status) {
+    sim_fail(S, SIM_FAIL_WRONG, true, "worker %d: a reply part with status %d continues", rank,
+             m->h->status);
+    p->n = 0;
+    return false;
+  }
+  if (more) {
+    S->continued++;
+    p->req = m->h->req;
+    return parts_append(p, m->tail, m->ntail), false;
+  }
+  if (!p->n) return true;
+  parts_append(p, m->tail, m->ntail);
+  m->tail = p->w;
+  m->ntail = (uint32_t)p->n;
+  p->n = 0; /* the buffer stays valid until the next part for this rank */
+  return true;
+}
+
 /* ---- failures ---- */
 const char *const sim_fail_names[SIM_FAIL_KINDS] = {"wrong replies", "overlaps", "storms",
                                                     "lost pages", "silent drops", "hangs"};
@@ -905,7 +947,9 @@ static int setup(sim *S) {
   S->servers = calloc((size_t)n, sizeof *S->servers);
   S->workers = calloc((size_t)c->workers, sizeof *S->workers);
   S->publics = calloc((size_t)c->workers + (size_t)c->hostile, sizeof *S->publics);
-  if (!S->chans || !S->active || !S->servers || !S->workers || !S->publics) return ENOMEM;
+  S->parts = calloc((size_t)n, sizeof *S->parts);
+  if (!S->chans || !S->active || !S->servers || !S->workers || !S->publics || !S->parts)
+    return ENOMEM;
   for (size_t i = 0; i < (size_t)n * n; i++) S->chans[i].active_slot = -1;
   sched_transport tx = {transport_send, S};
   for (int r = 0; r < c->schedulers; r++)
@@ -943,6 +987,8 @@ static void teardown(sim *S) {
   free(S->servers);
   free(S->workers);
   free(S->publics);
+  for (int r = 0; S->parts && r < n; r++) free(S->parts[r].w);
+  free(S->parts);
   sched_tree_free(&S->tree);
 }
 
@@ -970,7 +1016,7 @@ static void deliver(sim *S, const channel *c, const msg *m) {
   proto_msg pm;
   if (proto_decode(m->data, m->len, &pm) || pm.h->type != MSG_REPLY)
     fail(S, "worker %d got a malformed or unexpected message", c->to);
-  else
+  else if (sim_join_reply(S, c->to, &pm)) /* a pack's parts: the whole reply at the last */
     on_reply(S, &S->workers[role], &pm);
 }
 
@@ -1015,6 +1061,7 @@ int sim_run(const sim_config *cfg, sim_result *res) {
   deliver_all(&S);
   res->messages = S.messages;
   res->requests = S.requests;
+  res->continued = S.continued;
   for (int r = 0; res->ok && r < cfg->schedulers; r++)
     if (!sched_server_done(S.servers[r]))
       sim_fail(&S, SIM_FAIL_HANG, true, "scheduler %d never finished shutdown", r);

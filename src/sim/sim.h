@@ -33,6 +33,10 @@ typedef struct sim_config {
   int hostile;       /* hostile workers, spread over the leaves */
   int hostile_ops;   /* messages each hostile worker sends */
   bool hostile_keep_leases; /* hostile workers finalize holding their leased slabs */
+  /* F > 0: hostile workers also fragment on purpose (hostile.c: the fragmenter), in rounds:
+   * 2F objects of a slab with every other one freed, the region packed (a reply of F ranges)
+   * and freed; 2F regions with every other one freed (F free-ID holes). */
+  int hostile_fragment;
   /* Storm: more than storm_factor * requests + storm_const messages delivered (checked after
    * every delivery; factor 0: never). Measured per seed (messages / requests workers sent):
    * 1.8-2.0 with one scheduler, 3.6-4.1 with 2 levels, 5.4-6.3 with 3 levels, up to 8.5 with
@@ -59,6 +63,9 @@ typedef struct sim_result {
   int conservation; /* the root's verdict: 0 ok */
   uint64_t requests;          /* messages workers sent */
   uint64_t hostile_sent, hostile_garbage, hostile_replies; /* garbage: sent to be dropped */
+  /* The fragmenter: objects freed to make holes, regions freed to make free-ID holes, packs of
+   * fragmented regions checked and their ranges; reply parts that said PROTO_REPLY_MORE. */
+  uint64_t frag_holes, frag_id_holes, frag_packs, frag_ranges, continued;
   uint64_t fails[SIM_FAIL_KINDS];
   char failure[512];
 } sim_result;

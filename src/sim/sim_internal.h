@@ -23,6 +23,13 @@ typedef struct channel {
 } channel;
 
 typedef struct sim_worker sim_worker;
+
+/* The parts of a reply in several messages (proto.h: PROTO_REPLY_MORE) gathered for one rank. */
+typedef struct sim_parts {
+  uint64_t req;
+  uint64_t *w;
+  size_t n, cap;
+} sim_parts;
 typedef struct hostile hostile;
 
 /* The hand-over rule (include/antheap.h): only a region's holder may act on it. Every worker
@@ -54,10 +61,17 @@ typedef struct sim {
   uint64_t serials; /* the last serial given to a well-behaved worker's region */
   trie live; /* every live object of every well-behaved worker: (addr - base) / 64 -> size */
   trie hlive; /* hostile workers' objects nobody else can free (and their leased slabs) */
+  sim_parts *parts; /* by rank: a reply whose parts are still coming */
+  uint64_t continued; /* reply parts that said PROTO_REPLY_MORE */
 } sim;
 
 /* sim.c */
 uint64_t sim_rnd(uint64_t *s);
+/* A reply for worker `rank` (well-behaved or hostile): false while its parts are still coming
+ * (the part is kept); true when m is whole, its tail then the parts' joined (valid until the
+ * next call for this rank). A part that continues with an error, or names another request
+ * than the parts before it, is a wrong reply (reported; the parts are dropped). */
+bool sim_join_reply(sim *S, int rank, proto_msg *m);
 void sim_send(sim *S, int from, int to, const void *data, size_t len);
 /* Record a failure of kind k (sim.h: SIM_FAIL_*); the first one's text is kept. Failures of
  * well-behaved workers and storms stop the seed (stop); hostile findings are counted on. */

@@ -69,6 +69,12 @@ static void usage(FILE *f) {
           "                   well-behaved workers and hand-backs (must succeed; then EPERM)\n"
           "  --hostile-keep-leases  hostile workers finalize holding leased slabs (by default\n"
           "                   they hand them back first, as sys_finalize does)\n"
+          "  --hostile-fragment F  hostile workers also fragment on purpose, in rounds: 2F\n"
+          "                   objects of a slab, every other one freed, the region packed (its\n"
+          "                   reply must hold each kept object as a range of its own) and freed;\n"
+          "                   2F regions, every other one freed (free-ID holes)\n"
+          "  --reply-words N  the most words of one pack reply (default 1048576); small values\n"
+          "                   make packs continue over several replies (PROTO_REPLY_MORE)\n"
           "  --storm-factor C / --storm-const K  a storm: more than C * requests + K messages\n"
           "                   delivered (defaults 16 / 4096; C 0: no storm check)\n"
           "  --fork           each seed in a child process: crashes and hangs are counted\n"
@@ -170,6 +176,7 @@ typedef struct {
   int seeds, failed, crashes;
   uint64_t messages, requests, hostile_sent, hostile_garbage, hostile_replies;
   uint64_t placed_by_load, handovers, handbacks, nonholder_refused, bad_moves_refused;
+  uint64_t frag_holes, frag_id_holes, frag_packs, frag_ranges, continued;
   uint64_t fails[SIM_FAIL_KINDS];
 } totals;
 
@@ -223,6 +230,11 @@ static void print_seed(const sim_config *c, const sim_result *r, bool quiet) {
     printf(", hostile: %lu sent, %lu to be dropped, %lu answered, %lu moves no worker may ask"
            " refused", (unsigned long)r->hostile_sent, (unsigned long)r->hostile_garbage,
            (unsigned long)r->hostile_replies, (unsigned long)r->bad_moves_refused);
+  if (c->hostile_fragment)
+    printf(", fragmenting: %lu holes, %lu free-ID holes, %lu packs of %lu ranges checked",
+           (unsigned long)r->frag_holes, (unsigned long)r->frag_id_holes,
+           (unsigned long)r->frag_packs, (unsigned long)r->frag_ranges);
+  if (r->continued) printf(", %lu reply parts continued", (unsigned long)r->continued);
   printf("%s%s\n", r->ok ? "" : ": ", r->ok ? "" : r->failure);
   if (r->ok) return;
   const sched_config *k = &c->sched;
@@ -238,6 +250,8 @@ static void print_seed(const sim_config *c, const sim_result *r, bool quiet) {
     printf(" --hostile %d --hostile-ops %d --storm-factor %u --storm-const %u%s", c->hostile,
            c->hostile_ops, c->storm_factor, c->storm_const,
            c->hostile_keep_leases ? " --hostile-keep-leases" : "");
+  if (c->hostile_fragment) printf(" --hostile-fragment %d", c->hostile_fragment);
+  if (k->reply_words) printf(" --reply-words %u", k->reply_words);
   printf(" --verbose\n");
 }
 
@@ -255,6 +269,11 @@ static void add_totals(totals *t, const sim_result *r) {
   t->handbacks += r->handbacks;
   t->nonholder_refused += r->nonholder_refused;
   t->bad_moves_refused += r->bad_moves_refused;
+  t->frag_holes += r->frag_holes;
+  t->frag_id_holes += r->frag_id_holes;
+  t->frag_packs += r->frag_packs;
+  t->frag_ranges += r->frag_ranges;
+  t->continued += r->continued;
   for (int k = 0; k < SIM_FAIL_KINDS; k++) t->fails[k] += r->fails[k];
 }
 
@@ -276,6 +295,11 @@ static void print_totals(const totals *t, bool hostile) {
          (unsigned long)t->handovers, (unsigned long)t->handbacks,
          (unsigned long)t->nonholder_refused, (unsigned long)t->bad_moves_refused,
          (unsigned long)t->placed_by_load);
+  if (t->frag_holes || t->frag_id_holes || t->continued)
+    printf("fragmenting: %lu holes, %lu free-ID holes, %lu packs of fragmented regions (%lu "
+           "ranges) checked, %lu reply parts continued\n", (unsigned long)t->frag_holes,
+           (unsigned long)t->frag_id_holes, (unsigned long)t->frag_packs,
+           (unsigned long)t->frag_ranges, (unsigned long)t->continued);
   printf("%d passed, %d failed\n", t->seeds - t->failed, t->failed);
 }
 
@@ -295,6 +319,7 @@ static struct option *option_table(void) {
       {"hostile", 1, 0, 'H'},     {"hostile-ops", 1, 0, 'O'}, {"storm-factor", 1, 0, 'C'},
       {"storm-const", 1, 0, 'K'}, {"fork", 0, 0, 'F'},        {"timeout", 1, 0, 'T'},
       {"quiet", 0, 0, 'q'},       {"hostile-keep-leases", 0, 0, 'L'},
+      {"hostile-fragment", 1, 0, 'R'}, {"reply-words", 1, 0, 'W'},
       {"verbose", 0, 0, 'v'},     {"help", 0, 0, 'h'}};
   enum { NOWN = sizeof own / sizeof *own };
   static struct option t[NOWN + NVAR_OPTIONS + NRENAMED + NNOT_SIMULATED + 1];
@@ -324,6 +349,8 @@ static int own_option(int o, const char *v, sim_config *c, run_options *r) {
     case 'K': c->storm_const = (unsigned)strtoul(v, NULL, 10); break;
     case 'F': r->forked = true; break;
     case 'L': c->hostile_keep_leases = true; break;
+    case 'R': c->hostile_fragment = atoi(v); break;
+    case 'W': c->sched.reply_words = (uint32_t)strtoul(v, NULL, 10); break;
     case 'T': r->timeout = (unsigned)strtoul(v, NULL, 10); break;
     case 'q': r->quiet = true; break;
     case 'r': c->sched.quiet = false; break;
@@ -348,7 +375,8 @@ static int parse_args(int argc, char **argv, sim_config *c, run_options *r) {
   }
   if (library_settings(c)) return 2;
   if (c->schedulers < 1 || c->fanout < 1 || c->workers < 1 || c->ops < 1 || r->seeds < 1 ||
-      c->garbage < 0 || c->hostile < 0 || c->hostile_ops < 0 || r->timeout < 1) {
+      c->garbage < 0 || c->hostile < 0 || c->hostile_ops < 0 || r->timeout < 1 ||
+      c->hostile_fragment < 0 || c->hostile_fragment > 100000) {
     fprintf(stderr, "antheap-sim: bad option value (see --help)\n");
     return 2;
   }

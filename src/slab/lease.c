@@ -24,17 +24,20 @@ static void lease_whole(slab_pool *p, slab_desc *d, int32_t lessee, uintptr_t *s
 }
 
 /* Carve up to n (>= 2) contiguous slabs for c as one class run leased to lessee, their
- * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that a free range
- * holds, else n after growing the pool. ENOMEM (nothing changed) when none can be had. */
+ * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that the longest
+ * free range holds (one search), else n after growing the pool. ENOMEM (nothing changed) when
+ * none can be had. */
 static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uintptr_t *slabs,
                      size_t *got) {
   if (n > SLAB_RUN_MAX) n = SLAB_RUN_MAX;
   uintptr_t addr;
   slab_desc *d;
   if (!structural_ok(p)) return ENOMEM;
+  uint64_t lk, longest = 0;
+  rangeset_longest(&p->free, &lk, &longest);
   size_t k = n;
-  while (k >= 2 && free_range_pick(p, k, &addr)) k /= 2;
-  if (k >= 2) n = k;
+  while (k >= 2 && k > longest) k /= 2;
+  if (k >= 2 && free_range_pick(p, k, &addr) == 0) n = k;
   else if (pool_pick_slabs(p, n, &addr)) return ENOMEM;
   if (desc_register(p, &d, addr, (uint32_t)n)) return ENOMEM;
   free_range_take(p, addr, n);
@@ -90,11 +93,15 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
   slab_class *c;
   int rc = class_get(p, s, &c);
   size_t n = 0;
+  bool runs = true; /* until a run could not be had even after growing: then slab by slab */
   while (!rc && n < want) { /* the class's empty slabs first, then runs, then one by one */
     size_t k = 0;
-    if (!c->empty && want - n > 1 && lease_run(p, c, want - n, lessee, slabs + n, &k) == 0) {
-      n += k;
-      continue;
+    if (!c->empty && want - n > 1 && runs) {
+      if (lease_run(p, c, want - n, lessee, slabs + n, &k) == 0) {
+        n += k;
+        continue;
+      }
+      runs = false;
     }
     if (!c->empty) rc = slabs_carve_for_class(p, c);
     if (!rc) rc = lease_empty(p, c, want - n, lessee, slabs + n, &k);

@@ -24,7 +24,7 @@ void pool_init_tries(slab_pool *p) {
   trie_node_source src = meta_node_source(p);
   unsigned bits = slab_key_bits(p->cfg.span);
   trie_init(&p->used, bits, src);
-  trie_init(&p->free, bits, src);
+  rangeset_init(&p->free, bits, src, RANGESET_SIZED);
   trie_init(&p->partial, 7, src); /* slot units 1..64 */
 }
 
@@ -87,6 +87,20 @@ int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len)
   return rc;
 }
 
+int slab_take_fit(slab_pool *p, size_t n, uintptr_t *addr) {
+  if (n == 0) return EINVAL;
+  pool_enter(p);
+  int rc = free_range_pick(p, n, addr) ? ENOENT : 0;
+  if (!rc) free_range_take(p, *addr, n);
+  pool_leave(p);
+  return rc;
+}
+
+size_t slab_longest_free(const slab_pool *p) {
+  uint64_t k, n;
+  return rangeset_longest(&p->free, &k, &n) ? 0 : (size_t)n;
+}
+
 /* Coalesces ranges arriving in address order and hands them to a callback. */
 typedef struct coalescer {
   slab_range_fn fn;
@@ -133,7 +147,7 @@ static void report_all_ranges(const slab_pool *p, slab_range_fn fn, void *ctx) {
   uint64_t ku = 0, kf = 0;
   uintptr_t vu = 0, vf = 0;
   trie_cursor_seek(&cu, &p->used, 0);
-  trie_cursor_seek(&cf, &p->free, 0);
+  trie_cursor_seek(&cf, &p->free.ranges, 0);
   bool hu = trie_cursor_next(&cu, &ku, &vu), hf = trie_cursor_next(&cf, &kf, &vf);
   while ((hu || hf) && !co.stopped) {
     if (hu && (!hf || ku < kf)) {
@@ -164,7 +178,7 @@ void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
   free_values(p, &p->partial);
   trie_clear(&p->used);
   trie_clear(&p->partial);
-  trie_clear(&p->free);
+  rangeset_clear(&p->free);
   int rc = slab_free(p->meta, (uintptr_t)p);
   AH_ASSERT(rc == 0);
   (void)rc;
@@ -172,10 +186,11 @@ void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
 
 void slab_get_stats(const slab_pool *p, slab_stats *st) {
   *st = (slab_stats){.run_slabs = p->run_slabs, .runs = p->runs,
-                     .free_slabs = p->free_slabs, .free_ranges = trie_count(&p->free),
+                     .free_slabs = p->free_slabs, .free_ranges = rangeset_count(&p->free),
                      .objects = p->objects, .object_bytes = p->object_bytes,
                      .classes = p->classes, .leased_slabs = p->leased_slabs, .max_depth = p->max_depth,
-                     .trie_nodes = p->used.nodes + p->partial.nodes + p->free.nodes};
+                     .trie_nodes = p->used.nodes + p->partial.nodes + p->free.ranges.nodes +
+                                   p->free.by_size.nodes};
   trie_cursor c;
   uintptr_t v;
   trie_cursor_seek(&c, &p->partial, 0);

@@ -10,6 +10,7 @@
 
 #include "common/types.h"
 #include "slab/slab.h"
+#include "trie/rangeset.h"
 #include "trie/trie.h"
 
 /* Which list of its class a slab is on; full slabs are on none (found through Used). */
@@ -54,7 +55,7 @@ struct slab_pool {
   slab_config cfg;
   trie used;               /* slab index -> slab_desc* */
   trie partial;            /* slot units -> slab_class* */
-  trie free;               /* slab index -> free run length in slabs */
+  rangeset free;           /* free slab ranges: slab index -> length, indexed by length */
   slab_desc *last_desc;    /* fast path for free/lookup: the last descriptor found */
   slab_class *class_cache[SLAB_CLASS_UNITS + 1]; /* by slot units; mirrors Partial */
   slab_class *touched;     /* class whose empty list may need trimming */

@@ -69,6 +69,11 @@ int slab_add_range(slab_pool *p, uintptr_t addr, size_t len);
 /* Take back up to max_slabs free slabs (one contiguous range, the highest), for a caller
  * that trims idle pools. ENOENT when the pool holds no free slab. */
 int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len);
+/* Take n contiguous free slabs: the end of the smallest free range that holds them (one search
+ * whatever the pool's fragmentation). ENOENT when no free range holds n. */
+int slab_take_fit(slab_pool *p, size_t n, uintptr_t *addr);
+/* The longest run of contiguous free slabs the pool holds (0: none). */
+size_t slab_longest_free(const slab_pool *p);
 
 /* Allocate size bytes (> 0): 0 with *addr set, or EINVAL / ENOMEM. */
 int slab_alloc(slab_pool *p, size_t size, uintptr_t *addr);

@@ -39,6 +39,7 @@ static struct {
   int leaf, id, nworkers;
   uint64_t req;
   long packs; /* MSG_PACKV requests sent (debug.h), less those of memo checks */
+  long reply_parts; /* replies that said more were coming (PROTO_REPLY_MORE: debug.h) */
   unsigned char *buf;
   size_t cap;
 } W;
@@ -99,26 +100,84 @@ static int wait_collective(MPI_Request *rq, const watch_config *cfg, const char 
   }
 }
 
-/* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
- * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. */
-static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
-                    const uint64_t **tail, uint32_t *ntail) {
+/* Send one request (with a tail of out_n words) to the leaf; its number in *req. */
+static int rpc_send(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
+                    uint64_t *req) {
   if (!W.up) return NOT_UP;
   unsigned char small[sizeof(proto_header) + PROTO_MAX_FIXED], *msg = small;
   size_t cap = sizeof small + (size_t)out_n * 8;
   if (out_n && !(msg = malloc(cap))) return ENOMEM;
-  uint64_t req = ++W.req;
-  size_t len = proto_build(msg, cap, type, req, W.job.rank, PROTO_NO_DEST, 0, -1, fixed, out,
+  *req = ++W.req;
+  size_t len = proto_build(msg, cap, type, *req, W.job.rank, PROTO_NO_DEST, 0, -1, fixed, out,
                            out_n);
   MPI_Send(msg, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
   if (msg != small) free(msg);
+  return 0;
+}
+
+/* The next reply to request req (valid until the next receive): 0, ENOMEM, or EPROTO for
+ * anything else (a message that does not read as a reply to it). */
+static int rpc_receive(uint64_t req, proto_msg *m) {
+  int rc = receive_reply(m);
+  if (rc) return rc == ENOMEM ? ENOMEM : EPROTO;
+  return m->h->type == MSG_REPLY && m->h->req == req ? 0 : EPROTO;
+}
+
+static bool reply_continues(const proto_msg *m) {
+  return (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
+}
+
+/* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
+ * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. A reply in
+ * several messages is a protocol error here (only packs continue: rpc_gather). */
+static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
+                    const uint64_t **tail, uint32_t *ntail) {
+  uint64_t req;
   proto_msg m;
-  int rc = receive_reply(&m);
-  if (rc) return rc == EPROTO ? EPROTO : rc;
-  if (m.h->type != MSG_REPLY || m.h->req != req) return EPROTO;
+  int rc = rpc_send(type, fixed, out, out_n, &req);
+  if (!rc) rc = rpc_receive(req, &m);
+  if (rc) return rc;
+  if (reply_continues(&m)) return EPROTO;
   if (tail) *tail = m.tail;
   if (ntail) *ntail = m.ntail;
   return m.h->status;
+}
+
+/* A request whose reply may come in several messages (a pack of any size): the tails of every
+ * part, joined, in *words (malloc'ed, NULL when empty) and *nwords. The reply's status. */
+static int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
+                      uint64_t **words, size_t *nwords) {
+  uint64_t req, *w = NULL;
+  size_t n = 0, cap = 0;
+  proto_msg m;
+  *words = NULL;
+  *nwords = 0;
+  int rc = rpc_send(type, fixed, out, out_n, &req), status = 0;
+  bool bad = false; /* a part that continues must have status 0 */
+  for (bool more = !rc; more;) {
+    if ((rc = rpc_receive(req, &m))) break; /* the rest, if any, is lost with the protocol */
+    more = reply_continues(&m);
+    W.reply_parts += more;
+    bad |= more && m.h->status;
+    if (!status) status = m.h->status;
+    if (n + m.ntail > cap && !status) { /* after an error, the parts are only taken */
+      size_t c = cap ? cap : 1024;
+      while (c < n + m.ntail) c *= 2;
+      uint64_t *g = realloc(w, c * sizeof *g);
+      if (!g) status = ENOMEM; /* the parts are still taken */
+      else w = g, cap = c;
+    }
+    if (!status && m.ntail) memcpy(w + n, m.tail, (size_t)m.ntail * sizeof *w);
+    if (!status) n += m.ntail;
+  }
+  if (!rc && bad) rc = EPROTO;
+  if (rc || status) {
+    free(w);
+    return rc ? rc : status;
+  }
+  *words = w;
+  *nwords = n;
+  return 0;
 }
 
 static int rpc(unsigned type, const void *fixed, const uint64_t **tail, uint32_t *ntail) {
@@ -642,17 +701,18 @@ static int packv(const rid_t *regions, int nreg, void *const *objects, int nobj,
   for (int i = 0; i < nreg; i++) names[i] = regions[i];
   for (int i = 0; i < nobj; i++) names[nreg + i] = (uintptr_t)objects[i];
   proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj, .flags = flags, .peer = peer};
-  const uint64_t *t;
-  uint32_t nt;
-  int rc = rpc_tail(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
+  uint64_t *t;
+  size_t nt;
+  int rc = rpc_gather(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
   free(names);
   if (rc) return rc;
-  if (nt % 2 || ((flags & PACKV_NO_RANGES) && nt)) return EPROTO;
-  if (nt == 0) return 0;
-  gas_range *v = malloc((nt / 2 ? nt / 2 : 1) * sizeof *v);
-  if (!v) return ENOMEM;
-  for (uint32_t i = 0; i < nt / 2; i++) v[i] = (gas_range){(uintptr_t)t[2 * i], (size_t)t[2 * i + 1]};
-  *out = v;
+  if (nt % 2 || ((flags & PACKV_NO_RANGES) && nt)) {
+    free(t);
+    return EPROTO;
+  }
+  /* {addr, len} pairs are gas_range records as they stand (both two 64-bit words) */
+  _Static_assert(sizeof(gas_range) == 2 * sizeof(uint64_t), "a gas_range is a wire pair");
+  *out = (gas_range *)t;
   *nout = nt / 2;
   return 0;
 }
@@ -842,7 +902,9 @@ const char *sys_strerror(int err) {
     case EINVAL: return "antheap: invalid pointer or argument (unknown, interior or freed)";
     case ENOMEM: return "antheap: out of memory (the global address space is exhausted)";
     case ENOSPC: return "antheap: no region IDs left";
-    case E2BIG: return "antheap: more objects than one sys_balloc can carry (at most 1,048,576)";
+    case E2BIG: return "antheap: too many for one call (sys_balloc: at most 1,048,576 objects; "
+                       "sys_send, sys_give: at most 1,048,576 regions and objects named; a move: "
+                       "at most 16,777,216 separate ranges)";
     case EPERM: return "antheap: this worker does not hold the region (only the worker that "
                        "created it, or the last one it was moved or given to, may allocate, "
                        "free, send or give in it)";
@@ -879,6 +941,8 @@ int antheap_debug_set_cache(int on) {
 }
 
 long antheap_debug_packs(void) { return W.packs; }
+
+long antheap_debug_reply_parts(void) { return W.reply_parts; }
 
 int antheap_debug_memo_applies(int peer) {
   if (!W.up) return fail_errno(NOT_UP);

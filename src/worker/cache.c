@@ -24,6 +24,7 @@ typedef struct cbin {
   uint32_t rid, slot;
   uint32_t recip;            /* ceil(2^32 / slot): offset / slot as a multiply */
   uint32_t grant;            /* slabs the next lease asks for */
+  uint32_t backoff, skip;    /* after refused leases: allocations left to the scheduler */
   uint64_t all;              /* a full slab's bitmap */
   cslab *avail;              /* slabs with a free slot */
   size_t nfree;              /* free slots in the bin */
@@ -278,12 +279,34 @@ static void grow_grant(const cache *c, cbin *b) {
   b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
 }
 
+/* Near exhaustion a lease is refused (ENOMEM: no empty slab anywhere) while the scheduler can
+ * still serve the allocation from a partial slab (api.c falls back to MSG_ALLOC). Asking for a
+ * lease before every such allocation made the cache three round trips where no cache is one
+ * (the lease, the lease again after cache_trim, the allocation). So a bin whose lease was
+ * refused leaves its next `skip` allocations to the scheduler at once (ENOMEM, no message),
+ * 1, 2, 4 ... up to LEASE_BACKOFF_MAX after each refusal in a row; a lease granted ends it. */
+#define LEASE_BACKOFF_MAX 4096u
+
+static void lease_refused(cache *c, cbin *b, uint32_t rid, size_t size) {
+  if (!b && !(b = bin_get(c, rid, (uint32_t)ah_round_up(size, AH_SLOT_ALIGN)))) return;
+  b->backoff = b->backoff ? (2 * b->backoff < LEASE_BACKOFF_MAX ? 2 * b->backoff : LEASE_BACKOFF_MAX) : 1;
+  b->skip = b->backoff;
+  c->st.refused++;
+}
+
 /* A bin for (rid, size) with at least one free slot, leasing more as the bin's grant says. */
 static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
   cbin *b = *bp;
+  if (b && b->skip) { /* backing off after refused leases */
+    b->skip--;
+    c->st.skipped++;
+    return ENOMEM;
+  }
   uint32_t want = b ? b->grant : c->cfg.first_grant;
   int rc = lease_into(c, rid, size, want, 1, &b);
+  if (rc == ENOMEM) lease_refused(c, *bp, rid, size);
   if (rc) return rc;
+  b->backoff = 0;
   grow_grant(c, b);
   *bp = b;
   return 0;

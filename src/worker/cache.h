@@ -47,6 +47,8 @@ typedef struct cache_stats {
   uint64_t unleases, returned_slabs; /* unlease requests and the slabs they took back */
   uint64_t flushes, dropped;       /* cache_flush calls; live slots lost to regions freed */
   uint64_t slabs, idle_slabs;      /* held now, and of those fully free */
+  uint64_t refused, skipped;       /* leases refused (ENOMEM), and allocations then left to the
+                                    * scheduler without asking (cache_alloc's back-off) */
 } cache_stats;
 
 /* Defaults: first lease 2 slabs, x4 each lease up to 1024 (4 MiB), 2048 idle slabs (8 MiB:
@@ -60,6 +62,10 @@ int cache_create(cache **out, const cache_backend *be, const cache_config *cfg);
 /* Destroy without handing anything back (flush first). */
 void cache_destroy(cache *c);
 
+/* ENOMEM: no slab could be leased (the caller asks the scheduler, which may still have a slot
+ * in a partial slab); after a refused lease the next allocations of that region and size
+ * answer ENOMEM at once, without asking (1, 2, 4 ... 4096 of them after each refusal in a row,
+ * until a lease is granted): near exhaustion the cache costs what no cache costs. */
 int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr);
 /* n objects of one size, all or nothing (on failure the slabs leased stay in the cache). */
 int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs);

@@ -17,6 +17,9 @@ int antheap_debug_set_cache(int on);
  * something and is not served by the move memo (memo.h), and one for every sys_rfree; not
  * those ANTHEAP_MOVE_MEMO=check adds. */
 long antheap_debug_packs(void);
+/* Replies this worker took that said more parts were coming (a pack of more ranges than one
+ * reply carries: proto.h, PROTO_REPLY_MORE). */
+long antheap_debug_reply_parts(void);
 /* Would a send to peer use the move memo: 1 when it is on and peer maps the same GAS memory,
  * else 0 (-1 with errno when the library is not up or peer is no other worker). */
 int antheap_debug_memo_applies(int peer);

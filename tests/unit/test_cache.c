@@ -586,7 +586,48 @@ START_TEST(test_enomem_twice_is_returned_after_one_retry) {
   cache_get_stats(c, &st);
   REQUIRE_EQ(st.slabs, 0);
   REQUIRE_EQ(st.allocs, 0);
-  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), 0); /* and the next call tries again */
+  REQUIRE_EQ(st.refused, 1);
+  /* the next allocation goes to the scheduler without asking (the back-off: 1 after one
+   * refusal), and the one after asks again */
+  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), ENOMEM);
+  REQUIRE_EQ(F.nlease, 2);
+  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), 0);
+  REQUIRE_EQ(F.nlease, 3);
+  cache_get_stats(c, &st);
+  REQUIRE_EQ(st.skipped, 1);
+  cache_destroy(c);
+}
+END_TEST
+
+/* Near exhaustion: each refusal in a row doubles the allocations left to the scheduler without
+ * asking (1, 2, 4 ...); a lease granted ends the back-off; other sizes and regions are not
+ * held back. */
+START_TEST(test_refused_leases_back_off_and_a_grant_ends_it) {
+  cache *c = make_cache(NULL);
+  uintptr_t a;
+  F.refuse_rc = ENOMEM;
+  F.refuse_left = 6; /* three refused leases (each one retried once) */
+  int asked[3] = {0};
+  for (int round = 0; round < 3; round++) {
+    int before = F.nlease;
+    REQUIRE_EQ(cache_alloc(c, 64, 1, &a), ENOMEM); /* asks: refused twice */
+    asked[round] = F.nlease - before;
+    for (int k = 0; k < (1 << round); k++) REQUIRE_EQ(cache_alloc(c, 64, 1, &a), ENOMEM);
+    REQUIRE_EQ(F.nlease - before, 2); /* the skipped ones asked nothing */
+  }
+  REQUIRE_EQ(asked[0] + asked[1] + asked[2], 6);
+  REQUIRE_EQ(cache_alloc(c, 128, 1, &a), 0); /* another size: its own bin, no back-off */
+  cache_stats st;
+  cache_get_stats(c, &st);
+  REQUIRE_EQ(st.refused, 3);
+  REQUIRE_EQ(st.skipped, 7);
+  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), 0); /* granted: the back-off ends */
+  F.refuse_left = 2;
+  uintptr_t v[256];
+  size_t n = 0;
+  while (cache_alloc(c, 64, 1, &v[n]) == 0 && n < 255) n++; /* until a lease is refused */
+  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), ENOMEM); /* one skipped, not eight */
+  REQUIRE_EQ(cache_alloc(c, 64, 1, &a), 0);
   cache_destroy(c);
 }
 END_TEST
@@ -672,6 +713,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_trim_hands_back_idle_slabs_only);
   tcase_add_test(tc, test_enomem_from_the_backend_trims_idle_slabs_and_retries_once);
   tcase_add_test(tc, test_enomem_twice_is_returned_after_one_retry);
+  tcase_add_test(tc, test_refused_leases_back_off_and_a_grant_ends_it);
   tcase_add_test(tc, test_enoent_passes_through_and_creates_no_bin);
   tcase_add_test(tc, test_a_grant_of_the_wrong_slot_size_is_eproto_and_goes_back);
   tcase_add_test(tc, test_bad_configurations_are_einval);

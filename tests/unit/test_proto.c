@@ -221,6 +221,21 @@ START_TEST(test_packv_with_undefined_flags_is_einval_and_readable) {
 }
 END_TEST
 
+/* A reply in several messages: PROTO_REPLY_MORE is the only flag; any other is EINVAL. */
+START_TEST(test_reply_flags_other_than_more_are_einval) {
+  unsigned char buf[128];
+  uint64_t tail[2] = {0x1000, 4096};
+  proto_reply more = {.ntail = 2, .flags = PROTO_REPLY_MORE}, bad = {.ntail = 2, .flags = 6};
+  proto_msg m;
+  size_t len = proto_build(buf, sizeof buf, MSG_REPLY, 1, 3, 3, 0, -1, &more, tail, 2);
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  REQUIRE_EQ(((const proto_reply *)m.fixed)->flags, PROTO_REPLY_MORE);
+  REQUIRE_EQ(m.ntail, 2);
+  len = proto_build(buf, sizeof buf, MSG_REPLY, 1, 3, 3, 0, -1, &bad, tail, 2);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("proto");
   TCase *tc = tcase_create("core");
@@ -239,6 +254,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_balloc_of_more_objects_than_a_reply_carries_is_e2big);
   tcase_add_test(tc, test_unlease_whose_tail_does_not_match_n_is_eproto);
   tcase_add_test(tc, test_packv_with_undefined_flags_is_einval_and_readable);
+  tcase_add_test(tc, test_reply_flags_other_than_more_are_einval);
   suite_add_tcase(s, tc);
   return s;
 }

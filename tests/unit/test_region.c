@@ -426,6 +426,115 @@ START_TEST(test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pag
 }
 END_TEST
 
+/* Issue 32: what the scheduler reads on every request (free IDs, free slabs and ranges) are
+ * running counts, right through heavy fragmentation (a debug build also checks them against a
+ * walk at every read). */
+START_TEST(test_statistics_stay_exact_through_fragmentation) {
+  region_layer *L = layer_with(region_config_default(), GAS_BYTES, 5000);
+  enum { N = 2000 };
+  static rid_t id[N];
+  for (int i = 0; i < N; i++) REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &id[i]), 0);
+  for (int i = 0; i < N; i += 2) REQUIRE_EQ(region_free(L, id[i]), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.free_ids, 5000 - N / 2);
+  REQUIRE_EQ(st.regions, N / 2 + 1);
+  REQUIRE(st.free_ranges >= 400); /* the freed regions that had slabs: holes between live ones */
+  static rid_t live[N / 2];
+  for (int i = 1; i < N; i += 2) live[i / 2] = id[i];
+  check_conservation(L, live, N / 2, GAS_BYTES >> AH_SLAB_SHIFT, 5000);
+  /* a region made now takes the lowest free ID, and its slabs from a hole of its size */
+  rid_t again;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &again), 0);
+  REQUIRE_EQ(again, id[0]);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.free_ids, 5000 - N / 2 - 1);
+  for (int i = 1; i < N; i += 2) REQUIRE_EQ(region_free(L, id[i]), 0);
+  REQUIRE_EQ(region_free(L, again), 0);
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.free_ids, 5000);
+  REQUIRE_EQ(st.free_ranges, 1); /* everything merged back */
+  teardown(L);
+}
+END_TEST
+
+static int cmp_uptr(const void *x, const void *y) {
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* Near exhaustion the free space is holes of one slab: a lease of many slabs takes them one by
+ * one (it stops looking for a run once none could be had), and an object of two slabs finds a
+ * hole of two once there is one. */
+START_TEST(test_leases_and_runs_find_holes_near_exhaustion) {
+  region_layer *L = layer_with(region_config_default(), 2048 * AH_SLAB_SIZE, 100);
+  rid_t a, b;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &a), 0);
+  static uintptr_t obj[2048];
+  size_t n = 0;
+  while (n < 2048 && region_alloc(L, 4096, a, &obj[n]) == 0) n++;
+  REQUIRE(n > 1900); /* the GAS is full */
+  qsort(obj, n, sizeof *obj, cmp_uptr);
+  for (size_t i = 0; i < n; i += 2) REQUIRE_EQ(region_free_object(L, obj[i]), 0);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &b), 0);
+  uintptr_t s[64];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(region_lease(L, b, 64, 64, 1, 5, s, &got, &slot), 0);
+  REQUIRE_EQ(got, 64); /* every one a hole a left */
+  for (size_t i = 0; i < got; i++) {
+    uintptr_t *hit = bsearch(&s[i], obj, n, sizeof *obj, cmp_uptr);
+    REQUIRE(hit && (hit - obj) % 2 == 0);
+  }
+  uint64_t pairs[128];
+  for (size_t i = 0; i < got; i++) pairs[2 * i] = s[i], pairs[2 * i + 1] = 0;
+  size_t dropped;
+  REQUIRE_EQ(region_lease_return(L, 5, pairs, got, &dropped), 0);
+  size_t k = 1; /* a kept object between two holes: freed, a hole of three */
+  while (k + 1 < n && !(obj[k] == obj[k - 1] + AH_SLAB_SIZE && obj[k + 1] == obj[k] + AH_SLAB_SIZE))
+    k += 2;
+  REQUIRE(k + 1 < n);
+  REQUIRE_EQ(region_free_object(L, obj[k]), 0);
+  uintptr_t big;
+  REQUIRE_EQ(region_alloc(L, 8192, b, &big), 0);
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.stranded_slabs, 0);
+  teardown(L);
+}
+END_TEST
+
+/* Whole pages go to other schedulers from the lowest free range holding one (an index of such
+ * ranges: no walk over the holes below it). */
+START_TEST(test_pages_come_from_the_lowest_range_holding_a_whole_page) {
+  region_config cfg = region_config_default();
+  cfg.create_root = false;
+  region_layer *L = layer_with(cfg, 0, 0);
+  const size_t pp = AH_PAGE_SIZE >> AH_SLAB_SHIFT;
+  uintptr_t base = cfg.gas_base;
+  /* 1000 holes of 100 slabs, a range of 3 pages not aligned, an aligned one of 4 pages */
+  for (size_t i = 0; i < 1000; i++)
+    REQUIRE_EQ(region_layer_add_range(L, base + i * 101 * AH_SLAB_SIZE, 100 * AH_SLAB_SIZE), 0);
+  REQUIRE_EQ(region_layer_add_range(L, base + (500 * pp + 7) * AH_SLAB_SIZE, 3 * AH_PAGE_SIZE), 0);
+  REQUIRE_EQ(region_layer_add_range(L, base + 600 * AH_PAGE_SIZE, 4 * AH_PAGE_SIZE), 0);
+  uintptr_t addr;
+  size_t np;
+  REQUIRE_EQ(region_layer_take_pages(L, 8, &addr, &np), 0);
+  REQUIRE_EQ(np, 2); /* the unaligned range holds two whole pages */
+  REQUIRE_EQ(addr, base + 501 * AH_PAGE_SIZE);
+  REQUIRE_EQ(region_layer_take_pages(L, 1, &addr, &np), 0);
+  REQUIRE_EQ(np, 1);
+  REQUIRE_EQ(addr, base + 603 * AH_PAGE_SIZE); /* the highest page of the next */
+  REQUIRE_EQ(region_layer_take_pages(L, 8, &addr, &np), 0);
+  REQUIRE_EQ(np, 3);
+  REQUIRE_EQ(region_layer_take_pages(L, 8, &addr, &np), ENOENT); /* holes only now */
+  region_layer_stats st;
+  region_layer_get_stats(L, &st);
+  REQUIRE_EQ(st.free_slabs, 1000 * 100 + 7 * pp - 6 * pp);
+  teardown(L);
+}
+END_TEST
+
 START_TEST(test_objects_alloc_query_realloc_and_balloc) {
   region_layer *L = default_layer();
   rid_t r1, r2;
@@ -1160,6 +1269,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_live_objects_at_the_gas_end_survive_hostile_calls);
   tcase_add_test(tc, test_allocation_after_a_failed_huge_balloc_finds_contiguous_space);
   tcase_add_test(tc, test_trimming_moves_idle_slabs_to_a_busy_region_before_asking_for_pages);
+  tcase_add_test(tc, test_statistics_stay_exact_through_fragmentation);
+  tcase_add_test(tc, test_leases_and_runs_find_holes_near_exhaustion);
+  tcase_add_test(tc, test_pages_come_from_the_lowest_range_holding_a_whole_page);
   tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
   tcase_add_test(tc, test_freeing_a_region_returns_all_metadata_whatever_its_object_count);

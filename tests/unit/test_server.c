@@ -495,10 +495,12 @@ END_TEST
 static sched_tree ptree;
 static sched_server *proot;
 static proto_grant boot_grant;
+static uint32_t pack_words; /* the root's pack replies: words of one (0: the default) */
 
 static void pack_setup(void) {
   REQUIRE_EQ(sched_tree_heap(&ptree, 2, 1, 2), 0); /* workers 2 and 3 on the leaf */
   sched_config cfg = sched_config_default();
+  cfg.reply_words = pack_words;
   cfg.quiet = true;
   cfg.log = fopen("/dev/null", "w");
   REQUIRE_EQ(sched_server_create(&proot, &ptree, 0, &cfg, (sched_transport){capture, NULL}), 0);
@@ -713,6 +715,147 @@ START_TEST(test_a_hand_over_whose_part_is_refused_changes_no_holder) {
 END_TEST
 
 
+/* ---- packs of any size: replies in parts (PROTO_REPLY_MORE) ---- */
+
+static void pack_teardown(void);
+static void parts_setup(void) {
+  pack_words = 4; /* two ranges a reply */
+  pack_setup();
+}
+static void parts_teardown(void) {
+  pack_words = 0;
+  pack_teardown();
+}
+
+/* Worker 2 fills its region rid (at the root) with n objects of a slab and frees every other
+ * one: n / 2 separate ranges, their addresses in kept (sorted). */
+static size_t fragment_at_root(uint32_t rid, uint32_t n, uint64_t *kept) {
+  proto_alloc b = {.size = 4096, .rid = rid, .n = n};
+  nlog = 0;
+  from_leaf(MSG_BALLOC, 40, PROTO_NO_DEST, 0, &b, NULL, 0);
+  proto_msg m;
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0);
+  REQUIRE_EQ(m.ntail, n);
+  uint64_t all[64];
+  memcpy(all, m.tail, n * sizeof *all);
+  for (uint32_t i = 1; i < n; i++) /* sort (insertion: n is small) */
+    for (uint32_t j = i; j > 0 && all[j - 1] > all[j]; j--) {
+      uint64_t t = all[j];
+      all[j] = all[j - 1];
+      all[j - 1] = t;
+    }
+  size_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (i % 2 == 1) {
+      kept[k++] = all[i];
+      continue;
+    }
+    proto_addr f = {.addr = all[i]};
+    nlog = 0;
+    from_leaf(MSG_FREE, 41 + i, PROTO_NO_DEST, 0, &f, NULL, 0);
+    one_sent(&m, 1);
+    REQUIRE_EQ(m.h->status, 0);
+  }
+  return k;
+}
+
+/* The root's replies to request req since nlog was reset, joined: every part but the last says
+ * PROTO_REPLY_MORE and carries at most pack_words words. The number of parts. */
+static int joined_reply(uint64_t req, uint64_t *w, uint32_t *nw, int *status) {
+  int parts = 0;
+  *nw = 0;
+  for (int i = 0; i < nlog && i < LOG_MAX; i++) {
+    proto_msg m;
+    REQUIRE_EQ(proto_decode(sent_log[i].msg, sent_log[i].len, &m), 0);
+    REQUIRE_EQ(m.h->type, MSG_REPLY);
+    REQUIRE_EQ(m.h->req, req);
+    REQUIRE(m.ntail <= pack_words);
+    bool more = ((const proto_reply *)m.fixed)->flags & PROTO_REPLY_MORE;
+    REQUIRE_EQ(more, i + 1 < nlog); /* the last one, and only it, ends the reply */
+    memcpy(w + *nw, m.tail, m.ntail * sizeof *w);
+    *nw += m.ntail;
+    *status = m.h->status;
+    parts++;
+  }
+  return parts;
+}
+
+START_TEST(test_a_pack_of_more_ranges_than_a_reply_carries_comes_in_parts) {
+  uint32_t top = root_region_with_leaf_kids(2);
+  uint64_t kept[16];
+  size_t k = fragment_at_root(top, 12, kept); /* 6 ranges at the root */
+  REQUIRE_EQ(k, 6);
+  uint64_t names[1] = {top};
+  proto_packv v = {.nreg = 1};
+  nlog = 0;
+  from_leaf(MSG_PACKV, 50, PROTO_NO_DEST, 0, &v, names, 1);
+  proto_msg m;
+  one_sent(&m, 1); /* the part for the children on the leaf */
+  uint64_t part_req = m.h->req;
+  /* the leaf answers in two parts: the first continues, and the root still waits */
+  uint64_t lr[4] = {0x200000000000ull, 4096, 0x200000010000ull, 8192};
+  proto_reply more = {.ntail = 2, .flags = PROTO_REPLY_MORE}, last = {.ntail = 2};
+  nlog = 0;
+  from_leaf(MSG_REPLY, part_req, 0, 0, &more, lr, 2);
+  REQUIRE_EQ(nlog, 0);
+  from_leaf(MSG_REPLY, part_req, 0, 0, &last, lr + 2, 2);
+  uint64_t w[64];
+  uint32_t nw;
+  int st;
+  REQUIRE_EQ(joined_reply(50, w, &nw, &st), 4); /* 8 ranges, 2 a reply */
+  REQUIRE_EQ(st, 0);
+  REQUIRE_EQ(nw, 16);
+  for (uint32_t i = 2; i < nw; i += 2) REQUIRE(w[i] > w[i - 2] + w[i - 1]); /* sorted, apart */
+  for (size_t i = 0; i < k; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < nw; j += 2) found |= w[j] == kept[i] && w[j + 1] == 4096;
+    REQUIRE(found); /* each kept object a range of its own */
+  }
+  REQUIRE_EQ(w[nw - 4], lr[0]); /* the leaf's ranges, highest, last */
+  REQUIRE_EQ(w[nw - 2], lr[2]);
+}
+END_TEST
+
+START_TEST(test_a_hand_over_commits_only_after_the_last_part_of_every_part) {
+  uint32_t top = root_region_with_leaf_kids(1);
+  uint64_t kept[16];
+  fragment_at_root(top, 8, kept);
+  uint64_t names[1] = {top};
+  proto_packv v = {.nreg = 1, .flags = PACKV_HANDOVER, .peer = 3};
+  nlog = 0;
+  from_leaf(MSG_PACKV, 60, PROTO_NO_DEST, 0, &v, names, 1);
+  proto_msg m;
+  one_sent(&m, 1);
+  uint64_t part_req = m.h->req;
+  uint64_t lr[2] = {0x200000000000ull, 4096};
+  proto_reply more = {.ntail = 2, .flags = PROTO_REPLY_MORE}, last = {.ntail = 0};
+  nlog = 0;
+  from_leaf(MSG_REPLY, part_req, 0, 0, &more, lr, 2);
+  REQUIRE_EQ(nlog, 0); /* no commit round yet: the part is not whole */
+  proto_ralloc ra = {.parent = top, .level_hint = 0};
+  REQUIRE_EQ(leaf_says(MSG_RALLOC, 61, PROTO_NO_DEST, 0, &ra, NULL, 0), 0);
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0); /* still worker 2's */
+  nlog = 0;
+  from_leaf(MSG_REPLY, part_req, 0, 0, &last, NULL, 0);
+  one_sent(&m, 1); /* now the commit round */
+  REQUIRE_EQ(((const proto_packv *)m.fixed)->flags & PACKV_COMMIT, PACKV_COMMIT);
+  uint64_t commit_req = m.h->req;
+  nlog = 0;
+  from_leaf(MSG_REPLY, commit_req, 0, 0, &last, NULL, 0);
+  uint64_t w[64];
+  uint32_t nw;
+  int st;
+  REQUIRE(joined_reply(60, w, &nw, &st) >= 3); /* 4 + 1 ranges (+ the child's pool) */
+  REQUIRE_EQ(st, 0);
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 62, PROTO_NO_DEST, 0, &ra, NULL, 0);
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, EPERM); /* handed over */
+}
+END_TEST
+
 START_TEST(test_a_child_created_under_an_id_another_worker_now_holds_is_undone) {
   /* Worker 3 asked for a child under its region, which it freed meanwhile; the ID went to
    * worker 2's top. The leaf's CREATED must not hang the child under worker 2's region. */
@@ -898,6 +1041,11 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_a_child_created_under_an_id_another_worker_now_holds_is_undone);
   tcase_add_test(tp, test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing);
   suite_add_tcase(s, tp);
+  TCase *tq = tcase_create("parts");
+  tcase_add_checked_fixture(tq, parts_setup, parts_teardown);
+  tcase_add_test(tq, test_a_pack_of_more_ranges_than_a_reply_carries_comes_in_parts);
+  tcase_add_test(tq, test_a_hand_over_commits_only_after_the_last_part_of_every_part);
+  suite_add_tcase(s, tq);
   TCase *tr = tcase_create("report");
   tcase_add_test(tr, test_the_shutdown_report_is_a_line_a_table_a_file_or_nothing);
   tcase_add_test(tr, test_a_loss_is_reported_whatever_the_setting);

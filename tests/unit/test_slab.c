@@ -358,6 +358,56 @@ START_TEST(test_take_free_returns_highest_free_slabs) {
 }
 END_TEST
 
+static int cmp_addr(const void *x, const void *y) {
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return (a > b) - (a < b);
+}
+
+/* Issue 32: a pool whose free space is many one-slab holes and one longer run finds the run
+ * by size (slab_take_fit, the best fit; slab_longest_free), a large object lands in it, and a
+ * lease of many slabs takes the holes one by one once no run is left. */
+START_TEST(test_fitting_runs_are_found_by_size_among_many_holes) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, 4000 * AH_SLAB_SIZE);
+  static uintptr_t obj[4000];
+  size_t n = 0;
+  while (n < 4000 && slab_alloc(p, 4096, &obj[n]) == 0) n++;
+  REQUIRE_EQ(n, 4000);
+  qsort(obj, n, sizeof *obj, cmp_addr);
+  for (size_t i = 0; i < n; i += 2) REQUIRE_EQ(slab_free(p, obj[i]), 0);
+  slab_stats st;
+  slab_get_stats(p, &st);
+  REQUIRE_EQ(st.free_slabs + st.empty_slabs, 2000);
+  /* the empties go to the Free trie when the pool must find a run: none of 2 yet */
+  uintptr_t big;
+  REQUIRE_EQ(slab_alloc(p, 8192, &big), ENOMEM);
+  REQUIRE_EQ(slab_longest_free(p), 1);
+  size_t m = 1001; /* a kept object between two holes: a hole of three */
+  while (m + 1 < n && !(obj[m] == obj[m - 1] + AH_SLAB_SIZE && obj[m + 1] == obj[m] + AH_SLAB_SIZE))
+    m += 2;
+  REQUIRE(m + 1 < n);
+  REQUIRE_EQ(slab_free(p, obj[m]), 0);
+  REQUIRE_EQ(slab_alloc(p, 8192, &big), 0); /* found by size among the holes */
+  REQUIRE(big == obj[m - 1] || big == obj[m]);
+  REQUIRE_EQ(slab_free(p, big), 0);
+  REQUIRE_EQ(slab_longest_free(p), 3);
+  uintptr_t at;
+  REQUIRE_EQ(slab_take_fit(p, 3, &at), 0);
+  REQUIRE_EQ(at, obj[m - 1]);
+  REQUIRE_EQ(slab_take_fit(p, 2, &at), ENOENT);
+  REQUIRE_EQ(slab_take_fit(p, 1, &at), 0); /* a hole of one: the best fit */
+  REQUIRE_EQ(slab_longest_free(p), 1);
+  uintptr_t s[300];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 64, 300, 1, 7, s, &got, &slot), 0);
+  REQUIRE_EQ(got, 300); /* single slabs, no two adjacent */
+  slab_pool_destroy(p, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
 START_TEST(test_metadata_lives_in_the_meta_pool_not_in_managed_space) {
   void *mem;
   slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
@@ -1138,6 +1188,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_pack_coalesces_used_slabs_in_address_order);
   tcase_add_test(tc, test_destroy_reports_every_range_and_returns_all_metadata);
   tcase_add_test(tc, test_take_free_returns_highest_free_slabs);
+  tcase_add_test(tc, test_fitting_runs_are_found_by_size_among_many_holes);
   tcase_add_test(tc, test_metadata_lives_in_the_meta_pool_not_in_managed_space);
   tcase_add_test(tc, test_self_hosted_pool_bootstraps_and_survives_being_filled);
   tcase_add_test(tc, test_self_hosted_pool_grows_through_callback);
