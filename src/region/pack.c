@@ -65,11 +65,21 @@ static void collect_region(span_buf *b, region *r) {
   r->packed_version = version;
 }
 
-/* Every pool of the subtree under r, pre-order, without recursion. */
-static void collect_subtree(span_buf *b, region *r) {
+/* What r owns: every range its pool was given (used and free slabs alike). From now on no
+ * other region may trim its free slabs (space.c): their pages are about to go back to the OS. */
+static void collect_owned(span_buf *b, region *r) {
+  r->releasing = true;
+  for (const range_rec *rec = r->ranges; rec && !b->err; rec = rec->next)
+    span_push(b, rec->start, rec->nslabs << AH_SLAB_SHIFT);
+}
+
+/* Every region of the subtree under r, pre-order, without recursion: its used slabs, or all it
+ * owns. */
+static void collect_subtree(span_buf *b, region *r, bool owned) {
   region *x = r;
   for (;;) {
-    collect_region(b, x);
+    if (owned) collect_owned(b, x);
+    else collect_region(b, x);
     if (b->err) return;
     if (x->first_child) {
       x = x->first_child;
@@ -86,6 +96,9 @@ static int cmp_span(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Sort b's spans, merge what touches or overlaps, hand them to range_fn; frees b. */
+static int emit(region_layer *L, span_buf *b, slab_range_fn range_fn, void *ctx, size_t *nranges);
+
 int region_pack(region_layer *L, const rid_t *regions, size_t nregions, const uintptr_t *objects,
                 size_t nobjects, slab_range_fn range_fn, void *ctx, size_t *nranges) {
   for (size_t i = 0; i < nregions; i++)
@@ -93,13 +106,28 @@ int region_pack(region_layer *L, const rid_t *regions, size_t nregions, const ui
   for (size_t i = 0; i < nobjects; i++)
     if (region_query(L, objects[i], NULL, NULL, NULL)) return EINVAL;
   span_buf b = {.L = L};
-  for (size_t i = 0; i < nregions && !b.err; i++) collect_subtree(&b, region_find(L, regions[i]));
+  for (size_t i = 0; i < nregions && !b.err; i++)
+    collect_subtree(&b, region_find(L, regions[i]), false);
   for (size_t i = 0; i < nobjects && !b.err; i++) {
     uintptr_t start;
     size_t size;
     region_query(L, objects[i], NULL, &start, &size);
     span_push(&b, start, size);
   }
+  return emit(L, &b, range_fn, ctx, nranges);
+}
+
+int region_pack_owned(region_layer *L, rid_t id, slab_range_fn range_fn, void *ctx,
+                      size_t *nranges) {
+  region *r = region_find(L, id);
+  if (!r) return ENOENT;
+  span_buf b = {.L = L};
+  collect_subtree(&b, r, true);
+  return emit(L, &b, range_fn, ctx, nranges);
+}
+
+static int emit(region_layer *L, span_buf *b0, slab_range_fn range_fn, void *ctx, size_t *nranges) {
+  span_buf b = *b0;
   if (b.err) {
     if (b.v) layer_free(L, b.v);
     return b.err;

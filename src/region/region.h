@@ -168,5 +168,12 @@ int region_hand_subtree(region_layer *layer, rid_t id, int32_t to);
 int region_pack(region_layer *layer, const rid_t *regions, size_t nregions,
                 const uintptr_t *objects, size_t nobjects, slab_range_fn range_fn, void *ctx,
                 size_t *nranges);
+/* What region id and every local descendant own: every range their pools were given, used or
+ * free, coalesced, in address order (a few ranges per region, however fragmented its objects:
+ * what a worker gives back to the OS before it frees the region). From then on trimming takes
+ * no free slab of theirs (it would hand pages about to be given back to another region).
+ * ENOENT. */
+int region_pack_owned(region_layer *layer, rid_t id, slab_range_fn range_fn, void *ctx,
+                      size_t *nranges);
 
 #endif /* AH_REGION_H */

@@ -30,6 +30,8 @@ struct region {
   rid_t id, parent_id;
   int level_hint;
   int32_t holder, prev_holder; /* holder.c: the worker that may act on it, and the one before */
+  bool releasing; /* its owned ranges were packed (region_pack_owned): its holder is giving their
+                   * pages back before it frees it, so trimming leaves its free slabs alone */
   region *parent; /* NULL for the root */
   region *first_child, *prev_sibling, *next_sibling;
   size_t nchildren, nranges, nchunks;

@@ -169,9 +169,11 @@ static size_t space_reclaim(region_layer *L, region *r, uintptr_t addr, size_t n
   return moved;
 }
 
-/* Trim one region down to the low watermark (or until want slabs were taken). */
+/* Trim one region down to the low watermark (or until want slabs were taken). A region whose
+ * pages its holder is giving back (releasing) is left alone. */
 static size_t trim_region(region_layer *L, region *x, size_t want) {
   size_t got = 0;
+  if (x->releasing) return 0;
   slab_stats st;
   slab_get_stats(x->pool, &st);
   size_t spare = st.free_slabs > L->cfg.low_watermark ? st.free_slabs - L->cfg.low_watermark : 0;
@@ -190,6 +192,7 @@ static size_t trim_region(region_layer *L, region *x, size_t want) {
 
 /* A run of at least min (up to n) of x's free slabs, above its low watermark, into Free Ranges. */
 static size_t trim_fit_region(region_layer *L, region *x, size_t min, size_t n) {
+  if (x->releasing) return 0;
   slab_stats st;
   slab_get_stats(x->pool, &st);
   size_t longest = slab_longest_free(x->pool);

@@ -216,6 +216,7 @@ static void send_parts(sched_server *s, const proto_msg *m, unsigned type, pack_
  * belongs to every worker: it can be packed, never handed over. */
 static int check_region(sched_server *s, const move_ask *a, rid_t rid) {
   if (hands(a) && rid == REGION_ROOT) return EPERM;
+  if ((a->flags & PACKV_OWNED) && rid == REGION_ROOT) return EINVAL; /* never freed */
   if (a->flags & PACKV_HANDBACK) return region_check_handed(s->layer, rid, a->peer, a->origin);
   return region_check_subtree(s->layer, rid, a->origin);
 }
@@ -228,7 +229,9 @@ static int local_region(sched_server *s, const move_ask *a, rid_t rid, words *b,
   if (!rc && commit)
     rc = region_hand_subtree(s->layer, rid, a->flags & PACKV_HANDBACK ? a->origin : a->peer);
   size_t nranges;
-  if (!rc && !(a->flags & PACKV_NO_RANGES))
+  if (!rc && (a->flags & PACKV_OWNED))
+    rc = region_pack_owned(s->layer, rid, words_push_range, b, &nranges);
+  else if (!rc && !(a->flags & PACKV_NO_RANGES))
     rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, b, &nranges);
   if (rc) return rc;
   rid_t *kids;

@@ -85,7 +85,9 @@ static int fields_errno(unsigned type, const void *fixed) {
       ok = (uint64_t)v->nreg + v->nobj >= 1 && (v->flags & ~PACKV_FLAGS) == 0 &&
            !(over && back) && !(back && v->nobj) && (!(over || back) || v->peer >= 0) &&
            !((v->flags & PACKV_SKIP_GONE) && v->nobj) &&
-           (!(v->flags & PACKV_COMMIT) || over || back);
+           (!(v->flags & PACKV_COMMIT) || over || back) &&
+           (!(v->flags & PACKV_OWNED) || (!v->nobj && !over && !back &&
+                                          !(v->flags & PACKV_NO_RANGES)));
       break;
     }
     default: break;

@@ -81,6 +81,10 @@ typedef struct { uint32_t n, pad; } proto_unlease;
  *   PACKV_HANDBACK  a move that failed after its hand-over: regions (no objects) that the
  *                   asking worker handed to `peer` come back to it;
  *   PACKV_NO_RANGES check (and hand over) only: the reply has no ranges;
+ *   PACKV_OWNED     regions only, no hand-over, not the root region: the reply has what the
+ *                   regions own (every range given to their pools, used or free: a few per
+ *                   region), not their live slabs: what a worker gives back to the OS before
+ *                   it frees them;
  * and, only between schedulers:
  *   PACKV_SKIP_GONE for the remote children of a packed region: one that no longer exists is
  *                   left out instead of failing the pack; such a part names no objects, and its
@@ -92,8 +96,9 @@ typedef struct { uint32_t n, pad; } proto_unlease;
 #define PACKV_HANDBACK 4u
 #define PACKV_NO_RANGES 8u
 #define PACKV_COMMIT 16u
-#define PACKV_FLAGS 31u
-#define PACKV_WORKER_FLAGS (PACKV_HANDOVER | PACKV_HANDBACK | PACKV_NO_RANGES)
+#define PACKV_OWNED 32u
+#define PACKV_FLAGS 63u
+#define PACKV_WORKER_FLAGS (PACKV_HANDOVER | PACKV_HANDBACK | PACKV_NO_RANGES | PACKV_OWNED)
 typedef struct { uint32_t nreg, nobj, flags; int32_t peer; } proto_packv;
 typedef struct {
   uint32_t parent;      /* the parent region's ID */

@@ -474,8 +474,8 @@ rid_t sys_ralloc(rid_t parent, int level_hint) {
   return (rid_t)t[0];
 }
 
-static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
-                         int32_t to, gas_range **out, size_t *nout);
+static int packv(const rid_t *regions, int nreg, void *const *objects, int nobj, uint32_t flags,
+                 int32_t peer, gas_range **out, size_t *nout);
 
 /* Regions this large (or larger) give their memory back to the OS when freed, unless they fit
  * the worker's budget of kept memory (retain.h). */
@@ -484,11 +484,16 @@ static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, i
 /* Give the memory of a region about to be freed back to the OS (gas.h: gas_release), before
  * the schedulers can hand its addresses to anyone else, when it does not fit the budget of
  * freed memory this worker keeps mapped for reuse. Only for regions of RELEASE_MIN or more: a
- * pack round trip costs more than small regions are worth. */
+ * pack round trip costs more than small regions are worth. What is given back is what the
+ * region and its descendants own (PACKV_OWNED: every range given to their pools, a few per
+ * region), not their live objects' slabs: a region of a million separate objects is a few
+ * calls, not a million, and the pages of its freed objects go back too. No other worker can
+ * have data there: only the holder leases in a region, and it flushed its cache. */
 static int release_region(rid_t region) {
   gas_range *r;
   size_t n;
-  int rc = gather_ranges(&region, 1, NULL, 0, PROTO_NO_DEST, &r, &n);
+  W.packs++;
+  int rc = packv(&region, 1, NULL, 0, PACKV_OWNED, PROTO_NO_DEST, &r, &n);
   if (rc) return rc;
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += r[i].len;
@@ -501,6 +506,7 @@ static int release_region(rid_t region) {
 
 int sys_rfree(rid_t region) {
   if (!W.up) return fail_errno(NOT_UP);
+  if (region == SYS_ROOT_REGION) return fail_errno(EINVAL); /* never freed, never given back */
   memo_forget_all(&W.memo);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);

@@ -15,7 +15,8 @@
  *      the leaf, sent by worker 1 back to worker 0 (its parts continue between schedulers);
  *   3. a move the receiver refuses (other counts): the fragmented region comes back to the
  *      sender, which frees it, pages given back;
- *   4. sys_rfree of a fragmented region never moved: pages given back. */
+ *   4. sys_rfree of a fragmented region never moved: pages given back, in a few calls (what the
+ *      region owns, not its F live slabs). */
 #define CHECK_NAME "test_big_pack"
 #include "worker_check.h"
 
@@ -170,7 +171,8 @@ static void rfree_gives_every_page_back(void) {
   CHECK(resident_kb() - before >= (long)F * SLAB / 1024 / 2);
   long parts = antheap_debug_reply_parts();
   CHECK(sys_rfree(r) == 0);
-  CHECK(antheap_debug_reply_parts() - parts >= F / 32 - 1); /* the pack before the free */
+  /* what is given back is what the region owns (a few ranges), not its F live slabs */
+  CHECK(antheap_debug_reply_parts() - parts < 3);
   CHECK(resident_kb() - before < SLACK_KB);
   free(kept);
   sys_barrier();

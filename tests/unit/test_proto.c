@@ -218,6 +218,21 @@ START_TEST(test_packv_with_undefined_flags_is_einval_and_readable) {
   v.flags = PACKV_COMMIT; /* a commit of nothing handed */
   len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
   REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  /* what regions own: regions only, no hand-over, with ranges */
+  v.flags = PACKV_OWNED;
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+  REQUIRE_EQ(proto_decode(buf, len, &m), 0);
+  uint32_t bad[] = {PACKV_OWNED | PACKV_HANDOVER, PACKV_OWNED | PACKV_HANDBACK,
+                    PACKV_OWNED | PACKV_NO_RANGES};
+  v.peer = 3;
+  for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++) {
+    v.flags = bad[i];
+    len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 1);
+    REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
+  }
+  v = (proto_packv){.nreg = 1, .nobj = 1, .flags = PACKV_OWNED}; /* an object owns nothing */
+  len = proto_build(buf, sizeof buf, MSG_PACKV, 1, 5, PROTO_NO_DEST, 0, -1, &v, names, 2);
+  REQUIRE_EQ(proto_decode(buf, len, &m), EINVAL);
 }
 END_TEST
 

@@ -535,6 +535,68 @@ START_TEST(test_pages_come_from_the_lowest_range_holding_a_whole_page) {
 }
 END_TEST
 
+/* {addr, len} pairs into a growable array (a slab_range_fn). */
+typedef struct {
+  uint64_t *v;
+  size_t n, cap;
+} words_t;
+static int push_pair(void *ctx, uintptr_t addr, size_t len) {
+  words_t *w = ctx;
+  if (w->n + 2 > w->cap) {
+    w->cap = w->cap ? 2 * w->cap : 64;
+    w->v = realloc(w->v, w->cap * sizeof *w->v);
+    REQUIRE(w->v != NULL);
+  }
+  w->v[w->n++] = addr;
+  w->v[w->n++] = len;
+  return 0;
+}
+
+/* What a region owns (region_pack_owned: what its holder gives back to the OS before it frees
+ * it): its pools' ranges, used and free, in a few ranges however scattered its objects; and
+ * from then on no other region trims its free slabs. */
+START_TEST(test_owned_ranges_cover_the_pools_and_stop_trimming) {
+  region_config cfg = region_config_default();
+  region_layer *L = layer_with(cfg, 512 * AH_SLAB_SIZE, 100);
+  rid_t a, kid, b;
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &a), 0);
+  REQUIRE_EQ(region_create(L, a, -1, &kid), 0);
+  static uintptr_t obj[200];
+  for (int i = 0; i < 200; i++) REQUIRE_EQ(region_alloc(L, 4096, i % 2 ? kid : a, &obj[i]), 0);
+  for (int i = 0; i < 200; i += 4) REQUIRE_EQ(region_free_object(L, obj[i]), 0);
+  words_t w = {0};
+  size_t n, live_n;
+  REQUIRE_EQ(region_pack(L, &a, 1, NULL, 0, push_pair, &w, &live_n), 0);
+  w.n = 0;
+  REQUIRE_EQ(region_pack_owned(L, a, push_pair, &w, &n), 0);
+  REQUIRE(n < live_n); /* fewer ranges than the live ones, scattered by the frees */
+  uint64_t owned = 0;
+  for (size_t i = 0; i < w.n; i += 2) owned += w.v[i + 1];
+  REQUIRE_EQ(owned >> AH_SLAB_SHIFT, region_slabs(L, a) + region_slabs(L, kid));
+  for (int i = 0; i < 200; i++) { /* every object, live or freed, inside */
+    bool in = false;
+    for (size_t j = 0; j < w.n && !in; j += 2) in = obj[i] >= w.v[j] && obj[i] < w.v[j] + w.v[j + 1];
+    REQUIRE(in);
+  }
+  /* b needs more space than Free Ranges has: a's and kid's free slabs are not taken */
+  region_info before_a, before_k, after;
+  REQUIRE_EQ(region_get_info(L, a, &before_a), 0);
+  REQUIRE_EQ(region_get_info(L, kid, &before_k), 0);
+  REQUIRE_EQ(region_create(L, REGION_ROOT, -1, &b), 0);
+  uintptr_t x;
+  while (region_alloc(L, 4096, b, &x) == 0) {
+  }
+  REQUIRE_EQ(region_get_info(L, a, &after), 0);
+  REQUIRE_EQ(after.pool.free_slabs, before_a.pool.free_slabs);
+  REQUIRE_EQ(region_get_info(L, kid, &after), 0);
+  REQUIRE_EQ(after.pool.free_slabs, before_k.pool.free_slabs);
+  REQUIRE_EQ(region_pack_owned(L, 9999, push_pair, &w, &n), ENOENT);
+  free(w.v);
+  REQUIRE_EQ(region_free(L, a), 0);
+  teardown(L);
+}
+END_TEST
+
 START_TEST(test_objects_alloc_query_realloc_and_balloc) {
   region_layer *L = default_layer();
   rid_t r1, r2;
@@ -1272,6 +1334,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_statistics_stay_exact_through_fragmentation);
   tcase_add_test(tc, test_leases_and_runs_find_holes_near_exhaustion);
   tcase_add_test(tc, test_pages_come_from_the_lowest_range_holding_a_whole_page);
+  tcase_add_test(tc, test_owned_ranges_cover_the_pools_and_stop_trimming);
   tcase_add_test(tc, test_objects_alloc_query_realloc_and_balloc);
   tcase_add_test(tc, test_error_paths_have_distinct_codes_and_change_nothing);
   tcase_add_test(tc, test_freeing_a_region_returns_all_metadata_whatever_its_object_count);

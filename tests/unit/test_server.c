@@ -465,6 +465,41 @@ START_TEST(test_a_hand_over_moves_the_subtree_to_the_peer_once_and_back_only_to_
 }
 END_TEST
 
+/* What a region owns (PACKV_OWNED: what sys_rfree gives back to the OS): every range of its
+ * pool, used or free, with its children's; only its holder may ask; never the root region. */
+START_TEST(test_an_owned_pack_covers_the_pools_and_only_the_holder_may_ask) {
+  uint32_t rid = new_region(1);
+  uint64_t kid = 0, a = 0, b = 0, out[64];
+  size_t n;
+  proto_ralloc ra = {.parent = rid, .level_hint = -1};
+  REQUIRE_EQ(ask(1, MSG_RALLOC, &ra, &kid), 0);
+  proto_alloc in_rid = {.size = 4096, .rid = rid, .n = 1}, in_kid = {.size = 64, .rid = (uint32_t)kid, .n = 1};
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &in_rid, &a), 0);
+  REQUIRE_EQ(ask(1, MSG_ALLOC, &in_kid, &b), 0);
+  uint64_t names[1] = {rid};
+  REQUIRE_EQ(packv_ask(1, 0, PROTO_NO_DEST, names, 1, 0, out, &n), 0);
+  uint64_t live = 0;
+  for (size_t i = 1; i < n; i += 2) live += out[i];
+  REQUIRE_EQ(live, 2 * 4096); /* the two objects' slabs */
+  REQUIRE_EQ(packv_ask(2, PACKV_OWNED, PROTO_NO_DEST, names, 1, 0, out, &n), EPERM);
+  REQUIRE_EQ(packv_ask(1, PACKV_OWNED, PROTO_NO_DEST, names, 1, 0, out, &n), 0);
+  uint64_t owned = 0;
+  bool has_a = false, has_b = false;
+  for (size_t i = 0; i + 1 < n; i += 2) {
+    owned += out[i + 1];
+    has_a |= a >= out[i] && a < out[i] + out[i + 1];
+    has_b |= b >= out[i] && b < out[i] + out[i + 1];
+    if (i) REQUIRE(out[i] > out[i - 2] + out[i - 1]); /* sorted, merged */
+  }
+  REQUIRE(has_a && has_b);
+  REQUIRE(owned >= 2 * 16 * 4096); /* both pools, free slabs too (16 each at the start) */
+  uint64_t root[1] = {0};
+  REQUIRE_EQ(packv_ask(1, PACKV_OWNED, PROTO_NO_DEST, root, 1, 0, out, &n), EINVAL);
+  proto_rid rf = {.rid = rid};
+  REQUIRE_EQ(ask(1, MSG_RFREE, &rf, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_a_packv_a_worker_may_not_send_is_einval_and_changes_nothing) {
   uint32_t rid = new_region(1), other = new_region(2);
   uint64_t addr = 0, theirs = 0, out[64];
@@ -1030,6 +1065,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_requests_by_a_worker_that_does_not_hold_the_region_are_eperm);
   tcase_add_test(tc, test_a_hand_over_moves_the_subtree_to_the_peer_once_and_back_only_to_the_giver);
   tcase_add_test(tc, test_a_packv_a_worker_may_not_send_is_einval_and_changes_nothing);
+  tcase_add_test(tc, test_an_owned_pack_covers_the_pools_and_only_the_holder_may_ask);
   suite_add_tcase(s, tc);
   TCase *tp = tcase_create("pack");
   tcase_add_checked_fixture(tp, pack_setup, pack_teardown);
