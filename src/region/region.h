@@ -87,6 +87,10 @@ void region_layer_get_stats(const region_layer *layer, region_layer_stats *st);
 int region_create(region_layer *layer, rid_t parent, int level_hint, rid_t *id);
 /* A region whose parent lives on another scheduler: it heads a local subtree. */
 int region_create_detached(region_layer *layer, rid_t remote_parent, int level_hint, rid_t *id);
+/* Call fn(ctx, id) for region id and every local descendant (pre-order) until fn returns
+ * non-zero (then that value). ENOENT for an unknown region. */
+int region_subtree_walk(const region_layer *layer, rid_t id, int (*fn)(void *ctx, rid_t id),
+                        void *ctx);
 /* Is region a equal to, or a descendant of, region b (both local)? */
 bool region_is_within(const region_layer *layer, rid_t a, rid_t b);
 /* Does addr lie in a range some local region's pool holds? */

@@ -139,6 +139,17 @@ int region_create_detached(region_layer *L, rid_t remote_parent, int level_hint,
   return create_with_id(L, NULL, remote_parent, level_hint, id);
 }
 
+int region_subtree_walk(const region_layer *L, rid_t id, int (*fn)(void *ctx, rid_t id),
+                        void *ctx) {
+  region *top = region_find(L, id);
+  if (!top) return ENOENT;
+  for (region *x = top; x; x = region_walk_next(top, x)) {
+    int rc = fn(ctx, x->id);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 bool region_is_within(const region_layer *L, rid_t a, rid_t b) {
   const region *x = region_find(L, a), *top = region_find(L, b);
   for (; x && top; x = x->parent)

@@ -103,24 +103,13 @@ void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, i
   trade_check_low(s);
 }
 
-/* Remember that region rid (on a child's subtree) hangs under local region parent. The
- * child's word is authoritative for its ID: an older entry for it is overwritten. */
-static int remember_kid(sched_server *s, rid_t rid, rid_t parent) {
-  uintptr_t *slot = trie_find_slot(&s->remote_kids, rid);
-  if (slot) {
-    *slot = (uintptr_t)parent + 1;
-    return 0;
-  }
-  return trie_insert(&s->remote_kids, rid, (uintptr_t)parent + 1);
-}
-
 void event_on_created(sched_server *s, const proto_msg *m) {
   const proto_created *c = m->fixed;
   uint64_t tail[1] = {c->rid};
   /* The parent must still be the one the worker asked under: its ID may have been freed and
    * given to another worker's region meanwhile, which then holds it. */
   if (region_check_holder(s->layer, c->parent, m->h->origin) == 0 &&
-      remember_kid(s, c->rid, c->parent) == 0) {
+      kids_remember(s, c->rid, c->parent) == 0) {
     srv_reply(s, m->h->origin, m->h->req, m->h->origin, 0, tail, 1);
     return;
   }
@@ -131,35 +120,30 @@ void event_on_created(sched_server *s, const proto_msg *m) {
 }
 
 void event_on_unlink(sched_server *s, const proto_msg *m) {
-  trie_delete(&s->remote_kids, ((const proto_created *)m->fixed)->rid, NULL);
+  kids_forget(s, ((const proto_created *)m->fixed)->rid);
 }
 
 /* ---- rfree ---- */
 
-/* Remote children whose local parent is gone: collected as {child, parent} pairs, and
- * forgotten here. */
-static size_t orphaned_kids(sched_server *s, rid_t **out) {
-  size_t n = 0, cap = 0;
-  rid_t *v = NULL;
-  trie_cursor c;
-  uint64_t k;
-  uintptr_t parent1;
-  trie_cursor_seek(&c, &s->remote_kids, 0);
-  while (trie_cursor_next(&c, &k, &parent1)) {
-    if (region_exists(s->layer, (rid_t)(parent1 - 1))) continue;
-    if (n == cap) {
-      cap = cap ? 2 * cap : 16;
-      rid_t *w = realloc(v, 2 * cap * sizeof *w);
-      if (!w) break;
-      v = w;
-    }
-    v[2 * n] = (rid_t)k;
-    v[2 * n + 1] = (rid_t)(parent1 - 1);
-    n++;
+/* The IDs of a subtree about to be freed (region_subtree_walk's callback): after the free,
+ * the remote children of exactly these are orphans. */
+typedef struct {
+  rid_t *v;
+  size_t n, cap;
+  bool oom;
+} id_list;
+
+static int list_id(void *ctx, rid_t id) {
+  id_list *l = ctx;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    rid_t *w = realloc(l->v, cap * sizeof *w);
+    if (!w) return l->oom = true, 1;
+    l->v = w;
+    l->cap = cap;
   }
-  for (size_t i = 0; i < n; i++) trie_delete(&s->remote_kids, v[2 * i], NULL);
-  *out = v;
-  return n;
+  l->v[l->n++] = id;
+  return 0;
 }
 
 /* An RFREE that another scheduler sent for a remote child of a region it freed: is rid still
@@ -179,8 +163,12 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   }
   uintptr_t psched1 = trie_find(&s->remote_parent, rid);
   int rc = rid == REGION_ROOT ? EINVAL : region_check_subtree(s->layer, rid, m->h->origin);
+  id_list freed = {0}; /* whose remote children become orphans */
+  if (!rc && trie_count(&s->remote_kids) && region_subtree_walk(s->layer, rid, list_id, &freed))
+    rc = ENOMEM; /* nothing freed yet */
   if (!rc) rc = region_free(s->layer, rid);
   if (rc) {
+    free(freed.v);
     srv_answer(s, m, rc, NULL, 0);
     return;
   }
@@ -194,7 +182,8 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   srv_report_load(s);
   trade_check_ceiling(s);
   rid_t *kids;
-  size_t n = orphaned_kids(s, &kids);
+  size_t n = kids_of_parents(s, freed.v, freed.n, &kids);
+  free(freed.v);
   event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;
   for (size_t i = 0; e && i < n; i++)
     if (!send_for_event(s, e, MSG_RFREE, kids[2 * i], kids[2 * i + 1])) e->remaining--;

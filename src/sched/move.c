@@ -64,31 +64,6 @@ static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t orig
   } while (off < b->n);
 }
 
-/* Remote children (on other schedulers) of the local subtree under rid, as {child, parent}
- * pairs. */
-static size_t remote_kids_under(sched_server *s, rid_t rid, rid_t **out) {
-  rid_t *kids = NULL;
-  size_t n = 0, cap = 0;
-  trie_cursor c;
-  uint64_t k;
-  uintptr_t parent1;
-  trie_cursor_seek(&c, &s->remote_kids, 0);
-  while (trie_cursor_next(&c, &k, &parent1)) {
-    if (!region_is_within(s->layer, (rid_t)(parent1 - 1), rid)) continue;
-    if (n == cap) {
-      cap = cap ? 2 * cap : 16;
-      rid_t *w = realloc(kids, 2 * cap * sizeof *w);
-      if (!w) break;
-      kids = w;
-    }
-    kids[2 * n] = (rid_t)k;
-    kids[2 * n + 1] = (rid_t)(parent1 - 1);
-    n++;
-  }
-  *out = kids;
-  return n;
-}
-
 /* ---- the parts of a move that live elsewhere: one PACKV per next hop ----
  * A move names regions and objects; those held by other schedulers are gathered per next hop
  * (a child, or the parent) and each hop gets one PACKV for all of them, so packing a region
@@ -235,7 +210,7 @@ static int local_region(sched_server *s, const move_ask *a, rid_t rid, words *b,
     rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, b, &nranges);
   if (rc) return rc;
   rid_t *kids;
-  size_t n = remote_kids_under(s, rid, &kids);
+  size_t n = kids_under(s, rid, &kids);
   for (size_t i = 0; i < n; i++) part_region(s, p, true, kids[2 * i], kids[2 * i + 1]);
   free(kids);
   return 0;

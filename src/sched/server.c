@@ -79,6 +79,7 @@ static int make_layer(sched_server *s) {
   rangeset_init(&s->owned_ids, 32, src, 0);
   trie_init(&s->deleg_ids, 32, src);
   trie_init(&s->remote_kids, 32, src);
+  trie_init(&s->kids_by_parent, 64, src);
   trie_init(&s->remote_parent, 32, src);
   return 0;
 }

@@ -53,6 +53,7 @@ struct sched_server {
   rangeset owned_pages, owned_ids; /* what this scheduler answers for */
   trie deleg_pages, deleg_ids; /* start -> (count << 8 | child slot + 1) */
   trie remote_kids;            /* region on a child's subtree -> its local parent + 1 */
+  trie kids_by_parent;         /* the same, by parent: (parent << 32 | child) -> 1 (kids.c) */
   trie remote_parent;          /* local region with a parent elsewhere -> that scheduler + 1 */
   int *children;               /* scheduler children ranks (slot = index) */
   int nchildren;
@@ -128,6 +129,16 @@ void place_region(sched_server *s, int from, const proto_msg *m, rid_t parent, i
                   int parent_sched);
 void event_on_created(sched_server *s, const proto_msg *m);
 void event_on_unlink(sched_server *s, const proto_msg *m);
+
+/* kids.c: remote children, by child and by parent */
+int kids_remember(sched_server *s, rid_t child, rid_t parent); /* overwrites; ENOMEM */
+void kids_forget(sched_server *s, rid_t child);
+/* The remote children of rid and its local descendants, as {child, parent} pairs (malloc'ed in
+ * *out, possibly NULL); their number. */
+size_t kids_under(sched_server *s, rid_t rid, rid_t **out);
+/* The remote children of the n regions `parents` (freed: their children are orphans), as
+ * {child, parent} pairs, forgotten here. */
+size_t kids_of_parents(sched_server *s, const rid_t *parents, size_t n, rid_t **out);
 
 /* move.c */
 void event_pack(sched_server *s, const proto_msg *m);

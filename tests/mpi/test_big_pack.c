@@ -23,15 +23,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "worker/debug.h"
 
 #define SLAB 4096
 #define F 3000 /* ranges of a region: 94 replies of 32 ranges */
 #define KIDS 2 /* children of the region on the root */
-/* What a worker may still hold after freeing a region of F slabs it held: a quarter of it (the
- * region's pages, not given back, would be all of it; the rest is the heap's noise) */
-#define SLACK_KB ((long)F * SLAB / 1024 / 4)
+/* Pages of a freed region's objects a worker may still have resident (none: every page went
+ * back to the OS; a few for a slab the next allocation already took again) */
+#define SLACK_PAGES 8
 
 static int me;
 
@@ -40,16 +41,15 @@ static int cmp_ptr(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* kB of /proc/self/status's RssShmem plus RssAnon: what this worker holds of the GAS. */
-static long resident_kb(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "RssShmem:", 9) || !strncmp(line, "RssAnon:", 8))
-      v += atol(strchr(line, ':') + 1);
-  if (f) fclose(f);
-  return v;
+/* How many of the n objects' pages are resident in this process (mincore): the region's own
+ * pages, whatever the heap (or a sanitizer's quarantine) does meanwhile. */
+static size_t resident_pages(void *const *objs, size_t n) {
+  size_t res = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char v = 0;
+    if (mincore(objs[i], SLAB, &v) == 0 && (v & 1)) res++;
+  }
+  return res;
 }
 
 /* n objects of a slab in region r, every other one freed: the kept ones (n / 2) into kept,
@@ -81,7 +81,6 @@ static int intact(void *const *kept, size_t n, uint64_t tag) {
 /* 1: worker 0 -> worker 1, a leaf region of F ranges. */
 static void leaf_region_moves_and_is_freed(void) {
   void **kept = malloc(F * sizeof *kept);
-  long before = resident_kb();
   if (me == 0) {
     rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     CHECK(r != 0);
@@ -99,14 +98,11 @@ static void leaf_region_moves_and_is_freed(void) {
     MPI_Recv(&sent, 1, MPI_UINT32_T, 0, 2, sys_comm(), MPI_STATUS_IGNORE);
     CHECK(got == sent);
     CHECK(intact(kept, F, 0x1111));
-    long held = resident_kb();
-    CHECK(held - before >= (long)F * SLAB / 1024 / 2); /* its pages are here */
+    CHECK(resident_pages(kept, F) == F); /* its pages are here */
     CHECK(sys_rfree(got) == 0);
-    long after = resident_kb();
-    CHECK(after - before < SLACK_KB); /* every page given back */
-    if (after - before >= SLACK_KB)
-      fprintf(stderr, "test_big_pack: resident %ld kB before, %ld holding, %ld after\n", before,
-              held, after);
+    size_t after = resident_pages(kept, F);
+    CHECK(after <= SLACK_PAGES); /* every page given back */
+    if (after > SLACK_PAGES) fprintf(stderr, "test_big_pack: %zu of %d pages still resident\n", after, F);
   }
   free(kept);
   sys_barrier();
@@ -143,13 +139,12 @@ static void root_region_with_leaf_children_moves(void) {
 static void refused_move_comes_back(void) {
   void **kept = malloc(F * sizeof *kept);
   if (me == 0) {
-    long before = resident_kb();
     rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     CHECK(fragment(r, 2 * F, kept, 0x3333) == 0);
     CHECK(sys_send(1, &r, 1, NULL, 0) == -1 && errno == ECONNREFUSED);
     CHECK(intact(kept, F, 0x3333));
     CHECK(sys_rfree(r) == 0); /* handed back: ours again */
-    CHECK(resident_kb() - before < SLACK_KB);
+    CHECK(resident_pages(kept, F) <= SLACK_PAGES);
   } else if (me == 1) {
     rid_t two[2];
     CHECK(sys_recv(0, two, 2, NULL, 0) == -1 && errno == EINVAL); /* other counts */
@@ -165,15 +160,14 @@ static void rfree_gives_every_page_back(void) {
     return;
   }
   void **kept = malloc(F * sizeof *kept);
-  long before = resident_kb();
   rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
   CHECK(fragment(r, 2 * F, kept, 0x4444) == 0);
-  CHECK(resident_kb() - before >= (long)F * SLAB / 1024 / 2);
+  CHECK(resident_pages(kept, F) == F);
   long parts = antheap_debug_reply_parts();
   CHECK(sys_rfree(r) == 0);
   /* what is given back is what the region owns (a few ranges), not its F live slabs */
   CHECK(antheap_debug_reply_parts() - parts < 3);
-  CHECK(resident_kb() - before < SLACK_KB);
+  CHECK(resident_pages(kept, F) <= SLACK_PAGES);
   free(kept);
   sys_barrier();
 }

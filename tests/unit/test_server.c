@@ -636,6 +636,46 @@ START_TEST(test_pack_asks_the_leaf_once_for_all_its_remote_children) {
 }
 END_TEST
 
+static void one_sent(proto_msg *m, int to);
+
+/* Remote children are found by parent (kids.c): an rfree of one region at the root frees its
+ * own remote children only, and a pack of another still names exactly its own. */
+START_TEST(test_remote_children_are_found_by_their_parent) {
+  uint32_t top1 = root_region_with_leaf_kids(0), top2 = root_region_with_leaf_kids(0);
+  for (uint32_t k = 0; k < 100; k++) {
+    proto_created c = {.rid = boot_grant.id_first + k, .parent = k % 2 ? top2 : top1};
+    from_leaf(MSG_CREATED, 200 + k, 0, 0, &c, NULL, 0);
+  }
+  proto_created again = {.rid = boot_grant.id_first + 1, .parent = top1}; /* moves to top1 */
+  from_leaf(MSG_CREATED, 300, 0, 0, &again, NULL, 0);
+  proto_rid rf = {.rid = top1};
+  nlog = 0;
+  from_leaf(MSG_RFREE, 301, PROTO_NO_DEST, 0, &rf, NULL, 0);
+  REQUIRE_EQ(nlog, 51); /* an RFREE part for each of top1's 51 children, nothing else yet */
+  for (int i = 0; i < nlog; i++) {
+    proto_msg m;
+    REQUIRE_EQ(proto_decode(sent_log[i].msg, sent_log[i].len, &m), 0);
+    REQUIRE_EQ(m.h->type, MSG_RFREE);
+    const proto_rid *r = m.fixed;
+    uint32_t k = r->rid - boot_grant.id_first;
+    REQUIRE(k % 2 == 0 || k == 1);
+    REQUIRE_EQ(r->parent1, top1 + 1);
+  }
+  proto_rid pr = {.rid = top2};
+  nlog = 0;
+  from_leaf(MSG_PACK, 302, PROTO_NO_DEST, 0, &pr, NULL, 0);
+  proto_msg m;
+  one_sent(&m, 1);
+  const proto_packv *v = m.fixed;
+  REQUIRE_EQ(v->nreg, 49); /* top2's odd children but the one that moved */
+  for (uint32_t i = 0; i < v->nreg; i++) {
+    uint32_t k = (uint32_t)m.tail[i] - boot_grant.id_first;
+    REQUIRE(k % 2 == 1 && k != 1);
+    REQUIRE_EQ(m.tail[v->nreg + i], top2);
+  }
+}
+END_TEST
+
 START_TEST(test_a_failed_part_fails_the_whole_pack) {
   uint32_t top = root_region_with_leaf_kids(3);
   nlog = 0;
@@ -1071,6 +1111,7 @@ static Suite *make_suite(void) {
   tcase_add_checked_fixture(tp, pack_setup, pack_teardown);
   tcase_add_test(tp, test_pack_asks_the_leaf_once_for_all_its_remote_children);
   tcase_add_test(tp, test_a_failed_part_fails_the_whole_pack);
+  tcase_add_test(tp, test_remote_children_are_found_by_their_parent);
   tcase_add_test(tp, test_packv_skips_gone_children_only_when_told);
   tcase_add_test(tp, test_a_hand_over_across_schedulers_commits_only_after_every_part_checked);
   tcase_add_test(tp, test_a_hand_over_whose_part_is_refused_changes_no_holder);
