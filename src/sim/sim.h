@@ -34,8 +34,8 @@ typedef struct sim_config {
   int hostile_ops;   /* messages each hostile worker sends */
   bool hostile_keep_leases; /* hostile workers finalize holding their leased slabs */
   /* F > 0: hostile workers also fragment on purpose (hostile.c: the fragmenter), in rounds:
-   * 2F objects of a slab with every other one freed, the region packed (a reply of F ranges)
-   * and freed; 2F regions with every other one freed (F free-ID holes). */
+   * 2F objects of a slab with every other one freed, the region packed (about F ranges, each
+   * kept object covered) and freed; 2F regions with every other one freed (F free-ID holes). */
   int hostile_fragment;
   /* Storm: more than storm_factor * requests + storm_const messages delivered (checked after
    * every delivery; factor 0: never). Measured per seed (messages / requests workers sent):

@@ -71,7 +71,7 @@ static void usage(FILE *f) {
           "                   they hand them back first, as sys_finalize does)\n"
           "  --hostile-fragment F  hostile workers also fragment on purpose, in rounds: 2F\n"
           "                   objects of a slab, every other one freed, the region packed (its\n"
-          "                   reply must hold each kept object as a range of its own) and freed;\n"
+          "                   reply, however many parts, must cover every kept object) and freed;\n"
           "                   2F regions, every other one freed (free-ID holes)\n"
           "  --reply-words N  the most words of one pack reply (default 1048576); small values\n"
           "                   make packs continue over several replies (PROTO_REPLY_MORE)\n"
