@@ -439,7 +439,7 @@ static void move_row(bool cache, size_t f, double *base, double build_s, double 
   x.base_us = *base;
   x.setup_us = f ? build_s * 1e6 / (3.0 * (double)f) : 0;
   snprintf(x.detail, sizeof x.detail,
-           "%s %.3f s, check %.3f s, rfree %.3f s; %.0f of %.0f kB given back%s",
+           "%s %.3f s; check %.3f s; rfree %.3f s; %.0f of %.0f kB given back%s",
            sent ? "send" : "SEND FAILED", send_s, w->check_s, w->free_s, back_kb, region_kb,
            given_back ? "" : " (NOT ALL)");
   add_row(&x);

@@ -92,19 +92,24 @@ int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lesse
   pool_enter(p);
   slab_class *c;
   int rc = class_get(p, s, &c);
-  size_t n = 0;
+  size_t n = 0, limit = want;
   bool runs = true; /* until a run could not be had even after growing: then slab by slab */
-  while (!rc && n < want) { /* the class's empty slabs first, then runs, then one by one */
+  while (!rc && n < limit) { /* the class's empty slabs first, then runs, then one by one */
     size_t k = 0;
-    if (!c->empty && want - n > 1 && runs) {
-      if (lease_run(p, c, want - n, lessee, slabs + n, &k) == 0) {
+    if (!c->empty && limit - n > 1 && runs) {
+      if (lease_run(p, c, limit - n, lessee, slabs + n, &k) == 0) {
         n += k;
         continue;
       }
+      /* Near exhaustion: the free space is scattered slabs. Take a few more, not want: a
+       * worker's cache would hold idle what other workers' allocations need (it hands them
+       * back only at its flush points), and each one costs a descriptor here. */
       runs = false;
+      limit = n + SLAB_LEASE_SCATTERED < want ? n + SLAB_LEASE_SCATTERED : want;
+      if (limit < min) limit = min;
     }
     if (!c->empty) rc = slabs_carve_for_class(p, c);
-    if (!rc) rc = lease_empty(p, c, want - n, lessee, slabs + n, &k);
+    if (!rc) rc = lease_empty(p, c, limit - n, lessee, slabs + n, &k);
     n += rc ? 0 : k;
   }
   if (n < min) { /* all or nothing below min: a run's slabs are adjacent in slabs[] */

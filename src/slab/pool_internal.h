@@ -201,6 +201,9 @@ void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep);
 
 /* runs.c: class runs. A lease carves at most SLAB_RUN_MAX slabs as one run. */
 #define SLAB_RUN_MAX 256
+/* lease.c: slabs a lease takes one by one once no run can be had (near exhaustion), besides
+ * those it had (and at least its min). */
+#define SLAB_LEASE_SCATTERED 16
 /* Cut the last n (< d->nslabs) slabs of class run d off as a descriptor of their own (into
  * *tail, which may be NULL), of the same class, lessee, bitmap and used, on d's list; d keeps
  * the rest. ENOMEM changes nothing. */

@@ -98,8 +98,9 @@ void *slab_malloc(slab_pool *p, size_t size);
  *
  * slab_lease: up to want (>= min >= 1) empty slabs of the slot size that holds `size` (at most
  * one slab), taken from the class's empty slabs or carved; their addresses in slabs[0..*got)
- * and the slot size in *slot. ENOMEM (nothing leased) when fewer than min can be had;
- * EINVAL for a bad size or count. */
+ * and the slot size in *slot. Once no run of slabs can be had (the free space is scattered:
+ * near exhaustion), only a few more (16) are taken one by one, not want. ENOMEM (nothing
+ * leased) when fewer than min can be had; EINVAL for a bad size or count. */
 int slab_lease(slab_pool *p, size_t size, size_t want, size_t min, int32_t lessee,
                uintptr_t *slabs, size_t *got, uint32_t *slot);
 /* Can `lessee` hand back the slab at addr with these live slots? 0, or EINVAL (not a slab
