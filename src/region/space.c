@@ -96,14 +96,12 @@ int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, si
   uint64_t key;
   size_t got = pick(L, n, min_slabs, &key);
   if (!got && trim(L, r, min_slabs)) got = pick(L, n, min_slabs, &key);
-  /* Near exhaustion the slabs trimmed are holes of one slab that do not touch: a request for
-   * more than one needs a run that some region's pool holds whole (each pool finds its best
-   * fit by size). */
-  if (!got && min_slabs > 1 && trim_fit(L, r, min_slabs, n)) got = pick(L, n, min_slabs, &key);
   /* The slabs trimmed may be pieces that do not touch (the tops of several regions' free
-   * ranges): trim a whole growth step more, which a region with a large free run gives as one
-   * piece, before asking for pages. */
-  if (!got && trim(L, r, n)) got = pick(L, n, min_slabs, &key);
+   * ranges; near exhaustion, holes of one slab): a request for more than one takes a run that
+   * some region's pool holds whole (each pool finds its best fit by size). Trimming a whole
+   * growth step more instead moved up to that many scattered holes to Free Ranges for nothing
+   * when no region had such a run. */
+  if (!got && min_slabs > 1 && trim_fit(L, r, min_slabs, n)) got = pick(L, n, min_slabs, &key);
   if (!got && L->cfg.need_pages) {
     L->need_pages_calls++;
     if (L->cfg.need_pages(L->cfg.need_pages_ctx, L, n << AH_SLAB_SHIFT) == 0)

@@ -25,8 +25,10 @@ static void lease_whole(slab_pool *p, slab_desc *d, int32_t lessee, uintptr_t *s
 
 /* Carve up to n (>= 2) contiguous slabs for c as one class run leased to lessee, their
  * addresses into slabs[0..*got): the largest of n, n/2, n/4... (at least 2) that the longest
- * free range holds (one search), else n after growing the pool. ENOMEM (nothing changed) when
- * none can be had. */
+ * free range holds (one search), after growing the pool when it holds no run of 2 (the growth
+ * asks for 2 at least and brings a whole step where there is one: near exhaustion, asking for
+ * n made the layer trim up to n scattered holes of other regions for nothing). ENOMEM
+ * (nothing changed) when no run of 2 can be had. */
 static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uintptr_t *slabs,
                      size_t *got) {
   if (n > SLAB_RUN_MAX) n = SLAB_RUN_MAX;
@@ -35,10 +37,14 @@ static int lease_run(slab_pool *p, slab_class *c, size_t n, int32_t lessee, uint
   if (!structural_ok(p)) return ENOMEM;
   uint64_t lk, longest = 0;
   rangeset_longest(&p->free, &lk, &longest);
+  if (longest < 2) {
+    if (pool_pick_slabs(p, 2, &addr)) return ENOMEM;
+    rangeset_longest(&p->free, &lk, &longest);
+  }
   size_t k = n;
-  while (k >= 2 && k > longest) k /= 2;
-  if (k >= 2 && free_range_pick(p, k, &addr) == 0) n = k;
-  else if (pool_pick_slabs(p, n, &addr)) return ENOMEM;
+  while (k > 2 && k > longest) k /= 2;
+  if (k < 2 || free_range_pick(p, k, &addr)) return ENOMEM; /* (cannot be: a run of 2 is there) */
+  n = k;
   if (desc_register(p, &d, addr, (uint32_t)n)) return ENOMEM;
   free_range_take(p, addr, n);
   d->cls = c;
