@@ -184,6 +184,7 @@ void region_layer_free_all(region_layer *L) {
 void region_layer_destroy(region_layer *L, slab_range_fn range_fn, void *ctx) {
   if (!L) return;
   region_layer_free_all(L);
+  while (L->nspare) layer_free(L, L->spare_chunks[--L->nspare]);
   region_layer_walk_free(L, range_fn, NULL, ctx);
   trie_clear(&L->used_ranges);
   rangeset_clear(&L->free_ranges);

@@ -13,6 +13,8 @@
 
 typedef struct region region;
 
+#define LAYER_SPARE_CHUNKS 16 /* first metadata chunks of freed regions kept for reuse */
+
 typedef struct range_rec {
   uintptr_t start;
   size_t nslabs;
@@ -61,6 +63,10 @@ struct region_layer {
   size_t regions, used_range_count, free_slabs;
   size_t trims, trimmed_slabs, need_pages_calls, stranded_slabs, stranded_ids;
   rid_t trim_cursor; /* trimming resumes after this region ID */
+  /* First metadata chunks of freed regions, kept for the next regions (tree.c): a region made
+   * and freed costs no run carved and freed in the kernel pool. */
+  void *spare_chunks[LAYER_SPARE_CHUNKS];
+  int nspare;
   /* One-entry caches in front of Used Ranges and Used Region IDs (cleared when the record
    * they point to goes away). */
   const range_rec *last_rec;

@@ -13,7 +13,9 @@ static int region_meta_grow(void *ctx, size_t min_bytes, uintptr_t *addr, size_t
   size_t size = r->chunks ? 2 * r->chunks->len : L->cfg.meta_chunk;
   if (size < min_bytes) size = ah_round_up(min_bytes, AH_SLAB_SIZE);
   meta_chunk *c = layer_alloc(L, sizeof *c);
-  void *mem = c ? slab_malloc(L->kernel, size) : NULL;
+  void *mem = NULL;
+  if (c && size == L->cfg.meta_chunk && L->nspare) mem = L->spare_chunks[--L->nspare];
+  else if (c) mem = slab_malloc(L->kernel, size);
   if (!mem) {
     if (c) layer_free(L, c);
     return ENOMEM;
@@ -31,7 +33,10 @@ static void drop_pools(region_layer *L, region *r) {
   while (r->chunks) { /* the pools live in these chunks: nothing else to free */
     meta_chunk *c = r->chunks;
     r->chunks = c->next;
-    layer_free(L, c->mem);
+    if (c->len == L->cfg.meta_chunk && L->nspare < LAYER_SPARE_CHUNKS)
+      L->spare_chunks[L->nspare++] = c->mem; /* for the next region */
+    else
+      layer_free(L, c->mem);
     layer_free(L, c);
   }
   r->nchunks = 0;
@@ -43,6 +48,7 @@ static int make_pools(region_layer *L, region *r) {
   size_t len;
   if (region_meta_grow(r, L->cfg.meta_chunk, &mem, &len)) return ENOMEM;
   slab_config mc = slab_config_default();
+  mc.unsized = true; /* records of 64 B and the pool struct: no runs to find by length */
   mc.grow = region_meta_grow;
   mc.grow_ctx = r;
   slab_config pc = slab_config_default();

@@ -24,7 +24,7 @@ void pool_init_tries(slab_pool *p) {
   trie_node_source src = meta_node_source(p);
   unsigned bits = slab_key_bits(p->cfg.span);
   trie_init(&p->used, bits, src);
-  rangeset_init(&p->free, bits, src, RANGESET_SIZED);
+  rangeset_init(&p->free, bits, src, p->cfg.unsized ? 0 : RANGESET_SIZED);
   trie_init(&p->partial, 7, src); /* slot units 1..64 */
 }
 

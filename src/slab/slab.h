@@ -34,6 +34,9 @@ typedef struct slab_config {
   size_t span;          /* size of the address window starting at base */
   unsigned empty_keep;  /* empty slabs a class keeps before returning them to Free */
   unsigned prealloc;    /* slabs carved at once for a class that needed a slab before */
+  bool unsized;         /* no index of the Free trie by length: a pool whose objects are all of
+                         * one slab or less (a region's metadata) never looks for a long run,
+                         * and the index's nodes would come and go with every region */
   slab_grow_fn grow;    /* optional: more address space on demand */
   void *grow_ctx;
 } slab_config;
