@@ -168,16 +168,33 @@ static __device__ void dm_corw(const dm_heap_dev *h, unsigned mask, unsigned nee
   }
 }
 
-/* Algorithm 3: lanes of `need` get a run of n (2..32) pages inside one bitmap word. */
+/* Algorithm 3: lanes of `need` get a run of n (2..32) pages inside one bitmap word.
+ * Round 0 reads a window of consecutive words from a random start (lane of rank i: word
+ * start + i; a group of 8 lanes or more starts on a multiple of 8 words, one bitmap
+ * sector), later rounds random words as in the paper, then the sweep. Why the window
+ * (issue 31): the first scout with a hole serves the needy lanes in order, so consecutive
+ * lanes' runs fill the window's words in order, a whole warp's 32 runs of 4 KiB lying in 8
+ * consecutive words (one bitmap sector, 256 consecutive pkind bytes) where random scouts
+ * put them in 8 random words. A warp freeing them (free.cu, dm_free_warp) then loads 2
+ * lines of pkind and clears 1 bitmap sector, not 8 of each, each its own DRAM access: the
+ * cost of a 1-KiB or 4-KiB free that grew with the size (H100, free4k 0.0233 ms against
+ * free256's 0.0184, Gallatin 0.0168). The window is also one line of bitmap to load where
+ * the random round loaded 32 sectors. In round 0 a lane that loses part of a claim to
+ * another warp drops its word (the next scout's word serves the next lane): two warps
+ * whose windows meet would otherwise chase each other through it, the slower one losing
+ * every claim to the one ahead; later rounds keep what the lost claim's old value says. */
 static __device__ void dm_run_search(const dm_heap_dev *h, unsigned mask, unsigned need,
                                      unsigned n, unsigned *rng, long *page)
 {
   const unsigned me = dm_lane();
   const unsigned rank = __popc(mask & dm_lanes_below()), nlanes = __popc(mask);
-  const unsigned start = __shfl_sync(mask, dm_rand(rng), __ffs(mask) - 1) % h->nwords;
+  unsigned start = __shfl_sync(mask, dm_rand(rng), __ffs(mask) - 1) % h->nwords;
+  if (nlanes >= 8u) start &= ~7u;
   const unsigned rounds = dm_walk_rounds(h, nlanes);
   for (unsigned r = 0; need && r < rounds; ++r) {
-    unsigned w = dm_walk_word(h, r, rng, start, rank, nlanes);
+    /* round 0: the window (a lane past the heap's words reads none) */
+    unsigned w = r ? dm_walk_word(h, r, rng, start, rank, nlanes)
+                   : rank < h->nwords ? (start + rank) % h->nwords : h->nwords;
     unsigned freeb = w < h->nwords ? ~dm_ld(&h->bitmap[w]) : 0u;
     for (unsigned m = need; m; m &= m - 1u) {
       unsigned q = (unsigned)__ffs(m) - 1u;
@@ -192,7 +209,7 @@ static __device__ void dm_run_search(const dm_heap_dev *h, unsigned mask, unsign
         unsigned old = atomicOr(&h->bitmap[w], run);
         if (old & run) {               /* lost part of it: give back what we set */
           atomicAnd(&h->bitmap[w], ~(run & ~old));
-          freeb &= ~old;
+          freeb = r ? freeb & ~old : 0u;   /* round 0: drop the word (see above) */
         } else {
           got = (long)w * 32 + b;
           freeb &= ~run;
