@@ -13,7 +13,7 @@
 #include "common/idle_mpi.h"
 #include "common/watch.h"
 #include "sched/job.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
 #include "worker/guard.h"

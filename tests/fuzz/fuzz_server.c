@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "fuzz_input.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "sched/server.h"
 #include "sched/tree.h"
 
