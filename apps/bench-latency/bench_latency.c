@@ -41,7 +41,7 @@
 #include "bench.h"
 #include "bench_mpi.h"
 #include "common/types.h"
-#include "sched/launch.h"
+#include "job/launch.h"
 #include "proto/proto.h"
 #include "worker/debug.h"
 

@@ -12,7 +12,7 @@
 #include "common/idle.h"
 #include "common/idle_mpi.h"
 #include "common/watch.h"
-#include "sched/job.h"
+#include "job/job.h"
 #include "proto/proto.h"
 #include "worker/cache.h"
 #include "worker/gas.h"
@@ -608,9 +608,7 @@ int antheap_debug_scheduler_of(const void *ptr) {
  * is not that deep) (test hook). */
 int antheap_debug_path(int level) {
   if (!W.up) return fail_errno(NOT_UP);
-  int x = W.leaf;
-  while (W.job.tree.level[x] > level) x = W.job.tree.parent[x];
-  return x;
+  return job_sched_on_path(&W.job, W.leaf, level);
 }
 
 /* Realloc of an object this worker's cache handed out: all here, no message. */

@@ -1,4 +1,4 @@
-/* fuzz_server.c: libFuzzer target on the wire decoder (src/sched/proto.c) and the scheduler's
+/* fuzz_server.c: libFuzzer target on the wire decoder (src/proto/proto.c) and the scheduler's
  * event server (src/sched/server.c and what it calls), fed hostile bytes.
  *
  * Each input (format in fuzz_input.h) builds a fresh job in-process, as src/sim does: a tree

@@ -5,7 +5,7 @@
  * first appearance in rank order (host names compared by a hash of the whole name and their
  * first 63 characters), so every rank computes the same ids from the same gathered table.
  */
-#include "sched/launch.h"
+#include "job/launch.h"
 
 #include <errno.h>
 #include <hwloc.h>
