@@ -1,0 +1,226 @@
+/* move.c: moving regions and objects between workers (sys_send, sys_recv, sys_give): the
+ * pack at the schedulers (MSG_PACKV, with the hand-over), the move memo on a shared GAS
+ * (memo.h), the ANTHEAP_CHECK=handover guard, and the range transfer (transfer.h). Main
+ * entries: sys_send, sys_recv, sys_give. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "worker/gas.h"
+#include "worker/guard.h"
+#include "worker/worker.h"
+
+/* One MSG_PACKV naming regions and objects, with flags (proto.h: PACKV_HANDOVER, _HANDBACK,
+ * _NO_RANGES) and the peer (a world rank) they concern: the schedulers check that this worker
+ * holds what it names, hand regions over when asked, and answer with the ranges of every
+ * named region (with descendants) and object, sorted and merged, whatever their number and
+ * wherever they live. *out is NULL when there are none. */
+int move_packv(const rid_t *regions, int nreg, void *const *objects, int nobj, uint32_t flags,
+               int32_t peer, gas_range **out, size_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  if (nreg + nobj == 0) return 0;
+  if ((uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) return E2BIG;
+  uint64_t *names = malloc(((size_t)nreg + (size_t)nobj) * sizeof *names);
+  if (!names) return ENOMEM;
+  for (int i = 0; i < nreg; i++) names[i] = regions[i];
+  for (int i = 0; i < nobj; i++) names[nreg + i] = (uintptr_t)objects[i];
+  proto_packv b = {.nreg = (uint32_t)nreg, .nobj = (uint32_t)nobj, .flags = flags, .peer = peer};
+  uint64_t *t;
+  size_t nt;
+  int rc = rpc_gather(MSG_PACKV, &b, names, (uint32_t)(nreg + nobj), &t, &nt);
+  free(names);
+  if (rc) return rc;
+  if (nt % 2 || ((flags & PACKV_NO_RANGES) && nt)) {
+    free(t);
+    return EPROTO;
+  }
+  /* {addr, len} pairs are gas_range records as they stand (both two 64-bit words) */
+  _Static_assert(sizeof(gas_range) == 2 * sizeof(uint64_t), "a gas_range is a wire pair");
+  *out = (gas_range *)t;
+  *nout = nt / 2;
+  return 0;
+}
+
+/* The ranges of what a move names, checked as held by this worker, in one request. */
+static int pack_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                       gas_range **out, size_t *nout) {
+  return move_packv(regions, nreg, objects, nobj, 0, PROTO_NO_DEST, out, nout);
+}
+
+/* pack_ranges, counted (antheap_debug_packs), handing the regions to world rank `to` when it
+ * is not PROTO_NO_DEST. */
+static int gather_ranges(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                         int32_t to, gas_range **out, size_t *nout) {
+  if (nreg + nobj) ah_self.packs++;
+  uint32_t flags = to != PROTO_NO_DEST && nreg ? PACKV_HANDOVER : 0;
+  return move_packv(regions, nreg, objects, nobj, flags, to, out, nout);
+}
+
+/* Hand regions (with descendants) to world rank `to` without their ranges; with none, only
+ * check that this worker holds the objects' regions. Not a pack (antheap_debug_packs). */
+int move_hand_over(const rid_t *regions, int nreg, void *const *objects, int nobj, int32_t to) {
+  gas_range *none;
+  size_t n;
+  uint32_t flags = PACKV_NO_RANGES | (nreg ? PACKV_HANDOVER : 0);
+  return move_packv(regions, nreg, objects, nobj, flags, to, &none, &n);
+}
+
+/* A move failed after its hand-over (the receiver refused it): the regions come back. */
+static void hand_back(const rid_t *regions, int nreg, int32_t to) {
+  gas_range *none;
+  size_t n;
+  uint32_t flags = PACKV_HANDBACK | PACKV_NO_RANGES;
+  int rc = nreg ? move_packv(regions, nreg, NULL, 0, flags, to, &none, &n) : 0;
+  if (rc)
+    fprintf(stderr, "antheap: worker %d: the regions of a failed sys_send could not be taken "
+            "back (%s); they stay with the receiver\n", ah_self.id, sys_strerror(rc));
+}
+
+/* ANTHEAP_MOVE_MEMO=check: pack what a memo served (uncounted) and say where they differ; the
+ * pack's list, or its error, replaces the memo's. */
+static int check_memo(const rid_t *regions, int nreg, void *const *objects, int nobj,
+                      gas_range **r, size_t *n) {
+  gas_range *p;
+  size_t np;
+  int rc = pack_ranges(regions, nreg, objects, nobj, &p, &np);
+  size_t i = 0;
+  while (!rc && i < np && i < *n && p[i].addr == (*r)[i].addr && p[i].len == (*r)[i].len) i++;
+  if (rc)
+    fprintf(stderr, "antheap: worker %d: move memo mismatch: the memo had %zu ranges, the pack "
+            "failed (%s)\n", ah_self.id, *n, sys_strerror(rc));
+  else if (i < np || i < *n)
+    fprintf(stderr, "antheap: worker %d: move memo mismatch: the memo had %zu ranges, the pack "
+            "%zu; they differ from range %zu on\n", ah_self.id, *n, np, i);
+  free(*r);
+  *r = rc ? NULL : p;
+  *n = rc ? 0 : np;
+  return rc;
+}
+
+/* The handles of a move: {nreg, nobj, region IDs..., object pointers...}. */
+static uint64_t *move_handles(const rid_t *regions, int nreg, void *const *objects, int nobj) {
+  uint64_t *h = malloc((2 + (size_t)nreg + (size_t)nobj) * sizeof *h);
+  if (!h) return NULL;
+  h[0] = (uint64_t)nreg;
+  h[1] = (uint64_t)nobj;
+  for (int i = 0; i < nreg; i++) h[2 + i] = regions[i];
+  for (int i = 0; i < nobj; i++) h[2 + nreg + i] = (uintptr_t)objects[i];
+  return h;
+}
+
+/* Is peer another worker's index? */
+static bool valid_peer(int peer) {
+  return peer >= 0 && peer < ah_self.nworkers && peer != ah_self.id;
+}
+
+int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
+  if (!ah_self.up) return fail_errno(NOT_UP);
+  if (!valid_peer(peer)) return fail_errno(EINVAL);
+  int32_t to = ah_self.job.plan.worker_ranks[peer];
+  int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
+  /* the receiver must be able to allocate and free in what it gets */
+  if (!rc) rc = worker_flush_cache();
+  if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
+  uint32_t nh = rc ? 0 : (uint32_t)(2 + (uint64_t)nreg + (uint64_t)nobj);
+  uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
+  if (!rc && !h) rc = ENOMEM;
+  transfer_mode mode = share_with(&ah_self.share, peer) ? TRANSFER_SHARED : TRANSFER_COPY;
+  gas_range *r = NULL;
+  size_t n = 0;
+  /* shared: what we received and did not change goes on without a pack (memo.h), but the
+   * schedulers still check it and hand it over */
+  bool served = !rc && mode == TRANSFER_SHARED && memo_take(&ah_self.memo, h, nh, &r, &n);
+  if (served && ah_self.memo_check) rc = check_memo(regions, nreg, objects, nobj, &r, &n);
+  gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: the regions' own ranges (guard.h) */
+  size_t nguarded = 0;
+  if (!rc && guard_on() && nreg && nobj)
+    rc = pack_ranges(regions, nreg, NULL, 0, &guarded, &nguarded);
+  if (served && !rc) rc = move_hand_over(regions, nreg, objects, nobj, to);
+  else if (!rc && !served) rc = gather_ranges(regions, nreg, objects, nobj, to, &r, &n);
+  if (rc) { /* the receiver hears of it: it would wait for ever otherwise */
+    free(h);
+    free(r);
+    free(guarded);
+    transfer_send_abort(ah_self.job.xfer, peer, AH_TAG_XFER, rc);
+    return fail_errno(rc);
+  }
+  memo_moved left = {h, nh, r, n}; /* served from a memo: they leave us */
+  memo_on_change(&ah_self.memo, served ? MEMO_MOVED : MEMO_SENT_PACKED, &left);
+  int refusal;
+  rc = transfer_send(ah_self.job.xfer, peer, AH_TAG_XFER, mode, share_near(&ah_self.share, peer),
+                     h, nh, r, n, &refusal);
+  if ((rc == 0 || rc == ETIMEDOUT) && nreg) /* handed over (after ETIMEDOUT too): hands off */
+    guard_protect(nobj ? guarded : r, nobj ? nguarded : n, "sys_send", peer, regions, nreg);
+  free(h);
+  free(r);
+  free(guarded);
+  /* refused: the move did not happen, they are ours again (after ETIMEDOUT the receiver may
+   * still take them) */
+  if (rc && rc != ETIMEDOUT) hand_back(regions, nreg, to);
+  if (rc == ECONNREFUSED && refusal == ESHUTDOWN) rc = ESHUTDOWN; /* the receiver left */
+  return rc ? fail_errno(rc) : 0;
+}
+
+int sys_give(int peer, const rid_t *regions, int num_regions) {
+  if (!ah_self.up) return fail_errno(NOT_UP);
+  if (!valid_peer(peer) || num_regions < 0 || (num_regions && !regions))
+    return fail_errno(EINVAL);
+  if ((uint64_t)num_regions > PROTO_MAX_TAIL) return fail_errno(E2BIG);
+  if (num_regions == 0) return 0;
+  memo_on_change(&ah_self.memo, MEMO_GIVEN, NULL);
+  int rc = worker_flush_cache(); /* the new holder must be able to allocate and free in them */
+  gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: their ranges (guard.h) */
+  size_t nguarded = 0;
+  if (!rc && guard_on()) rc = pack_ranges(regions, num_regions, NULL, 0, &guarded, &nguarded);
+  if (!rc) rc = move_hand_over(regions, num_regions, NULL, 0, ah_self.job.plan.worker_ranks[peer]);
+  if (!rc) guard_protect(guarded, nguarded, "sys_give", peer, regions, num_regions);
+  free(guarded);
+  return rc ? fail_errno(rc) : 0;
+}
+
+/* What a receiver expects: the sender's counts must be its own; shared mode only with a worker
+ * that maps the same GAS memory. */
+typedef struct {
+  int nreg, nobj;
+  transfer_mode mode; /* set by accept_move: how the move came */
+} move_expect;
+
+static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *extra,
+                       uint32_t nextra) {
+  move_expect *e = ctx;
+  if (mode == TRANSFER_SHARED && !share_with(&ah_self.share, src)) return EPROTO;
+  e->mode = mode;
+  if (nextra < 2 || extra[0] != (uint64_t)e->nreg || extra[1] != (uint64_t)e->nobj ||
+      nextra != 2 + (uint64_t)e->nreg + (uint64_t)e->nobj)
+    return EINVAL;
+  return 0;
+}
+
+int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
+  if (!ah_self.up) return fail_errno(NOT_UP);
+  if (peer < 0 || peer >= ah_self.nworkers || peer == ah_self.id || nreg < 0 || nobj < 0 ||
+      (nreg && !regions) || (nobj && !objects))
+    return fail_errno(EINVAL);
+  move_expect e = {nreg, nobj, TRANSFER_COPY};
+  uint64_t *h;
+  uint32_t nh;
+  gas_range *r;
+  size_t n;
+  int rc = transfer_recv(ah_self.job.xfer, peer, AH_TAG_XFER, accept_move, &e, &h, &nh, &r, &n,
+                         NULL, NULL);
+  if (rc) return fail_errno(rc);
+  /* Shared: the bytes are there, but not yet in our page tables: map them in one call per
+   * range rather than one fault per page as the application walks them. */
+  for (size_t i = 0; gas_is_shared() && i < n; i++) gas_populate(r[i].addr, r[i].len);
+  for (int i = 0; i < nreg; i++) regions[i] = (rid_t)h[2 + i];
+  for (int i = 0; i < nobj; i++) objects[i] = (void *)(uintptr_t)h[2 + nreg + i];
+  if (e.mode == TRANSFER_SHARED) { /* kept (memo.h): sending it on needs no pack */
+    memo_keep(&ah_self.memo, h, nh, r, n);
+    return 0;
+  }
+  memo_moved arrived = {h, nh, r, n};
+  memo_on_change(&ah_self.memo, MEMO_MOVED, &arrived);
+  free(h);
+  free(r);
+  return 0;
+}
