@@ -12,6 +12,11 @@
 
 static uint64_t pair_key(rid_t parent, rid_t child) { return (uint64_t)parent << 32 | child; }
 
+/* The two tables of remote children (by child, by parent) hold the same pairs. */
+static bool kids_tables_agree(const sched_server *s) {
+  return trie_count(&s->remote_kids) == trie_count(&s->kids_by_parent);
+}
+
 int kids_remember(sched_server *s, rid_t child, rid_t parent) {
   uintptr_t *slot = trie_find_slot(&s->remote_kids, child);
   if (slot && *slot == (uintptr_t)parent + 1) return 0;
@@ -21,10 +26,12 @@ int kids_remember(sched_server *s, rid_t child, rid_t parent) {
   if (slot) {
     trie_delete(&s->kids_by_parent, pair_key((rid_t)(*slot - 1), child), NULL);
     *slot = (uintptr_t)parent + 1;
+    AH_ASSERT(kids_tables_agree(s));
     return 0;
   }
   rc = trie_insert(&s->remote_kids, child, (uintptr_t)parent + 1);
   if (rc) trie_delete(&s->kids_by_parent, pair_key(parent, child), NULL);
+  AH_ASSERT(kids_tables_agree(s));
   return rc;
 }
 
@@ -32,6 +39,7 @@ void kids_forget(sched_server *s, rid_t child) {
   uintptr_t parent1;
   if (trie_delete(&s->remote_kids, child, &parent1) == 0)
     trie_delete(&s->kids_by_parent, pair_key((rid_t)(parent1 - 1), child), NULL);
+  AH_ASSERT(kids_tables_agree(s));
 }
 
 /* Append {child, parent} to the pairs in *v (n pairs, cap); false when out of memory. */

@@ -20,6 +20,7 @@ static int alloc_slot(slab_pool *p, uint32_t slot, uintptr_t *out) {
   unsigned i = (unsigned)__builtin_ctzll(~d->bitmap);
   d->bitmap |= 1ull << i;
   if (++d->used == c->capacity) desc_move(d, LIST_FULL);
+  AH_ASSERT(desc_counts_ok(d));
   p->objects++;
   p->object_bytes += slot;
   *out = d->addr + (uintptr_t)i * slot;
@@ -92,6 +93,7 @@ static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   } else if (was_full) {
     desc_move(d, LIST_PARTIAL);
   }
+  AH_ASSERT(desc_counts_ok(d));
   return 0;
 }
 

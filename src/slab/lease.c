@@ -18,6 +18,7 @@ static void lease_whole(slab_pool *p, slab_desc *d, int32_t lessee, uintptr_t *s
   d->used = d->cls->capacity;
   d->lessee = lessee;
   desc_move(d, LIST_LEASED);
+  AH_ASSERT(desc_counts_ok(d));
   p->leased_slabs += d->nslabs;
   for (uint32_t i = 0; i < d->nslabs; i++) slabs[i] = d->addr + ((uintptr_t)i << AH_SLAB_SHIFT);
   *got = d->nslabs;
@@ -172,6 +173,7 @@ static void return_slab(slab_pool *p, slab_desc *d, uint64_t live) {
     d->bitmap |= live;
     d->used = (uint16_t)n;
     desc_move(d, n == c->capacity ? LIST_FULL : LIST_PARTIAL);
+    AH_ASSERT(desc_counts_ok(d));
     p->objects += n;
     p->object_bytes += (size_t)n * c->slot_size;
     if (p->touched == c && c->n_empty <= p->cfg.empty_keep) p->touched = NULL;

@@ -172,6 +172,7 @@ static void free_values(slab_pool *p, const trie *t) {
 
 void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
   if (!p) return;
+  AH_ASSERT_CHECK(slab_pool_check(p));
   if (fn) report_all_ranges(p, fn, ctx);
   if (p->self_hosted) return; /* everything lives in the caller's memory */
   free_values(p, &p->used);

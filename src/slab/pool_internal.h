@@ -184,6 +184,19 @@ static inline void desc_move(slab_desc *d, enum slab_list to) {
 static inline uint64_t phantom_bits(const slab_class *c) {
   return c->capacity == 64 ? 0 : ~0ull << c->capacity;
 }
+/* Invariant of a class slab (or class run) d: its bitmap has every phantom bit set and as
+ * many live bits as `used`, and its list agrees with `used` (empty: 0; full: capacity; partial:
+ * between; leased: every slot). A large object's run (no class) and a detached descriptor
+ * (between lists) are not judged. Checked by AH_ASSERT after every change of a slab's slots. */
+static inline bool desc_counts_ok(const slab_desc *d) {
+  if (!d->cls || d->list == LIST_DETACHED) return true;
+  uint64_t phantom = phantom_bits(d->cls);
+  unsigned live = (unsigned)__builtin_popcountll(d->bitmap & ~phantom), cap = d->cls->capacity;
+  bool list_ok = d->list == LIST_EMPTY     ? d->used == 0
+                 : d->list == LIST_PARTIAL ? d->used > 0 && d->used < cap
+                                           : d->used == cap; /* full or leased */
+  return (d->bitmap & phantom) == phantom && live == d->used && list_ok;
+}
 /* Is d a class run (several slabs of one class under one descriptor)? */
 static inline bool desc_is_class_run(const slab_desc *d) { return d->cls && d->nslabs > 1; }
 /* The first byte of the slab of d that holds addr. */
