@@ -1,10 +1,9 @@
 /* kids.c: the remote children of this scheduler's regions (regions on a child's subtree whose
  * parent region lives here), kept by child (remote_kids: child -> parent + 1) and by parent
  * (kids_by_parent: parent << 32 | child), so that a pack or a free of a subtree finds the
- * remote children under it in O(subtree + children found). Both used to walk every remote
- * child of the scheduler, on every pack and every rfree: a root over 30,000 regions created on
- * its leaves paid 30,000 steps a request (issue 32). Main entries: kids_remember, kids_forget,
- * kids_under. */
+ * remote children under it in O(subtree + children found), not by a walk over every remote
+ * child of the scheduler (a root over tens of thousands of regions made on its leaves would
+ * pay that on every request). Main entries: kids_remember, kids_forget, kids_under. */
 #include <errno.h>
 #include <stdlib.h>
 

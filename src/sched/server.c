@@ -58,7 +58,7 @@ static int make_layer(sched_server *s) {
   slab_config kc = slab_config_default();
   /* Metadata comes and goes by the thousand (a slab descriptor per leased slab): carve its
    * slabs 16 at a time and keep up to 64 idle, rather than trimming to 2 after every free
-   * and carving them back one by one (that churn was half the cost of a lease). */
+   * and carving them back one by one (that churn would cost as much as the lease itself). */
   kc.prealloc = 16;
   kc.empty_keep = 64;
   kc.grow = kernel_grow;

@@ -24,13 +24,11 @@
  * and tag, so a sender whose header lies about nmsgs only confuses its own later transfers to
  * this receiver.
  * Pieces: between two processes that MPI connects through shared memory, one long message runs
- * at 0.8-0.9 of the speed of several in flight (measured at 1 MiB on the 16-core box), so the
- * sender cuts long ranges into pieces of about total / TRANSFER_WINDOW bytes (at least
- * TRANSFER_PIECE_MIN); over a network (TCP) every message costs its own latency, so a range
- * goes whole there. (Over TCP, a move of 1 MiB in 5 ranges runs at 0.65-0.96 of one MPI_Send,
- * as plain MPI does with a message per range; apps/bench-send/bench_ways.c measured the
- * alternatives slower still: one hindexed message 0.61, staging on either side 0.50-0.60,
- * eager-sized pieces 0.76.)
+ * slower than several in flight, so the sender cuts long ranges into pieces of about total /
+ * TRANSFER_WINDOW bytes (at least TRANSFER_PIECE_MIN); over a network (TCP) every message
+ * costs its own latency, so a range goes whole there. (apps/bench-send/bench_ways.c compares
+ * the alternatives: one hindexed message, staging on either side, eager-sized pieces; all
+ * slower; docs/HISTORY.md has the numbers.)
  * In shared mode (both workers map the GAS from one memory object: share.h) no data moves: the
  * bytes are already at their addresses, and the answer orders the memory.
  *
