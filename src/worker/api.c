@@ -239,7 +239,8 @@ static int release_region(rid_t region) {
   gas_range *r;
   size_t n;
   ah_self.packs++;
-  int rc = move_packv(&region, 1, NULL, 0, PACKV_OWNED, PROTO_NO_DEST, &r, &n);
+  move_desc d = {.regions = &region, .nreg = 1};
+  int rc = move_packv(&d, PACKV_OWNED, PROTO_NO_DEST, &r, &n);
   if (rc) return rc;
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += r[i].len;
@@ -388,7 +389,8 @@ static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
   size_t slot = new_size <= AH_SLAB_SIZE ? ah_round_up(new_size, AH_SLOT_ALIGN)
                                          : ah_round_up(new_size, AH_SLAB_SIZE);
   if (to == rid && slot == old) { /* stays, as the scheduler decides: if it is ours */
-    int held = move_hand_over(NULL, 0, &ptr, 1, PROTO_NO_DEST);
+    move_desc d = {.objects = &ptr, .nobj = 1};
+    int held = move_hand_over(&d, PROTO_NO_DEST);
     return held ? fail_errno(held), NULL : ptr;
   }
   void *fresh = sys_alloc(new_size, to);

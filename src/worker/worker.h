@@ -14,6 +14,7 @@
 #include "job/job.h"
 #include "proto/proto.h"
 #include "worker/cache.h"
+#include "worker/handles.h"
 #include "worker/hook.h"
 #include "worker/memo.h"
 #include "worker/retain.h"
@@ -85,13 +86,12 @@ int worker_new_cache(void);
 int worker_flush_cache(void);
 
 /* move.c */
-/* One MSG_PACKV naming regions and objects, with flags (proto.h) and the world rank they
- * concern: the ranges of every named region (with descendants) and object, sorted and merged,
- * in *out (NULL when there are none). */
-int move_packv(const rid_t *regions, int nreg, void *const *objects, int nobj, uint32_t flags,
-               int32_t peer, gas_range **out, size_t *nout);
-/* Hand regions (with descendants) to world rank `to` without their ranges; with none, only
+/* One MSG_PACKV naming what d names, with flags (proto.h) and the world rank they concern: the
+ * ranges of every named region (with descendants) and object, sorted and merged, in *out (NULL
+ * when there are none). */
+int move_packv(const move_desc *d, uint32_t flags, int32_t peer, gas_range **out, size_t *nout);
+/* Hand d's regions (with descendants) to world rank `to` without their ranges; with none, only
  * check that this worker holds the objects' regions. */
-int move_hand_over(const rid_t *regions, int nreg, void *const *objects, int nobj, int32_t to);
+int move_hand_over(const move_desc *d, int32_t to);
 
 #endif
