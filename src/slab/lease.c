@@ -1,6 +1,6 @@
 /* lease.c: whole empty slabs leased to a worker's allocation cache, and handed back with the
  * bitmap of their live slots (slab.h explains the contract). A lease of several slabs that the
- * class's empty slabs cannot cover is carved as one class run (runs.c): one descriptor for up
+ * class's empty slabs cannot cover is carved as one class run (classes.c): one descriptor for up
  * to SLAB_RUN_MAX slabs. Handing back takes two steps, so that a batch comes home whole or not
  * at all: slab_lease_prepare cuts each run into pieces whose slabs share a fate (the only step
  * that needs memory), then slab_lease_return_many settles them: full slabs stay one run,

@@ -931,7 +931,7 @@ START_TEST(test_lease_walk_visits_each_leased_slab_once) {
 }
 END_TEST
 
-/* ---- class runs: a lease of many slabs under one descriptor (src/slab/runs.c) ---- */
+/* ---- class runs: a lease of many slabs under one descriptor (src/slab/classes.c) ---- */
 
 /* Lease n slabs of 256-B slots (16 a slab) to lessee 5, check they are adjacent (one run). */
 static void lease_run_of(slab_pool *p, size_t n, uintptr_t *s) {
