@@ -12,17 +12,6 @@ region_config region_config_default(void) {
                          .meta_chunk = (size_t)32 << 10, .create_root = true};
 }
 
-void *layer_alloc(region_layer *L, size_t size) {
-  uintptr_t a;
-  return slab_alloc(L->kernel, size, &a) == 0 ? (void *)a : NULL;
-}
-
-void layer_free(region_layer *L, void *rec) {
-  int rc = slab_free(L->kernel, (uintptr_t)rec);
-  AH_ASSERT(rc == 0);
-  (void)rc;
-}
-
 static trie_node *node_alloc(void *ctx) { return layer_alloc(ctx, sizeof(trie_node)); }
 static void node_release(void *ctx, trie_node *n) { layer_free(ctx, n); }
 
