@@ -82,6 +82,11 @@ static const kind kinds[MSG_TYPE_END] = {
 #include "proto/kinds.def"
 };
 
+/* The wire numbers are the rows' order: a row inserted or moved would renumber the kinds. */
+_Static_assert(MSG_RALLOC == 1 && MSG_PACKV == 11 && MSG_REPLY == 13 && MSG_GIVEBACK == 21 &&
+                   MSG_TYPE_END == 22,
+               "proto/kinds.def: append rows, never insert or reorder (wire numbers)");
+
 /* The row of a type, or NULL for a type no row has. */
 static const kind *kind_of(unsigned type) {
   return type > MSG_TYPE_NONE && type < MSG_TYPE_END ? &kinds[type] : NULL;

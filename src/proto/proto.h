@@ -3,9 +3,11 @@
  * Every message is a fixed 32-byte header followed by a payload whose fixed part is set by
  * the type, optionally followed by a tail of 64-bit words (the count is in the fixed part).
  * All fields have fixed sizes; a message is validated (magic, version, type, exact length,
- * counts in range) before anything reads it: proto_validate. Ranks only talk to their
+ * counts in range) before anything reads it: proto_decode. Ranks only talk to their
  * parent and children; a request travels by its content (region ID or address), a reply or
- * notification carries its destination rank and travels hop by hop along the tree.
+ * notification carries its destination rank and travels hop by hop along the tree. What each
+ * kind of message is (its layout, tail, checks, route, senders and handler) is one row of
+ * proto/kinds.def.
  */
 #ifndef AH_PROTO_H
 #define AH_PROTO_H
