@@ -18,8 +18,9 @@
  *                       object in one transfer (the object is registered with the GPU once,
  *                       so the copy runs at pinned-memory speed).
  *   GPU_MODE_ZERO_COPY  the heap's arena is the object itself, registered with the GPU: every
- *                       store of a kernel crosses the bus (on the H100 box ~50x slower to build
- *                       a list); landing only waits for the kernels. No device memory needed.
+ *                       store of a kernel crosses the bus (many times slower for a kernel that
+ *                       builds a list); landing only waits for the kernels. No device memory
+ *                       needed.
  *   GPU_MODE_AUTO       DEVICE, or ZERO_COPY when device memory for the arena cannot be had.
  *
  * What a kernel may store in a structure it builds (what the CPU and other workers read):

@@ -8,7 +8,7 @@
  * the baseline runs first: MPI_Init, the launch plan as sys_init will build it (same options,
  * same hwloc binding) to learn which world ranks will be worker 0 and its leaf scheduler, an
  * MPI_Send/MPI_Recv ping-pong between those two ranks with the request and reply sizes of each
- * call (taken from the wire protocol, src/sched/proto.h), a barrier, then sys_init (which does
+ * call (taken from the wire protocol, src/proto/proto.h), a barrier, then sys_init (which does
  * not call MPI_Init again; scheduler ranks never return from it).
  *
  * Then worker 0 alone measures (other workers wait in a barrier): sys_alloc and sys_free
@@ -41,8 +41,8 @@
 #include "bench.h"
 #include "bench_mpi.h"
 #include "common/types.h"
-#include "sched/launch.h"
-#include "sched/proto.h"
+#include "job/launch.h"
+#include "proto/proto.h"
 #include "worker/debug.h"
 
 #define MAXREPS 200

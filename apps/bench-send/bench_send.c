@@ -141,31 +141,35 @@ static double xfer_pingpong(region_layer *L, rid_t rid, range_vec *v, transfer_m
                             double *pack_ns, int verify) {
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = bench_now_ns();
-  uint64_t *extra;
-  uint32_t nextra;
   if (rank == 0) {
     pack(L, rid, v);
     double t1 = bench_now_ns();
-    int rc = transfer_send(MPI_COMM_WORLD, 1, TAG, mode, near, NULL, 0, v->r, v->n, NULL);
-    gas_range *back;
-    size_t nb;
-    if (rc || (rc = transfer_recv(MPI_COMM_WORLD, 1, TAG, shared_ok, NULL, &extra, &nextra, &back,
-                                  &nb, NULL, NULL)))
+    transfer_list list = {NULL, 0, v->r, v->n};
+    int rc = transfer_send((transfer_link){MPI_COMM_WORLD, 1, TAG}, mode, near, &list, NULL);
+    transfer_receipt back;
+    transfer_policy policy = {.accept = shared_ok};
+    if (rc || (rc = transfer_recv((transfer_link){MPI_COMM_WORLD, 1, TAG}, &policy, &back)))
       die("transfer", rc);
     double t2 = bench_now_ns();
-    free(back);
+    free(back.r);
+    free(back.extra);
     *pack_ns = t1 - t0;
     return t2 - t1;
   }
-  gas_range *got;
-  size_t n;
-  int rc = transfer_recv(MPI_COMM_WORLD, 0, TAG, shared_ok, NULL, &extra, &nextra, &got, &n, NULL, NULL);
+  transfer_receipt received;
+  transfer_policy policy = {.accept = shared_ok};
+  int rc = transfer_recv((transfer_link){MPI_COMM_WORLD, 0, TAG}, &policy, &received);
   if (rc) die("transfer_recv", rc);
+  free(received.extra);
+  gas_range *got = received.r;
+  size_t n = received.n;
   if (verify && !check(got, n)) {
     fprintf(stderr, "bench-send: rank 1: received data differs from what rank 0 sent\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if ((rc = transfer_send(MPI_COMM_WORLD, 0, TAG, mode, near, NULL, 0, got, n, NULL))) die("transfer_send", rc);
+  transfer_list list = {NULL, 0, got, n};
+  rc = transfer_send((transfer_link){MPI_COMM_WORLD, 0, TAG}, mode, near, &list, NULL);
+  if (rc) die("transfer_send", rc);
   free(got);
   return 0;
 }

@@ -30,7 +30,7 @@
 #include "antheap.h"
 #include "bench.h"
 #include "bench_mpi.h"
-#include "sched/launch.h"
+#include "job/launch.h"
 
 #define MAXREPS 100
 

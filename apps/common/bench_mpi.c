@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/launch.h"
+#include "job/launch.h"
 
 static int world_rank(void) {
   int r;

@@ -4,7 +4,7 @@
 #ifndef AH_BENCH_MPI_H
 #define AH_BENCH_MPI_H
 
-#include "sched/plan.h"
+#include "job/plan.h"
 
 /* Parse the program's own options from a copy of argv without the --antheap-* options
  * (which stay in argv for sys_init). Returns what parse returns (-1: go on, else an exit

@@ -19,7 +19,7 @@ int scale_stages(int cube_dims);
 int scale_partner(int me, int n, int stage, int cube_dims);
 
 /* Schedulers of an SPMD job with `workers` workers, `per_leaf` workers on each leaf and
- * fan-out `fanout`, in antheap's heap-ordered tree (src/sched/plan.c: the last S - I indices
+ * fan-out `fanout`, in antheap's heap-ordered tree (src/job/plan.c: the last S - I indices
  * are the leaves, I = ceil((S-1)/F)): the smallest S with enough leaves. -1 on bad input. */
 int scale_schedulers_for(int workers, int fanout, int per_leaf);
 /* Levels of the heap-ordered tree of S schedulers with fan-out F. */

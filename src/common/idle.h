@@ -12,8 +12,8 @@
  * about the same small share of the host (some 15%) whatever their number: a thousand idle
  * ranks on 16 cores (73 per core: 1.5 ms) cost the busy ones little, and 17 ranks on 16
  * cores (one scheduler beside 16 workers: 21 us) answer a burst of requests at once instead
- * of a millisecond late. (Measured on the 16-core box, listx at 16 workers: a 10 ms cap for
- * every load cost 10-15% against a 20 us one.) ANTHEAP_IDLE_MAX_US, when set, is the cap. */
+ * of a millisecond late; one cap for every load would make a lightly loaded host answer late.
+ * ANTHEAP_IDLE_MAX_US, when set, is the cap (docs/HISTORY.md: the measurements). */
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
@@ -24,12 +24,8 @@
 /* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait also
  * spins IDLE_SPIN_NS before its first sleep: a scheduler beside busy workers stays awake
  * through a burst of requests, and a worker catches the answer to its request without a
- * sleep's timer slack (50 us). listx on the 16-core box (17 ranks): with a spin of 0, 100 and
- * 400 us in one call (results/listx-h100-spin-env.csv), antheap 0.344-0.354 s, 0.310-0.349,
- * 0.305-0.344; this code against the one before, three rounds in another call
- * (listx-h100-spin-ab.csv): antheap 0.310-0.346 -> 0.305-0.340 (2 rounds of 3 faster),
- * antheap-balloc 0.321-0.353 -> 0.303-0.342 (3 of 3). A small gain, within the noise of one
- * round, but the spin was faster in 10 of the first call's 12 pairs and 5 of the second's 6. */
+ * sleep's timer slack (50 us). A small gain, kept because it was steady across rounds
+ * (docs/HISTORY.md, results/listx-h100-spin-*.csv). */
 #define IDLE_SPIN_NS 200000ull
 #define IDLE_SPIN_CAP_NS (IDLE_MIN_NS * 5 / 4)
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */

@@ -1,4 +1,4 @@
-/* types.h: the nouns of antheap, its units, and the assertion macro.
+/* types.h: the nouns of antheap and its units (the assertion macro is common/assert.h).
  *
  * Glossary
  *   GAS        global address space: one virtual range mapped at the same address on every
@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "common/assert.h" /* AH_ASSERT: invariants checked in Debug builds */
 
 /* Units: the only place these numbers are written down. */
 #define AH_SLOT_ALIGN_SHIFT 6u
@@ -52,19 +54,5 @@
 
 /* Round x up to a multiple of the power of two a. */
 static inline size_t ah_round_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
-
-/* Invariants: checked in debug and test builds (AH_DEBUG), free in release builds. */
-#ifdef AH_DEBUG
-#define AH_ASSERT(cond)                                                                   \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      fprintf(stderr, "antheap: assertion failed: %s (%s:%d)\n", #cond, __FILE__,        \
-              __LINE__);                                                                  \
-      abort();                                                                            \
-    }                                                                                     \
-  } while (0)
-#else
-#define AH_ASSERT(cond) ((void)0)
-#endif
 
 #endif /* AH_TYPES_H */

@@ -12,7 +12,7 @@
  * of it that are popped from a buffer go home too rather than to a user (dm_class_take),
  * so that a page whose free blocks are split between the buffers and its count comes
  * back whole instead of being pinned at users by the buffered ones.
- * Lone lanes (issue 31) take their blocks from per-slot pages, not from the buffers (see
+ * Lone lanes take their blocks from per-slot pages, not from the buffers (see
  * "lone-lane pages" below).
  * Entry points: dm_class_of, dm_class_page_init, dm_class_spill, dm_class_take,
  * dm_class_put, dm_class_unref, dm_class_reclaim, dm_class_trim, dm_lone_slot,
@@ -212,7 +212,7 @@ static __device__ void dm_class_put(const dm_heap_dev *h, unsigned c, unsigned l
   dm_class_drain(h, page);
 }
 
-/* ---- lone-lane pages (issue 31) ----------------------------------------------------
+/* ---- lone-lane pages ----------------------------------------------------
  * A lane alone in its warp takes its class block from its slot's page (types.cuh, slot):
  * one atomic add on the slot's word for its class returns (page, k), and k below the
  * class's blocks per page nb names its block, block k (entry.cu). Nothing is shared with

@@ -6,18 +6,17 @@
  * sharing, the page layer, exhaustion) goes to the warp paths of group.cu. dm_free is in
  * free.cu.
  *
- * Why the lone lane has its own pages (issue 31): 1M lone lanes (lane 0 of each of 1M
- * warps: alloc 16 B, write, free) measured 10.4 ms on the H100, against 0.157 for a bump
- * pointer. From the code (not profiled): each popped a block from one of its class's 1,024
- * buffers (head and tail loads, the slot's load, a CAS, then the page's count: four round
- * trips in a row); an empty buffer sent it to dm_malloc_group (a call with a 27-register
- * prologue, the page search), which pushed the new page's other 31 blocks into the buffer
- * one by one (three to five round trips each, CAS retries against the other lanes hashed
- * to that buffer), and what did not fit went back to the page's count, which marks the page
- * retiring, so its buffered blocks were sent home when popped rather than used and the
- * buffer emptied again; each free pushed its block back (three to five more round trips).
- * Now: one atomic here, uncontended (the slot is the warp's hardware slot), and one in its
- * free (free.cu, dm_free_lone); a page search every nb allocations of a slot. */
+ * Why the lone lane has its own pages: through the class buffers a lone lane would pop a
+ * block from one of its class's 1,024 buffers (head and tail loads, the slot's load, a CAS,
+ * then the page's count: four round trips in a row); an empty buffer would send it to
+ * dm_malloc_group (a call with a 27-register prologue, the page search), which pushes the
+ * new page's other 31 blocks into the buffer one by one (three to five round trips each,
+ * CAS retries against the other lanes hashed to that buffer), and what does not fit goes
+ * back to the page's count, which marks the page retiring, so its buffered blocks are sent
+ * home when popped rather than used; each free would push its block back (three to five
+ * more round trips). Here: one atomic, uncontended (the slot is the warp's hardware slot),
+ * and one in its free (free.cu, dm_free_lone); a page search every nb allocations of a
+ * slot (docs/HISTORY.md: the measurement that led here). */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"
@@ -30,12 +29,10 @@
  * had no free page: the caller then calls dm_malloc_group, whose walk searches the heap
  * (trying the full word once more on its way: one atomic, only then). The bit is picked
  * by the clock, which differs between the warps that follow each other in a slot.
- * Why here (issue 17, ncu of churn16): dm_malloc_group saved 27 registers to the stack on
- * entry and restored them on return (its register cap is 64, and it uses them for the
- * general paths), ran 420 instructions a warp for this request and waited on its random
- * walk's 32 loads; its prologue alone was 10% of the kernel's stall samples. On the H100
- * (one call, 5 rounds interleaved): churn16 0.070-0.076 -> 0.039-0.042 ms, alloc16
- * 0.057-0.062 -> 0.025-0.026, the other rows unchanged. */
+ * Why here: dm_malloc_group saves 27 registers to the stack on entry and restores them on
+ * return (its register cap is 64, and it uses them for the general paths), runs hundreds
+ * of instructions a warp for this request and waits on its random walk's 32 loads
+ * (docs/HISTORY.md: the profile and the measurements). */
 static __device__ __forceinline__ char *dm_malloc_warp16(const dm_heap_dev *h)
 {
   const unsigned me = dm_lane();

@@ -19,14 +19,13 @@
  * checks (live bits, the count check of dm_class_unref, FREE pinfo, the bitmap's old bits)
  * live in the general path, which they always run.
  *
- * Why (issue 17, ncu on the H100): a 256-B free of the general path was 283 instructions
- * per warp, with the pinfo load, the fence and the page-key MATCH the only long waits and
- * the rest spread over its cases and two calls; the short path is 166, and its bitmap
- * atomic is a RED (warp.cuh, dm_red_and). What is left is the pointer load in the caller,
- * the page record's load (a DRAM miss; it reads the one-byte pkind since a 4-KiB free
- * measured 0.0244 -> 0.0211 ms with it: a 4-KiB run's head pinfo was 32 B from the next
- * one, so a warp freeing 32 of them loaded 32 sectors, where their pkind bytes are 8) and
- * the release fence, one per warp. */
+ * Why: the general path spends its instructions on cases and calls a common free does not
+ * need, besides its long waits (the pinfo load, the fence and the page-key MATCH); the short
+ * path runs about 40% fewer, and its bitmap atomic is a RED (warp.cuh, dm_red_and). What is
+ * left is the pointer load in the caller, the page record's load (a DRAM miss; it reads the
+ * one-byte pkind: a 4-KiB run's head pinfo is 32 B from the next one, so a warp freeing 32
+ * of them would load 32 sectors, where their pkind bytes are 8) and the release fence, one
+ * per warp (docs/HISTORY.md: the profile and the measurements). */
 #include "antheap_device.h"
 #include "group.cuh"
 #include "lane.cuh"

@@ -154,7 +154,7 @@ __device__ __noinline__ void *dm_malloc_group(size_t size, unsigned mask)
  * lane (dm_pages_get: the slot's bitmap word first, one atomic, then the bounded walk): the
  * lane takes block 0, and the page goes into the slot word with one exchange, the page it
  * replaces settled (classes.cuh, dm_slot_retire). With no page to be had, a block of another
- * slot's page (dm_lone_sweep), then what a lone lane did before issue 31: a buffered block,
+ * slot's page (dm_lone_sweep), then the general way of a lone lane: a buffered block,
  * the buffers and slots of other classes emptied, one more search (dm_alloc_group), and NULL
  * counted when that fails too. Its own function, so that the caller's fast path (entry.cu)
  * stays one atomic and a few instructions. */

@@ -81,8 +81,7 @@ static __device__ __forceinline__ unsigned dm_slot_word(const dm_heap_dev *h)
  * the last page are set (heap.cu), so a blind bit never claims a page that does not exist.
  * ACQUIRE: the atomics acquire (for a claimer that does not fence after its claim). Used by
  * dm_pages_get for a lone needy lane (a lone lane's refill, an area) and by entry.cu's
- * whole-warp 16-B path. On the H100, in front of the walk of dm_malloc_group's whole-warp
- * 16-B path (then churn16's), churn16 measured 0.084-0.093 -> 0.070-0.076 ms. */
+ * whole-warp 16-B path, in front of the heap walk (docs/HISTORY.md: what it gains). */
 template <bool ACQUIRE>
 static __device__ __forceinline__ unsigned dm_claim_or(unsigned *word, unsigned bit)
 {
@@ -335,8 +334,7 @@ static __device__ __forceinline__ void dm_run_mark(const dm_heap_dev *h, long pa
   unsigned char *b = h->pkind + page;
   /* the common case, one store: 2, 4 or 8 pages at a multiple of their number (the 1-KiB,
    * 2-KiB and 4-KiB runs of a heap that is not fragmented). Without it the general steps
-   * below cost 1-KiB allocations more than the two pinfo stores they replace (H100,
-   * dm-bench-cases alloc1k: 0.2211 ms against 0.2202; with it 0.2195). */
+   * below would cost 1-KiB allocations more than the two pinfo stores they replace. */
   if ((n & (n - 1u)) == 0u && n <= 8u && ((unsigned)page & (n - 1u)) == 0u) {
     const unsigned long long v = dm_pk_bytes(0u, head);
     if (n == 8u) *(unsigned long long *)b = v;

@@ -15,7 +15,7 @@
  *   pinfo    one word per page saying what the page holds (free, class page, run head/body).
  *   pkind    one byte per page: pinfo as a byte (DM_PK_*), what release builds read; a warp
  *            freeing 32 4-KiB runs reads 8 sectors of it where it read 32 of pinfo.
- *   slot     a lone lane's class pages (issue 31): per hardware warp slot (multiprocessor
+ *   slot     a lone lane's class pages: per hardware warp slot (multiprocessor
  *            and %warpid), one word per class naming a class page and how many of its
  *            blocks were handed out; a lone lane takes the next block with one atomic add.
  */
@@ -48,7 +48,7 @@
 #define DM_TAKE_TRIES 4u                  /* retiring blocks a pop drains before a search */
 #define DM_AREA_MAGIC 0xA7EAC0A1u         /* tag at the start of a coalesced area */
 
-/* Lone-lane pages (issue 31; classes.cuh, entry.cu, group.cu): one slot per hardware warp
+/* Lone-lane pages (classes.cuh, entry.cu, group.cu): one slot per hardware warp
  * slot of the device (%smid * DM_SLOT_WARPS + %warpid: a hint, as in dm_slot_word; nslot of
  * them, set from the device's multiprocessor count), each with one word per class
  * (DM_SLOT_STRIDE words apart: a slot's words in their own two sectors), a word being
@@ -89,14 +89,12 @@
  * to 8 bytes, never covering another page's byte) before the fence.acq_rel that precedes
  * handing any block of the page out (dm_class_page_init, dm_page_round), and a reader
  * loads it (relaxed) only through a pointer to that live page, which reached it after
- * that fence; a free page's stale record is read only for a foreign pointer. Why (issue 17, ncu of the 4-KiB free): the pinfo
- * load was 28% of the stall samples; a 4-KiB run's head entry is 32 B from the next run's,
- * so a warp freeing 32 runs loaded 32 sectors, 32 MiB from DRAM for 1M frees, where its
- * pkind bytes are 8 B apart (8 sectors a warp, 8 MiB in all); and a claimer writes a 4-KiB
- * run's record with one 8-byte store where it wrote 8 pinfo words. On the H100 (one call,
- * 10 rounds each, medians): free4k 0.0245 -> 0.0210 ms, free1k 0.0188 -> 0.0184, alloc4k
- * 0.2627 -> 0.2550, the other rows unchanged. Kept in pinfo too, with pkind read only by
- * the whole-warp free (DM_PK_RECORD=0), alloc4k was 2% slower than before instead. */
+ * that fence; a free page's stale record is read only for a foreign pointer. Why: the record
+ * load is a DRAM miss on the free path, and a 4-KiB run's head entry in pinfo is 32 B from the
+ * next run's, so a warp freeing 32 runs loads 32 sectors, where their pkind bytes are 8 B
+ * apart (8 sectors a warp); and a claimer writes a 4-KiB run's record with one 8-byte store
+ * where it would write 8 pinfo words. DM_PK_RECORD=0 keeps the record in pinfo, with pkind
+ * read only by the whole-warp free (docs/HISTORY.md: the measurements). */
 #ifndef DM_PK_RECORD
 #define DM_PK_RECORD 1
 #endif
@@ -114,8 +112,7 @@
  * never take (free.cu, dm_free_warp, whose red.release after a warp barrier covers the
  * claimer's stores). Readers of a class page's value strip the bit. Only in release builds
  * whose record is pkind (DM_CLAIM_UNFENCED): debug builds and DM_PK_RECORD=0 read pinfo,
- * and their claims fence as before. On the H100 (dm-bench-cases, one call, 5 rounds
- * interleaved): churn16 0.040 -> 0.035 ms, alloc16 0.025 -> 0.020. */
+ * and their claims fence (docs/HISTORY.md: what the unfenced claim gains). */
 #define DM_PK_UNFENCED 0x20u
 #define DM_PK_CLASS_BYTE (DM_PI_CLASS >> 24)
 #define DM_CLAIM_UNFENCED (!DM_CHECKS && DM_PK_RECORD)
@@ -165,10 +162,8 @@ typedef struct dm_counters {
  * host between kernels (dm_heap_use, dm_heap_destroy). It lives in constant memory: every
  * lane of a warp reads the same fields, which the constant cache serves to the whole warp
  * at once, where global loads of them cost an L1 round trip each, and chains of them (the
- * base, the bounds, then the pinfo array) were serialised by the branches between them.
- * On the H100 (issue 17, one call, global against constant): alloc1k 0.231 -> 0.221 ms,
- * alloc4k 0.294 -> 0.262, churn16_lane0 0.364 -> 0.343, alloc256 0.136 -> 0.133; the
- * frees and the 16-B rows within noise. DM_HEAP_CONST=0 puts it back in global memory. */
+ * base, the bounds, then the pinfo array) would be serialised by the branches between them.
+ * DM_HEAP_CONST=0 puts it back in global memory (docs/HISTORY.md: the measurements). */
 #ifndef DM_HEAP_CONST
 #define DM_HEAP_CONST 1
 #endif

@@ -102,9 +102,9 @@ static __device__ __forceinline__ unsigned dm_rand(unsigned *s)
 
 /* Which of a class's DM_NFIFO buffers this lane uses (XMalloc: a hash of thread, block
  * and multiprocessor). The lanes of a warp take consecutive buffers: when all 32 push or
- * pop at once they no longer fight over one FIFO's head or tail (free of 256-B blocks:
- * the CAS retry loops of dm_fifo_push were 60% of the kernel's stall samples). Nothing
- * needs the lanes of a warp to agree. */
+ * pop at once they do not fight over one FIFO's head or tail (with one buffer a warp, the
+ * CAS retry loops of dm_fifo_push dominate a free of small blocks). Nothing needs the lanes
+ * of a warp to agree. */
 static __device__ __forceinline__ unsigned dm_buffer_hash(unsigned salt)
 {
   unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
@@ -131,8 +131,8 @@ static __device__ __forceinline__ void dm_fence_release(void)
 /* Acquire-release fence at GPU scope, after a claim (the bitmap atomicOr that took pages)
  * and the claimer's metadata stores: acquire for the claim (the previous owner's writes,
  * released by its free, come before ours and the users') and release for the metadata
- * (pinfo and counts before the blocks reach anyone). Was __threadfence(): fence.sc.gpu
- * orders more than this needs (MEMBAR.SC.GPU, not MEMBAR.ALL.GPU, on the H100). */
+ * (pinfo and counts before the blocks reach anyone). Not __threadfence(): fence.sc.gpu
+ * orders more than this needs (MEMBAR.SC.GPU, not MEMBAR.ALL.GPU, on Hopper). */
 static __device__ __forceinline__ void dm_fence_acq_rel(void)
 {
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
@@ -141,9 +141,9 @@ static __device__ __forceinline__ void dm_fence_acq_rel(void)
 /* Atomic AND of v into a global word whose old value nobody reads: a reduction (RED), not
  * an atomic with a return (atomicAnd compiles to ATOM even when its result is unused).
  * The difference is where the warp waits: after an ATOM the warp's next load from local
- * memory (the return address a function reloads before it returns) waited for the
- * atomic's round trip, a DRAM miss on the bitmap, which was 19% of the 4-KiB free's stall
- * samples; a RED is only waited for when the warp exits. Relaxed at GPU scope, as
+ * memory (the return address a function reloads before it returns) waits for the
+ * atomic's round trip, a DRAM miss on the bitmap; a RED is only waited for when the warp
+ * exits. Relaxed at GPU scope, as
  * atomicAnd; dm_red_and_release orders this lane's earlier accesses (and those a warp
  * barrier ordered before it) before it, as fence.release.gpu would (MEMBAR.ALL.GPU, then
  * the RED, in SASS). */

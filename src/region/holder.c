@@ -6,6 +6,11 @@
 
 #include "region/region_internal.h"
 
+/* A holder and a previous holder are worker ranks or REGION_ANYONE. */
+static bool holders_ok(const region *r) {
+  return r->holder >= REGION_ANYONE && r->prev_holder >= REGION_ANYONE;
+}
+
 static bool may_act(const region *r, int32_t who) {
   return r->holder == REGION_ANYONE || r->holder == who;
 }
@@ -15,6 +20,7 @@ int region_set_holder(region_layer *L, rid_t id, int32_t who) {
   if (!r) return ENOENT;
   r->holder = who;
   r->prev_holder = REGION_ANYONE;
+  AH_ASSERT(holders_ok(r));
   return 0;
 }
 
@@ -57,6 +63,7 @@ int region_hand_subtree(region_layer *L, rid_t id, int32_t to) {
     if (x->holder == to) continue; /* named twice in one move (a region and its descendant) */
     x->prev_holder = x->holder;
     x->holder = to;
+    AH_ASSERT(holders_ok(x) && x->prev_holder != to);
   }
   return 0;
 }

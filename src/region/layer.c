@@ -12,17 +12,6 @@ region_config region_config_default(void) {
                          .meta_chunk = (size_t)32 << 10, .create_root = true};
 }
 
-void *layer_alloc(region_layer *L, size_t size) {
-  uintptr_t a;
-  return slab_alloc(L->kernel, size, &a) == 0 ? (void *)a : NULL;
-}
-
-void layer_free(region_layer *L, void *rec) {
-  int rc = slab_free(L->kernel, (uintptr_t)rec);
-  AH_ASSERT(rc == 0);
-  (void)rc;
-}
-
 static trie_node *node_alloc(void *ctx) { return layer_alloc(ctx, sizeof(trie_node)); }
 static void node_release(void *ctx, trie_node *n) { layer_free(ctx, n); }
 
@@ -94,19 +83,32 @@ int region_layer_add_ids(region_layer *L, rid_t first, rid_t count) {
   return rangeset_add(&L->free_ids, first, count);
 }
 
-#ifdef AH_DEBUG
-/* Debug builds: the running counts the statistics read must be what a walk finds. */
-static void check_counts(const region_layer *L) {
-  AH_ASSERT(rangeset_check(&L->free_ids) == 0);
-  AH_ASSERT(rangeset_check(&L->free_ranges) == 0);
-  AH_ASSERT(rangeset_total(&L->free_ranges) == L->free_slabs);
+/* Lease bookkeeping: one zombie count per zombie slab, and every quarantined ID (a freed
+ * region's, with zombie slabs left) neither in use nor free, waiting for no more zombies than
+ * there are. 0, or EINVAL. */
+static int check_leases(const region_layer *L) {
+  if (L->zombie_slabs != trie_count(&L->zombies)) return EINVAL;
+  trie_cursor c;
+  uint64_t id;
+  uintptr_t left;
+  size_t waiting = 0;
+  trie_cursor_seek(&c, &L->quarantine, 0);
+  while (trie_cursor_next(&c, &id, &left)) {
+    if (trie_find(&L->used_ids, id) || rangeset_overlaps(&L->free_ids, id, 1)) return EINVAL;
+    waiting += left;
+  }
+  return waiting <= L->zombie_slabs ? 0 : EINVAL;
 }
-#endif
+
+/* The running counts the statistics read must be what a walk finds (Debug builds). */
+static int check_counts(const region_layer *L) {
+  if (rangeset_check(&L->free_ids) || rangeset_check(&L->free_ranges)) return EINVAL;
+  if (rangeset_total(&L->free_ranges) != L->free_slabs) return EINVAL;
+  return check_leases(L);
+}
 
 void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
-#ifdef AH_DEBUG
-  check_counts(L);
-#endif
+  AH_ASSERT_CHECK(check_counts(L));
   *st = (region_layer_stats){.regions = L->regions, .free_slabs = L->free_slabs,
                              .free_ranges = rangeset_count(&L->free_ranges),
                              .used_ranges = L->used_range_count,

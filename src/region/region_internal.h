@@ -2,7 +2,12 @@
  *   region       one per local region: tree links, its pool and its private metadata pool
  *   range_rec    one per range of slabs given to a region's pool (the Used Ranges value)
  *   meta_chunk   one per chunk of real memory under a region's private metadata pool
- *   region_layer the four tries and the configuration */
+ *   region_layer the four tries and the configuration
+ * The files call down only, without a cycle: layer.c (life cycle, statistics) -> tree.c
+ * (create, free, the tree) -> pack.c (packs) -> objects.c (objects) -> space.c (address space
+ * between the layer and the pools); tree.c -> lease.c (leases, zombies) -> space.c; layer.c ->
+ * space.c; holder.c (holders) -> tree.c (its walk). Metadata records come from the inline
+ * layer_alloc below. */
 #ifndef AH_REGION_INTERNAL_H
 #define AH_REGION_INTERNAL_H
 
@@ -93,9 +98,17 @@ static inline region *region_find(const region_layer *L, rid_t id) {
 /* pack.c: drop r's cached pack ranges (before its pools go). */
 void region_pack_forget(region_layer *L, region *r);
 
-/* layer.c: metadata records from the kernel pool. */
-void *layer_alloc(region_layer *L, size_t size);
-void layer_free(region_layer *L, void *rec);
+/* Metadata records from the kernel pool (inline here, so that every file can take records
+ * without calling up into layer.c). */
+static inline void *layer_alloc(region_layer *L, size_t size) {
+  uintptr_t a = 0; /* (set by slab_alloc on success; zeroed for the compiler) */
+  return slab_alloc(L->kernel, size, &a) == 0 ? (void *)a : NULL;
+}
+static inline void layer_free(region_layer *L, void *rec) {
+  int rc = slab_free(L->kernel, (uintptr_t)rec);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+}
 
 /* space.c: address space between the layer and the regions' pools. */
 int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, size_t *len);

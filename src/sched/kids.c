@@ -1,16 +1,20 @@
 /* kids.c: the remote children of this scheduler's regions (regions on a child's subtree whose
  * parent region lives here), kept by child (remote_kids: child -> parent + 1) and by parent
  * (kids_by_parent: parent << 32 | child), so that a pack or a free of a subtree finds the
- * remote children under it in O(subtree + children found). Both used to walk every remote
- * child of the scheduler, on every pack and every rfree: a root over 30,000 regions created on
- * its leaves paid 30,000 steps a request (issue 32). Main entries: kids_remember, kids_forget,
- * kids_under. */
+ * remote children under it in O(subtree + children found), not by a walk over every remote
+ * child of the scheduler (a root over tens of thousands of regions made on its leaves would
+ * pay that on every request). Main entries: kids_remember, kids_forget, kids_under. */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "sched/server_internal.h"
 
 static uint64_t pair_key(rid_t parent, rid_t child) { return (uint64_t)parent << 32 | child; }
+
+/* The two tables of remote children (by child, by parent) hold the same pairs. */
+static bool kids_tables_agree(const sched_server *s) {
+  return trie_count(&s->remote_kids) == trie_count(&s->kids_by_parent);
+}
 
 int kids_remember(sched_server *s, rid_t child, rid_t parent) {
   uintptr_t *slot = trie_find_slot(&s->remote_kids, child);
@@ -21,10 +25,12 @@ int kids_remember(sched_server *s, rid_t child, rid_t parent) {
   if (slot) {
     trie_delete(&s->kids_by_parent, pair_key((rid_t)(*slot - 1), child), NULL);
     *slot = (uintptr_t)parent + 1;
+    AH_ASSERT(kids_tables_agree(s));
     return 0;
   }
   rc = trie_insert(&s->remote_kids, child, (uintptr_t)parent + 1);
   if (rc) trie_delete(&s->kids_by_parent, pair_key(parent, child), NULL);
+  AH_ASSERT(kids_tables_agree(s));
   return rc;
 }
 
@@ -32,6 +38,7 @@ void kids_forget(sched_server *s, rid_t child) {
   uintptr_t parent1;
   if (trie_delete(&s->remote_kids, child, &parent1) == 0)
     trie_delete(&s->kids_by_parent, pair_key((rid_t)(parent1 - 1), child), NULL);
+  AH_ASSERT(kids_tables_agree(s));
 }
 
 /* Append {child, parent} to the pairs in *v (n pairs, cap); false when out of memory. */

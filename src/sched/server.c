@@ -1,6 +1,6 @@
-/* server.c: the event server's life cycle, dispatch, and the requests served on the spot
- * (alloc, balloc, free, realloc, query); routing decides local / child / parent / unknown.
- * Main entries: sched_server_create, sched_server_handle. */
+/* server.c: the event server's life cycle, sending and replies, load reports, and the
+ * requests served on the spot (ralloc, alloc, balloc, free, realloc, query, lease, unlease).
+ * Dispatch to them is dispatch.c's. Main entry: sched_server_create. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static int make_layer(sched_server *s) {
   slab_config kc = slab_config_default();
   /* Metadata comes and goes by the thousand (a slab descriptor per leased slab): carve its
    * slabs 16 at a time and keep up to 64 idle, rather than trimming to 2 after every free
-   * and carving them back one by one (that churn was half the cost of a lease). */
+   * and carving them back one by one (that churn would cost as much as the lease itself). */
   kc.prealloc = 16;
   kc.empty_keep = 64;
   kc.grow = kernel_grow;
@@ -242,7 +242,7 @@ static bool refused_object(sched_server *s, const proto_msg *m, uintptr_t addr) 
   return refused_region(s, m, rid);
 }
 
-static void serve_alloc(sched_server *s, int from, const proto_msg *m) {
+void serve_alloc(sched_server *s, int from, const proto_msg *m) {
   const proto_alloc *a = m->fixed;
   if (refused_region(s, m, a->rid)) return;
   uint64_t one, *addrs = a->n == 1 ? &one : malloc((size_t)a->n * sizeof *addrs);
@@ -259,7 +259,7 @@ static void serve_alloc(sched_server *s, int from, const proto_msg *m) {
   if (!needs_refill(rc)) trade_check_low(s);
 }
 
-static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
+void serve_realloc(sched_server *s, int from, const proto_msg *m) {
   const proto_realloc *r = m->fixed;
   rid_t to = r->rid;
   if (refused_object(s, m, r->addr)) return;
@@ -280,7 +280,7 @@ static void serve_realloc(sched_server *s, int from, const proto_msg *m) {
 }
 
 /* A worker's cache leases slabs: the reply names this scheduler (its UNLEASE comes here). */
-static void serve_lease(sched_server *s, int from, const proto_msg *m) {
+void serve_lease(sched_server *s, int from, const proto_msg *m) {
   const proto_lease *l = m->fixed;
   if (refused_region(s, m, l->rid)) return;
   uint64_t *tail = malloc((2 + (size_t)l->want) * sizeof *tail);
@@ -304,7 +304,8 @@ static void serve_lease(sched_server *s, int from, const proto_msg *m) {
   free(tail);
 }
 
-static void serve_unlease(sched_server *s, const proto_msg *m) {
+void serve_unlease(sched_server *s, int from, const proto_msg *m) {
+  (void)from;
   const proto_unlease *u = m->fixed;
   size_t dropped = 0;
   int rc = region_lease_return(s->layer, m->h->origin, m->tail, u->n, &dropped);
@@ -313,164 +314,26 @@ static void serve_unlease(sched_server *s, const proto_msg *m) {
   if (!rc) s->st.returned_leases += u->n;
 }
 
-static void serve_local(sched_server *s, int from, const proto_msg *m) {
-  switch (m->h->type) {
-    case MSG_ALLOC: case MSG_BALLOC: serve_alloc(s, from, m); break;
-    case MSG_FREE: {
-      uintptr_t addr = ((const proto_addr *)m->fixed)->addr;
-      if (!refused_object(s, m, addr)) srv_answer(s, m, region_free_object(s->layer, addr), NULL, 0);
-      break;
-    }
-    case MSG_QUERY: {
-      rid_t rid;
-      uintptr_t start;
-      size_t size;
-      int rc = region_query(s->layer, ((const proto_addr *)m->fixed)->addr, &rid, &start, &size);
-      uint64_t tail[4] = {rid, start, size, (uint64_t)s->me};
-      srv_answer(s, m, rc, tail, rc ? 0 : 4);
-      break;
-    }
-    case MSG_REALLOC: serve_realloc(s, from, m); break;
-    case MSG_LEASE: serve_lease(s, from, m); break;
-    case MSG_UNLEASE: serve_unlease(s, m); break;
-    case MSG_RALLOC: {
-      const proto_ralloc *r = m->fixed;
-      if (r->level_hint < -1 || r->level_hint >= s->tree->levels) /* a level the tree has */
-        srv_answer(s, m, EINVAL, NULL, 0);
-      else if (!refused_region(s, m, r->parent))
-        place_region(s, from, m, r->parent, r->level_hint, s->me);
-      break;
-    }
-    case MSG_RFREE: event_rfree(s, m); break;
-    case MSG_PACK: event_pack(s, m); break;
-    case MSG_PACKV: event_packv(s, m); break;
-    default: break;
-  }
+void serve_free(sched_server *s, int from, const proto_msg *m) {
+  (void)from;
+  uintptr_t addr = ((const proto_addr *)m->fixed)->addr;
+  if (!refused_object(s, m, addr)) srv_answer(s, m, region_free_object(s->layer, addr), NULL, 0);
 }
 
-/* The route a request takes: by the region it names, or by the address. */
-static route route_of(const sched_server *s, const proto_msg *m) {
-  switch (m->h->type) {
-    case MSG_RALLOC: return route_region(s, ((const proto_ralloc *)m->fixed)->parent);
-    case MSG_RFREE: case MSG_PACK: return route_region(s, ((const proto_rid *)m->fixed)->rid);
-    case MSG_ALLOC: case MSG_BALLOC: return route_region(s, ((const proto_alloc *)m->fixed)->rid);
-    case MSG_REALLOC: return route_addr(s, ((const proto_realloc *)m->fixed)->addr);
-    case MSG_LEASE: return route_region(s, ((const proto_lease *)m->fixed)->rid);
-    case MSG_PACKV: return (route){ROUTE_LOCAL, -1}; /* the first scheduler gathers the parts */
-    case MSG_UNLEASE: return route_lease(s, (uintptr_t)m->tail[0]);
-    default: return route_addr(s, ((const proto_addr *)m->fixed)->addr);
-  }
+void serve_query(sched_server *s, int from, const proto_msg *m) {
+  (void)from;
+  rid_t rid;
+  uintptr_t start;
+  size_t size;
+  int rc = region_query(s->layer, ((const proto_addr *)m->fixed)->addr, &rid, &start, &size);
+  uint64_t tail[4] = {rid, start, size, (uint64_t)s->me};
+  srv_answer(s, m, rc, tail, rc ? 0 : 4);
 }
 
-static void handle_request(sched_server *s, int from, const proto_msg *m) {
-  route r = route_of(s, m);
-  switch (r.kind) {
-    case ROUTE_LOCAL:
-      s->st.served++;
-      serve_local(s, from, m);
-      break;
-    case ROUTE_CHILD: case ROUTE_PARENT:
-      s->st.forwarded++;
-      srv_forward(s, r.kind == ROUTE_CHILD ? r.child : s->tree->parent[s->me], m);
-      break;
-    case ROUTE_UNKNOWN: { /* by ID: no such region; by address: no such object */
-      bool by_id = m->h->type == MSG_RALLOC || m->h->type == MSG_RFREE ||
-                   m->h->type == MSG_PACK || m->h->type == MSG_ALLOC ||
-                   m->h->type == MSG_BALLOC || m->h->type == MSG_LEASE;
-      srv_answer(s, m, by_id ? ENOENT : EINVAL, NULL, 0);
-      break;
-    }
-  }
-}
-
-/* Pass a reply or notification one hop on towards its destination (one that names none is
- * malformed: there is nowhere to pass it). */
-static void pass_on(sched_server *s, const proto_msg *m) {
-  if (m->h->dest < 0) {
-    s->st.malformed++;
-    srv_log(s, "%s without a destination: dropped", proto_type_name(m->h->type));
-    return;
-  }
-  s->st.replies_routed++;
-  srv_forward(s, sched_tree_next_hop(s->tree, s->me, m->h->dest), m);
-}
-
-static bool is_worker_request(unsigned type) { return type >= MSG_RALLOC && type <= MSG_FINALIZE; }
-
-/* Who may send what: a worker only its own requests (once finalized, nothing), a scheduler
- * only as our parent or child; ranks named in the header must exist. */
-static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
-  const sched_tree *t = s->tree;
-  const proto_header *h = m->h;
-  int n = t->nranks;
-  if (from < 0 || from >= n) return false;
-  if (h->dest != PROTO_NO_DEST && (h->dest < 0 || h->dest >= n)) return false;
-  if (h->origin != -1 && (h->origin < 0 || h->origin >= n)) return false;
-  if (h->sched != -1 && (h->sched < 0 || h->sched >= n || !t->is_sched[h->sched])) return false;
-  if (t->is_sched[from]) /* a forwarded request must say whom the answer goes to */
-    return (t->parent[from] == s->me || t->parent[s->me] == from) &&
-           (!is_worker_request(h->type) || h->origin >= 0 || h->sched >= 0);
-  if (t->parent[from] != s->me || !is_worker_request(h->type) || h->origin != from ||
-      h->dest != PROTO_NO_DEST || h->sched != -1)
-    return false;
-  return !s->finalized || !trie_find(s->finalized, (uint64_t)from);
-}
-
-int sched_server_handle(sched_server *s, int from, const void *msg, size_t len) {
-  if (!s->replaying) {
-    s->st.msgs_in++;
-    s->st.bytes_in += len;
-  }
-  proto_msg m;
-  int rc = proto_decode(msg, len, &m);
-  bool readable = rc != EPROTO && sender_ok(s, from, &m);
-  if (readable && rc && !s->tree->is_sched[from]) {
-    /* a worker's request that reads well but asks the impossible: it waits for an answer */
-    srv_answer(s, &m, rc, NULL, 0);
-    return rc;
-  }
-  if (!readable || rc) {
-    s->st.malformed++;
-    srv_log(s, "malformed message (%zu bytes) from rank %d dropped", len, from);
-    return EPROTO;
-  }
-  const proto_header *h = m.h;
-  bool for_me = h->dest == s->me;
-  switch (h->type) {
-    case MSG_REPLY: if (for_me) event_on_reply(s, &m); else pass_on(s, &m); break;
-    case MSG_CREATED: if (for_me) event_on_created(s, &m); else pass_on(s, &m); break;
-    case MSG_UNLINK: if (for_me) event_on_unlink(s, &m); else pass_on(s, &m); break;
-    case MSG_CREATE_BELOW: {
-      const proto_create *c = m.fixed;
-      int ps = c->parent_sched;
-      if (ps < 0 || ps >= s->tree->nranks || ps == s->me || !s->tree->is_sched[ps] ||
-          !sched_tree_in_subtree(s->tree, ps, s->me)) { /* must come from above us */
-        s->st.malformed++;
-        srv_log(s, "CREATE_BELOW naming scheduler %d as the parent's: dropped", ps);
-        break;
-      }
-      place_region(s, from, &m, c->parent, c->level_hint, ps);
-      break;
-    }
-    case MSG_REFILL: trade_on_refill(s, from, &m); break;
-    case MSG_GRANT: trade_on_grant(s, &m); break;
-    case MSG_LOAD: {
-      int slot = srv_child_slot(s, from);
-      if (slot >= 0) s->child_load[slot] = ((const proto_load *)m.fixed)->regions;
-      srv_report_load(s);
-      break;
-    }
-    case MSG_FINALIZE:
-      if (!s->finalized) {
-        s->finalized = calloc(1, sizeof(trie));
-        if (s->finalized) trie_init(s->finalized, 32, trie_heap_source());
-      }
-      if (s->finalized) trie_insert(s->finalized, (uint64_t)from, 1);
-      trade_on_finalize(s);
-      break;
-    case MSG_RETURN: trade_on_return(s, from, &m); break;
-    case MSG_GIVEBACK: trade_on_giveback(s, from, &m); break;
-    default: handle_request(s, from, &m); break;
-  }
-  return 0;
+void serve_ralloc(sched_server *s, int from, const proto_msg *m) {
+  const proto_ralloc *r = m->fixed;
+  if (r->level_hint < -1 || r->level_hint >= s->tree->levels) /* a level the tree has */
+    srv_answer(s, m, EINVAL, NULL, 0);
+  else if (!refused_region(s, m, r->parent))
+    place_region(s, from, m, r->parent, r->level_hint, s->me);
 }

@@ -1,12 +1,12 @@
-/* server_internal.h: the server's state, shared by server.c (dispatch and local service),
- * route.c (routing tries), trade.c (pages and IDs), events.c (multi-step operations), move.c
- * (packs and hand-overs). */
+/* server_internal.h: the server's state, shared by server.c (life cycle and local service),
+ * dispatch.c (the way of a message, by the table of kinds), route.c (routing tries), trade.c
+ * (pages and IDs), events.c (multi-step operations), move.c (packs and hand-overs). */
 #ifndef AH_SCHED_SERVER_INTERNAL_H
 #define AH_SCHED_SERVER_INTERNAL_H
 
 #include "common/types.h"
 #include "region/region.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "sched/server.h"
 #include "trie/rangeset.h"
 #include "trie/trie.h"
@@ -79,6 +79,12 @@ struct sched_server {
   unsigned char *out; /* scratch for building messages */
   size_t outcap;
 };
+
+/* The handler of every message kind (proto/kinds.def's handler column): server.c serves
+ * requests on the spot, dispatch.c adapts the rest; dispatch.c calls them. */
+#define PROTO_KIND(NAME, fixed, tail, check, route, key, by, handler)                         \
+  void handler(sched_server *s, int from, const proto_msg *m);
+#include "proto/kinds.def"
 
 /* server.c */
 void srv_send(sched_server *s, int to, const void *msg, size_t len);

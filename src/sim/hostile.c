@@ -1,4 +1,4 @@
-/* hostile.c: hostile workers, the protocol fuzzer (issue 14). Each one sends cfg->hostile_ops
+/* hostile.c: hostile workers, the protocol fuzzer. Each one sends cfg->hostile_ops
  * messages to the schedulers: well-formed requests with hostile arguments (sizes near 2^64
  * and past the GAS, counts of billions, wrong and interior addresses, addresses at the GAS
  * end, unknown and near-max region IDs, level hints out of range, leases and returns of slabs

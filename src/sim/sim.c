@@ -992,7 +992,7 @@ static void teardown(sim *S) {
   sched_tree_free(&S->tree);
 }
 
-/* The library's defaults: one scheduler and fan-out 8 (src/sched/launch.h), the scheduler's
+/* The library's defaults: one scheduler and fan-out 8 (src/job/launch.h), the scheduler's
  * trading sizes (sched_config_default); antheap-sim then reads the ANTHEAP_* variables. */
 sim_config sim_config_default(void) {
   sim_config c = {.schedulers = 1, .fanout = 8, .workers = 1000, .ops = 40, .seed = 1,

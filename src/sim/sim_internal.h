@@ -5,7 +5,7 @@
 
 #include "common/types.h"
 #include "region/region.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "sim/sim.h"
 #include "trie/trie.h"
 

@@ -1,5 +1,7 @@
-/* alloc.c: allocating and freeing objects, and looking addresses up.
- * Main entry points: slab_alloc, slab_free, slab_lookup. */
+/* alloc.c: allocating and freeing objects, and looking addresses up; and a pool's own records,
+ * which are objects of its meta pool (64-B slots), or, while a self-hosted pool bootstraps,
+ * come from a bump allocator over its boot slabs. Calls down to classes.c and ranges.c.
+ * Main entry points: slab_alloc, slab_free, slab_lookup, meta_alloc. */
 #include <errno.h>
 
 #include "slab/pool_internal.h"
@@ -20,6 +22,7 @@ static int alloc_slot(slab_pool *p, uint32_t slot, uintptr_t *out) {
   unsigned i = (unsigned)__builtin_ctzll(~d->bitmap);
   d->bitmap |= 1ull << i;
   if (++d->used == c->capacity) desc_move(d, LIST_FULL);
+  AH_ASSERT(desc_counts_ok(d));
   p->objects++;
   p->object_bytes += slot;
   *out = d->addr + (uintptr_t)i * slot;
@@ -92,6 +95,7 @@ static int free_slot(slab_pool *p, slab_desc *d, uintptr_t addr) {
   } else if (was_full) {
     desc_move(d, LIST_PARTIAL);
   }
+  AH_ASSERT(desc_counts_ok(d));
   return 0;
 }
 
@@ -145,4 +149,30 @@ int slab_size_of(const slab_pool *p, uintptr_t addr, size_t *size) {
   uintptr_t start;
   int rc = slab_lookup(p, addr, &start, size);
   return rc ? rc : (start == addr ? 0 : EINVAL);
+}
+
+/* ---- metadata records ---- */
+void *meta_alloc(slab_pool *p) {
+  if (p->booting) {
+    if (p->boot_next >= p->boot_end) return NULL;
+    void *rec = (void *)p->boot_next;
+    p->boot_next += AH_SLOT_ALIGN;
+    return rec;
+  }
+  uintptr_t addr = 0; /* (set by slab_alloc on success; zeroed for the compiler) */
+  return slab_alloc(p->meta, AH_SLOT_ALIGN, &addr) == 0 ? (void *)addr : NULL;
+}
+
+void meta_free(slab_pool *p, void *rec) {
+  AH_ASSERT(!p->booting);
+  int rc = slab_free(p->meta, (uintptr_t)rec);
+  AH_ASSERT(rc == 0);
+  (void)rc;
+}
+
+static trie_node *node_alloc(void *ctx) { return meta_alloc(ctx); }
+static void node_release(void *ctx, trie_node *n) { meta_free(ctx, n); }
+
+trie_node_source meta_node_source(slab_pool *p) {
+  return (trie_node_source){.alloc = node_alloc, .release = node_release, .ctx = p};
 }

@@ -1,6 +1,6 @@
 /* lease.c: whole empty slabs leased to a worker's allocation cache, and handed back with the
  * bitmap of their live slots (slab.h explains the contract). A lease of several slabs that the
- * class's empty slabs cannot cover is carved as one class run (runs.c): one descriptor for up
+ * class's empty slabs cannot cover is carved as one class run (classes.c): one descriptor for up
  * to SLAB_RUN_MAX slabs. Handing back takes two steps, so that a batch comes home whole or not
  * at all: slab_lease_prepare cuts each run into pieces whose slabs share a fate (the only step
  * that needs memory), then slab_lease_return_many settles them: full slabs stay one run,
@@ -18,6 +18,7 @@ static void lease_whole(slab_pool *p, slab_desc *d, int32_t lessee, uintptr_t *s
   d->used = d->cls->capacity;
   d->lessee = lessee;
   desc_move(d, LIST_LEASED);
+  AH_ASSERT(desc_counts_ok(d));
   p->leased_slabs += d->nslabs;
   for (uint32_t i = 0; i < d->nslabs; i++) slabs[i] = d->addr + ((uintptr_t)i << AH_SLAB_SHIFT);
   *got = d->nslabs;
@@ -172,6 +173,7 @@ static void return_slab(slab_pool *p, slab_desc *d, uint64_t live) {
     d->bitmap |= live;
     d->used = (uint16_t)n;
     desc_move(d, n == c->capacity ? LIST_FULL : LIST_PARTIAL);
+    AH_ASSERT(desc_counts_ok(d));
     p->objects += n;
     p->object_bytes += (size_t)n * c->slot_size;
     if (p->touched == c && c->n_empty <= p->cfg.empty_keep) p->touched = NULL;

@@ -1,5 +1,15 @@
-/* pool.c: pool life cycle and whole-pool queries: create, add and take back ranges, pack
- * (coalesced used ranges in address order), statistics, destroy. */
+/* pool.c: pool life cycle and whole-pool queries: create (an ordinary pool, or a self-hosted
+ * one that bootstraps itself), add and take back ranges, pack (coalesced used ranges in
+ * address order), statistics, destroy.
+ *
+ * Bootstrapping a self-hosted pool (Myrmics section 3.3): the pool struct takes the first
+ * slab(s) of the memory. The next SLAB_BOOT_SLABS slabs serve every metadata record by bump
+ * allocation while the tries are built (the 64-B class, the boot slabs' descriptors, the Free
+ * range of the rest). Because the bump allocator hands out slots in order, accounting for it
+ * afterwards is exact: the first n slots of the boot slabs are marked used. From then on the
+ * pool is an ordinary slab pool that serves itself, and the maintenance keeps a reserve of
+ * empty 64-B slabs so that a re-entrant metadata allocation is always a bitmap flip.
+ * Main entries: slab_pool_create, slab_pool_create_self_hosted, slab_pack, slab_pool_destroy. */
 #include <errno.h>
 #include <string.h>
 
@@ -19,8 +29,7 @@ static unsigned slab_key_bits(size_t span) {
 }
 
 /* Init the three tries of p; nodes come from p's meta pool. */
-void pool_init_tries(slab_pool *p);
-void pool_init_tries(slab_pool *p) {
+static void pool_init_tries(slab_pool *p) {
   trie_node_source src = meta_node_source(p);
   unsigned bits = slab_key_bits(p->cfg.span);
   trie_init(&p->used, bits, src);
@@ -47,25 +56,61 @@ int slab_pool_create(slab_pool **out, const slab_config *cfg, slab_pool *meta) {
   return 0;
 }
 
-/* The self-hosted pool's own header (its struct) lies at the start of its first chunk. */
-static bool overlaps_header(const slab_pool *p, uintptr_t addr, size_t len) {
-  if (!p->self_hosted) return false;
-  uintptr_t h = (uintptr_t)p, hend = h + ah_round_up(sizeof *p, AH_SLAB_SIZE);
-  return addr < hend && h < addr + len;
+/* ---- a self-hosted pool's bootstrap ---- */
+
+/* After bootstrap: mark the bump-allocated slots of each boot slab as used. */
+static void account_boot_slots(slab_pool *p, slab_desc **boot, uintptr_t first) {
+  size_t records = (p->boot_next - first) / AH_SLOT_ALIGN;
+  for (unsigned i = 0; i < SLAB_BOOT_SLABS; i++) {
+    size_t n = records > AH_SLOTS_PER_SLAB ? AH_SLOTS_PER_SLAB : records;
+    records -= n;
+    boot[i]->bitmap = n == 64 ? ~0ull : (1ull << n) - 1;
+    boot[i]->used = (uint16_t)n;
+    p->objects += n;
+    p->object_bytes += n * AH_SLOT_ALIGN;
+    desc_move(boot[i], n == AH_SLOTS_PER_SLAB ? LIST_FULL : n ? LIST_PARTIAL : LIST_EMPTY);
+  }
 }
 
-int pool_add_range(slab_pool *p, uintptr_t addr, size_t len) {
-  if (len == 0 || addr % AH_SLAB_SIZE || len % AH_SLAB_SIZE || !in_window(p, addr) ||
-      len > p->cfg.span - (addr - p->cfg.base))
+int slab_pool_create_self_hosted(slab_pool **out, void *mem, size_t len, const slab_config *cfg) {
+  uintptr_t base = (uintptr_t)mem;
+  size_t header = ah_round_up(sizeof(slab_pool), AH_SLAB_SIZE) >> AH_SLAB_SHIFT;
+  if (!mem || base % AH_SLAB_SIZE || len % AH_SLAB_SIZE ||
+      (len >> AH_SLAB_SHIFT) < header + SLAB_BOOT_SLABS + 4)
     return EINVAL;
-  uintptr_t v;
-  if (trie_le(&p->used, slab_key(p, addr + len - 1), NULL, &v) == 0) {
-    const slab_desc *d = (const slab_desc *)v;
-    if (d->addr + desc_bytes(d) > addr) return EINVAL;
+  slab_pool *p = mem;
+  memset(p, 0, sizeof *p);
+  slab_config def = slab_config_default();
+  p->cfg = cfg ? *cfg : def;
+  p->cfg.base = def.base;
+  p->cfg.span = def.span;
+  p->meta = p;
+  p->self_hosted = true;
+  p->booting = true;
+  uintptr_t first = base + (header << AH_SLAB_SHIFT);
+  p->boot_next = first;
+  p->boot_end = first + (SLAB_BOOT_SLABS << AH_SLAB_SHIFT);
+  pool_init_tries(p);
+  p->depth = 1;
+
+  slab_class *c;
+  slab_desc *boot[SLAB_BOOT_SLABS];
+  if (class_get(p, AH_SLOT_ALIGN, &c)) return ENOMEM;
+  for (unsigned i = 0; i < SLAB_BOOT_SLABS; i++) {
+    if (desc_register(p, &boot[i], first + ((uintptr_t)i << AH_SLAB_SHIFT), 1)) return ENOMEM;
+    boot[i]->cls = c;
   }
-  if (free_range_overlaps(p, addr, len) || overlaps_header(p, addr, len)) return EINVAL;
-  return free_range_add(p, addr, len >> AH_SLAB_SHIFT);
+  size_t rest = (len >> AH_SLAB_SHIFT) - header - SLAB_BOOT_SLABS;
+  if (free_range_add(p, p->boot_end, rest)) return ENOMEM;
+  account_boot_slots(p, boot, first);
+  c->slabs_carved = SLAB_BOOT_SLABS;
+  p->booting = false;
+  pool_maintain(p);
+  p->depth = 0;
+  *out = p;
+  return 0;
 }
+
 
 int slab_add_range(slab_pool *p, uintptr_t addr, size_t len) {
   pool_enter(p);
@@ -172,6 +217,7 @@ static void free_values(slab_pool *p, const trie *t) {
 
 void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
   if (!p) return;
+  AH_ASSERT_CHECK(slab_pool_check(p));
   if (fn) report_all_ranges(p, fn, ctx);
   if (p->self_hosted) return; /* everything lives in the caller's memory */
   free_values(p, &p->used);

@@ -4,7 +4,13 @@
  *   slab_class  one per slot size: lists of partial and empty slabs (Partial trie value)
  *   slab_pool   the three tries, counters, the re-entry depth and the fast-path caches
  * Every record a pool allocates for itself is exactly one 64-B slot (the pool struct of an
- * ordinary pool excepted), so a self-hosted pool serves its own metadata from one class. */
+ * ordinary pool excepted), so a self-hosted pool serves its own metadata from one class.
+ *
+ * The files, by concept, calling down only (one pair excepted): pool.c (life cycle, bootstrap,
+ * whole-pool queries) -> alloc.c (objects; metadata records) and lease.c (leases) ->
+ * classes.c (class records, descriptors, carving, trimming, class runs) -> ranges.c (Free,
+ * added ranges, growth). The pair: classes.c takes its records from alloc.c (meta_alloc: a
+ * pool's metadata are objects of its meta pool, itself a slab pool). check.c reads them all. */
 #ifndef AH_SLAB_POOL_INTERNAL_H
 #define AH_SLAB_POOL_INTERNAL_H
 
@@ -19,7 +25,7 @@ enum slab_list { LIST_FULL = 0, LIST_PARTIAL, LIST_EMPTY, LIST_DETACHED, LIST_LE
 typedef struct slab_class slab_class;
 
 /* A class run (cls set, nslabs > 1) is LIST_LEASED, LIST_FULL or LIST_EMPTY, never partial:
- * its bitmap and used describe each of its slabs alike (runs.c cuts one into pieces when its
+ * its bitmap and used describe each of its slabs alike (classes.c cuts one into pieces when its
  * slabs part ways). A large object's run has cls NULL. */
 typedef struct slab_desc {
   uintptr_t addr;          /* first byte of the slab (or run) */
@@ -86,7 +92,7 @@ static inline bool structural_ok(const slab_pool *p) { return p->depth <= 1; }
 /* Every public call that may change a pool brackets itself with pool_enter/pool_leave: the
  * outermost call (depth 1) runs the maintenance; re-entered calls (a self-hosted pool
  * allocating its own metadata) only flip bitmap bits. */
-void pool_maintain(slab_pool *p);
+void pool_maintain(slab_pool *p); /* classes.c */
 static inline unsigned meta_keep(const slab_pool *p) {
   return p->cfg.empty_keep > SLAB_META_RESERVE ? p->cfg.empty_keep : SLAB_META_RESERVE;
 }
@@ -105,21 +111,20 @@ static inline void pool_leave(slab_pool *p) {
   p->depth--;
 }
 
-/* meta.c: 64-B metadata records and trie nodes for a pool. */
+/* alloc.c: 64-B metadata records and trie nodes for a pool (objects of its meta pool). */
 void *meta_alloc(slab_pool *p);
 void meta_free(slab_pool *p, void *rec);
 trie_node_source meta_node_source(slab_pool *p);
 
-/* ranges.c: the Free trie. */
+/* ranges.c: the Free trie, ranges added to the pool, growth (calls nothing else of src/slab). */
 int free_range_add(slab_pool *p, uintptr_t addr, size_t nslabs);
 int free_range_pick(const slab_pool *p, size_t nslabs, uintptr_t *addr);
 void free_range_take(slab_pool *p, uintptr_t addr, size_t nslabs);
 bool free_range_overlaps(const slab_pool *p, uintptr_t addr, size_t len);
 int pool_add_range(slab_pool *p, uintptr_t addr, size_t len);
 int pool_grow(slab_pool *p, size_t min_bytes);
-int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr);
 
-/* lists.c: class records (Partial trie and its array mirror). */
+/* classes.c: class records (Partial trie and its array mirror). */
 int class_create(slab_pool *p, uint32_t slot_size, slab_class **out);
 /* The class of a slot size, or NULL when none exists yet. */
 static inline slab_class *class_find(const slab_pool *p, uint32_t slot_size) {
@@ -184,6 +189,19 @@ static inline void desc_move(slab_desc *d, enum slab_list to) {
 static inline uint64_t phantom_bits(const slab_class *c) {
   return c->capacity == 64 ? 0 : ~0ull << c->capacity;
 }
+/* Invariant of a class slab (or class run) d: its bitmap has every phantom bit set and as
+ * many live bits as `used`, and its list agrees with `used` (empty: 0; full: capacity; partial:
+ * between; leased: every slot). A large object's run (no class) and a detached descriptor
+ * (between lists) are not judged. Checked by AH_ASSERT after every change of a slab's slots. */
+static inline bool desc_counts_ok(const slab_desc *d) {
+  if (!d->cls || d->list == LIST_DETACHED) return true;
+  uint64_t phantom = phantom_bits(d->cls);
+  unsigned live = (unsigned)__builtin_popcountll(d->bitmap & ~phantom), cap = d->cls->capacity;
+  bool list_ok = d->list == LIST_EMPTY     ? d->used == 0
+                 : d->list == LIST_PARTIAL ? d->used > 0 && d->used < cap
+                                           : d->used == cap; /* full or leased */
+  return (d->bitmap & phantom) == phantom && live == d->used && list_ok;
+}
 /* Is d a class run (several slabs of one class under one descriptor)? */
 static inline bool desc_is_class_run(const slab_desc *d) { return d->cls && d->nslabs > 1; }
 /* The first byte of the slab of d that holds addr. */
@@ -191,7 +209,9 @@ static inline uintptr_t desc_slab_of(const slab_desc *d, uintptr_t addr) {
   return d->addr + ((addr - d->addr) & ~(uintptr_t)(AH_SLAB_SIZE - 1));
 }
 
-/* carve.c: slabs in and out of use. */
+/* classes.c: slabs in and out of use (descriptors in Used, carving, trimming), and finding
+ * nslabs free slabs (Free, else the classes' empty slabs, else growth). */
+int pool_pick_slabs(slab_pool *p, size_t nslabs, uintptr_t *addr);
 int slabs_carve_for_class(slab_pool *p, slab_class *c);
 int slab_release_empty(slab_pool *p, slab_desc *d);
 int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs);
@@ -199,7 +219,7 @@ void desc_unregister(slab_pool *p, slab_desc *d);
 slab_desc *desc_find(const slab_pool *p, uintptr_t addr);
 void pool_trim_class(slab_pool *p, slab_class *c, unsigned keep);
 
-/* runs.c: class runs. A lease carves at most SLAB_RUN_MAX slabs as one run. */
+/* classes.c: class runs. A lease carves at most SLAB_RUN_MAX slabs as one run. */
 #define SLAB_RUN_MAX 256
 /* lease.c: slabs a lease takes one by one once no run can be had (near exhaustion), besides
  * those it had (and at least its min). */

@@ -66,6 +66,10 @@ int slab_pool_create_self_hosted(slab_pool **out, void *mem, size_t len, const s
  * address order and coalesced, so the caller can take the address space back. */
 void slab_pool_destroy(slab_pool *p, slab_range_fn range_fn, void *ctx);
 
+/* The whole pool against its invariants (check.c; Debug builds check it when a pool is
+ * destroyed, tests whenever they like): 0, or EINVAL. */
+int slab_pool_check(const slab_pool *p);
+
 /* Give the pool [addr, addr+len): slab-aligned, inside base/span, overlapping nothing the
  * pool holds (EINVAL otherwise; ENOMEM if metadata memory ran out). */
 int slab_add_range(slab_pool *p, uintptr_t addr, size_t len);

@@ -3,7 +3,7 @@
  * scheduler the pages and IDs it answers for. Lengths must be non-zero.
  *
  * The ranges live in a trie by first element (value: length). What the schedulers ask of a set
- * on every request costs no walk (issue 32):
+ * on every request costs no walk:
  *   - the number of elements and of ranges are running counts (rangeset_total, _count);
  *   - a sized set (RANGESET_SIZED) also indexes its ranges by length, in a second trie keyed by
  *     (length, first): a range of at least n elements is found in one nearest search,
@@ -13,7 +13,7 @@
  *     the lowest such range in one search).
  * The indexes need trie nodes of their own. The set itself never depends on them: when a node
  * cannot be had for an index, the set stays whole and right, the index is marked stale, and
- * the searches walk the ranges (as they all used to) until rangeset_reindex rebuilds it, which
+ * the searches walk the ranges until rangeset_reindex rebuilds it, which
  * the searches try first. So every call keeps the contract it had: taking from the end of a
  * range cannot fail, an add or a split that needs a node for the set itself is ENOMEM with
  * nothing changed. */

@@ -70,7 +70,22 @@ static void release_subtree(trie *t, trie_node *n, unsigned lv) {
   release_node(t, n);
 }
 
+int trie_check(const trie *t) {
+  trie_cursor c;
+  uint64_t k, prev = 0;
+  uintptr_t v;
+  size_t n = 0;
+  trie_cursor_seek(&c, t, 0);
+  while (trie_cursor_next(&c, &k, &v)) {
+    if (v == 0 || k > trie_key_max(t) || (n && k <= prev)) return EINVAL;
+    prev = k;
+    n++;
+  }
+  return n == t->count ? 0 : EINVAL;
+}
+
 void trie_clear(trie *t) {
+  AH_ASSERT_CHECK(trie_check(t));
   if (t->root) release_subtree(t, t->root, t->top);
   t->root = NULL;
   t->count = 0;

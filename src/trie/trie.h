@@ -74,6 +74,9 @@ int trie_delete(trie *t, uint64_t key, uintptr_t *old);
 int trie_le(const trie *t, uint64_t key, uint64_t *found_key, uintptr_t *value);
 int trie_ge(const trie *t, uint64_t key, uint64_t *found_key, uintptr_t *value);
 static inline size_t trie_count(const trie *t) { return t->count; }
+/* Invariants, by an ordered walk: keys strictly increasing and within the width, values
+ * non-zero, as many as count. 0, or EINVAL (debug checks and tests). */
+int trie_check(const trie *t);
 /* Largest key the trie accepts. */
 static inline uint64_t trie_key_max(const trie *t) {
   return t->key_bits == 64 ? UINT64_MAX : ((uint64_t)1 << t->key_bits) - 1;

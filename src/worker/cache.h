@@ -54,7 +54,7 @@ typedef struct cache_stats {
 /* Defaults: first lease 2 slabs, x4 each lease up to 1024 (4 MiB), 2048 idle slabs (8 MiB:
  * two of the largest leases, so that a lease just taken by one busy bin is not handed back by
  * the next free), 65536 slabs a batch. A scheduler records a lease of many slabs as a few
- * class runs (src/slab/runs.c), so a large grant costs it little; the worker maps a large
+ * class runs (src/slab/classes.c), so a large grant costs it little; the worker maps a large
  * lease's pages at once (api.c), so a bin that stops right after a lease holds up to 4 MiB it
  * does not use, after having used at least 2.7 MiB to earn that grant. */
 cache_config cache_config_default(void);

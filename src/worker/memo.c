@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "worker/handles.h"
+
 void memo_init(memo *m, bool on) { *m = (memo){.on = on}; }
 
 static void drop(memo *m, memo_entry *e) {
@@ -55,15 +57,15 @@ static bool lists_overlap(const gas_range *a, size_t na, const gas_range *b, siz
   return false;
 }
 
-/* Handle words a..: nreg, nobj, then the region IDs and the object pointers. Does any region
- * or object of a appear in b? (Quadratic: past a million pairs, say yes.) */
+/* Handle words (handles.h): does any region or object of a appear in b? (Quadratic: past a
+ * million pairs, say yes.) */
 static bool names_meet(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb) {
   if (!a || !b || na < 2 || nb < 2) return false;
   if ((uint64_t)na * nb > ((uint64_t)1 << 20)) return true;
   for (uint32_t i = 2; i < na; i++) {
-    bool a_reg = i < 2 + a[0];
+    bool a_reg = move_word_is_region(a, i);
     for (uint32_t j = 2; j < nb; j++)
-      if (a[i] == b[j] && a_reg == (j < 2 + b[0])) return true;
+      if (a[i] == b[j] && a_reg == move_word_is_region(b, j)) return true;
   }
   return false;
 }

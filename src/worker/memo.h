@@ -87,6 +87,34 @@ static inline void memo_forget_all(memo *m) {
   if (m->held) memo_drop_all(m);
 }
 
+/* What the worker did that may change a memo's list (memo_on_change decides what each
+ * forgets; the rules are this file's opening note). */
+typedef enum memo_change {
+  MEMO_OBJECTS_CHANGED, /* an allocation, free or realloc: any may land in a region we hold */
+  MEMO_REGIONS_CHANGED, /* a region allocated or freed: a child changes its parent's pack */
+  MEMO_BARRIER,         /* regions may have changed hands by the application's convention */
+  MEMO_SLABS_RETURNED,  /* a cache flush handed slabs back: their objects join the packs */
+  MEMO_GIVEN,           /* regions given away (sys_give): a memo of them could only be refused */
+  MEMO_SENT_PACKED,     /* a send that packed: maybe an ancestor or descendant of a memo */
+  MEMO_MOVED            /* a move left (served from a memo) or arrived (copied): its lists */
+} memo_change;
+
+/* The handle words and ranges of the move a MEMO_MOVED change names. */
+typedef struct memo_moved {
+  const uint64_t *names;
+  uint32_t nnames;
+  const gas_range *r;
+  size_t n;
+} memo_moved;
+
+/* The one place that decides what a change forgets: MEMO_MOVED the memos that meet `moved`
+ * (memo_forget_moved), any other change every memo (moved is NULL then). Inline: every
+ * sys_alloc calls it. */
+static inline void memo_on_change(memo *m, memo_change c, const memo_moved *moved) {
+  if (c == MEMO_MOVED) memo_forget_moved(m, moved->names, moved->nnames, moved->r, moved->n);
+  else memo_forget_all(m);
+}
+
 /* Memos held (for tests). */
 size_t memo_count(const memo *m);
 

@@ -1,10 +1,10 @@
 /* retain.h: how much freed GAS memory a worker keeps mapped instead of giving it back to the OS.
  *
- * Freeing a big region used to give its pages back at once (gas_release), so the next region
- * that lands on those addresses paid a page fault (and, on a shared GAS, a page allocation and
- * zeroing) per 4 KiB page again: on a 16-core box that was most of a list build. A worker now
- * keeps up to `budget` bytes of freed regions mapped; a freed region that does not fit goes back
- * to the OS whole, as before. The pages can only be given back while the region is still ours
+ * Giving a freed big region's pages back at once (gas_release) makes the next region that
+ * lands on those addresses pay a page fault (and, on a shared GAS, a page allocation and
+ * zeroing) per 4 KiB page again, which can be most of the cost of building a list. So a worker
+ * keeps up to `budget` bytes of freed regions mapped; a freed region that does not fit goes
+ * back to the OS whole. The pages can only be given back while the region is still ours
  * (before MSG_RFREE hands its addresses to the schedulers), so what is kept stays mapped until
  * new objects land on it: every slab this worker then leases is counted as reuse of kept memory
  * (the schedulers hand freed space out again before they ask for more), which makes room in the

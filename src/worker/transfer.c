@@ -178,7 +178,9 @@ static void slot_finish(window *w, int k, const gas_range *r, bool receiving) {
 
 /* Start message m in slot k (sending or receiving). */
 static void slot_start(window *w, int k, const data_msg *m, const gas_range *r, bool receiving,
-                       MPI_Comm comm, int peer, int tag) {
+                       transfer_link link) {
+  MPI_Comm comm = link.comm;
+  int peer = link.peer, tag = link.tag;
   void *at = (void *)m->addr;
   if (m->staged) {
     if (!receiving) stage_pack(r, m, w->buf[k]);
@@ -207,8 +209,18 @@ static void window_abandon(window *w) {
  * posted, so data lands only where it may), the sender waits there for that answer (its first
  * messages are on their way meanwhile). 0, or what first_window failed with (the sender gave
  * up: the rest of the plan is not sent). */
-static int run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range *r, size_t n,
-                    unsigned shift, bool receiving, int (*first_window)(void *), void *ctx) {
+/* The side of a run_plan: receiving or not, and what it calls after its first window. */
+typedef struct {
+  bool receiving;
+  int (*first_window)(void *ctx);
+  void *ctx;
+} plan_side;
+
+static int run_plan(window *w, transfer_link link, const gas_range *r, size_t n, unsigned shift,
+                    plan_side side) {
+  bool receiving = side.receiving;
+  int (*first_window)(void *) = side.first_window;
+  void *ctx = side.ctx;
   planner p = {.r = r, .n = n, .piece = piece_bytes(shift)};
   data_msg m;
   size_t i = 0;
@@ -221,7 +233,7 @@ static int run_plan(window *w, MPI_Comm comm, int peer, int tag, const gas_range
       if ((rc = first_window(ctx))) break;
     }
     slot_finish(w, k, r, receiving);
-    slot_start(w, k, &m, r, receiving, comm, peer, tag);
+    slot_start(w, k, &m, r, receiving, link);
   }
   if (!told && !rc) rc = first_window(ctx);
   if (rc) {
@@ -265,26 +277,30 @@ static transfer_header make_header(int status, transfer_mode mode, unsigned shif
                            .nextra = nextra, .count = count, .total = total, .nmsgs = nmsgs};
 }
 
-int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err) {
+int transfer_send_abort(transfer_link to, int err) {
   transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0, 0, 0);
-  MPI_Send(&h, (int)sizeof h, MPI_BYTE, peer, TAG_LIST(tag), comm);
+  MPI_Send(&h, (int)sizeof h, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
   return err;
 }
 
-/* Message 1: header, handles and list in one buffer. */
-static int send_list(MPI_Comm comm, int peer, int tag, transfer_mode mode, unsigned shift,
-                     const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
-                     uint64_t total, uint64_t nmsgs) {
+/* Message 1: header (h: all but the handle and range counts), handles and list in one
+ * buffer. */
+static int send_list(transfer_link to, transfer_header h, const transfer_list *list) {
+  const uint64_t *extra = list->extra;
+  uint32_t nextra = list->nextra;
+  const gas_range *r = list->r;
+  size_t n = list->n;
   size_t bytes = sizeof(transfer_header) + (size_t)nextra * 8 + n * sizeof(transfer_wire_range);
   if (bytes > INT_MAX) return E2BIG;
   unsigned char *buf = malloc(bytes);
   if (!buf) return ENOMEM;
-  transfer_header h = make_header(0, mode, shift, nextra, n, total, nmsgs);
+  h.nextra = nextra;
+  h.count = n;
   memcpy(buf, &h, sizeof h);
   if (nextra) memcpy(buf + sizeof h, extra, (size_t)nextra * 8);
   transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h + (size_t)nextra * 8);
   for (size_t i = 0; i < n; i++) w[i] = (transfer_wire_range){r[i].addr, r[i].len};
-  MPI_Send(buf, (int)bytes, MPI_BYTE, peer, TAG_LIST(tag), comm);
+  MPI_Send(buf, (int)bytes, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
   free(buf);
   return 0;
 }
@@ -326,28 +342,29 @@ static int await_answer(void *ctx) {
   }
 }
 
-int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
-                  const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
+int transfer_send(transfer_link to, transfer_mode mode, bool near, const transfer_list *list,
                   int *refusal) {
+  const gas_range *r = list->r;
+  size_t n = list->n;
   uint64_t total = 0, nmsgs = 0;
   if (refusal) *refusal = 0;
-  int rc = check_send_list(r, n, nextra, &total);
-  if (!rc && nextra && !extra) rc = EINVAL;
+  int rc = check_send_list(r, n, list->nextra, &total);
+  if (!rc && list->nextra && !list->extra) rc = EINVAL;
   bool copy = mode == TRANSFER_COPY && total > 0;
   if (!rc && copy) rc = check_readable(r, n);
   unsigned shift = copy ? piece_shift(near, total) : 0;
   window w;
   if (!rc && copy) rc = window_alloc(&w, r, n, shift, &nmsgs);
   if (!rc) {
-    rc = send_list(comm, peer, tag, mode, shift, extra, nextra, r, n, total, nmsgs);
+    rc = send_list(to, make_header(0, mode, shift, 0, 0, total, nmsgs), list);
     if (rc && copy) window_free(&w);
   }
-  if (rc) return transfer_send_abort(comm, peer, tag, rc);
+  if (rc) return transfer_send_abort(to, rc);
   /* The data follows the list at once; a receiver that refuses takes it truncated to nothing
    * (transfer.h), so it is sent whatever the answer. */
-  answer_wait a = {.answer = -1, .peer = peer};
-  MPI_Irecv(&a.answer, 1, MPI_INT32_T, peer, TAG_ANSWER(tag), comm, &a.rq);
-  rc = copy ? run_plan(&w, comm, peer, tag, r, n, shift, false, await_answer, &a)
+  answer_wait a = {.answer = -1, .peer = to.peer};
+  MPI_Irecv(&a.answer, 1, MPI_INT32_T, to.peer, TAG_ANSWER(to.tag), to.comm, &a.rq);
+  rc = copy ? run_plan(&w, to, r, n, shift, (plan_side){false, await_answer, &a})
             : await_answer(&a);
   if (rc) return rc;
   if (a.answer) {
@@ -501,15 +518,19 @@ static void refuse(MPI_Comm comm, int src, int tag, const transfer_header *h, in
   discard_data(comm, src, tag, h->nmsgs);
 }
 
-int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
-                  uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
-                  const gas_bounds *gas, int *src_out) {
-  if (!r || !n || !extra || !nextra) return EINVAL;
-  *r = NULL;
-  *n = 0;
-  *extra = NULL;
-  *nextra = 0;
-  if (!gas) gas = gas_current();
+int transfer_recv(transfer_link from, const transfer_policy *policy, transfer_receipt *got) {
+  if (!got) return EINVAL;
+  got->r = NULL;
+  got->n = 0;
+  got->extra = NULL;
+  got->nextra = 0;
+  static const transfer_policy defaults;
+  if (!policy) policy = &defaults;
+  transfer_accept_fn accept = policy->accept;
+  void *ctx = policy->ctx;
+  const gas_bounds *gas = policy->gas ? policy->gas : gas_current();
+  MPI_Comm comm = from.comm;
+  int peer = from.peer, tag = from.tag;
   if (!gas) return EINVAL;
   MPI_Message msg;
   MPI_Status st;
@@ -520,7 +541,7 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   int rc = probe_watched(peer, TAG_LIST(tag), comm, &msg, &st, &wt);
   if (rc) return rc;
   int src = st.MPI_SOURCE;
-  if (src_out) *src_out = src;
+  got->src = src;
   list_msg m;
   recv_list(comm, &msg, message_bytes(&st), &m);
   if (m.h.magic != TRANSFER_MAGIC || m.h.version != TRANSFER_VERSION) {
@@ -550,17 +571,18 @@ int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, v
   }
   for (size_t i = 0; landing && i < m.records; i++) landing(list[i].addr, list[i].len);
   answer_ctx a = {comm, src, tag};
-  if (copy) run_plan(&w, comm, src, tag, list, m.records, m.h.piece, true, answer_go, &a);
+  transfer_link sender = {comm, src, tag};
+  if (copy) run_plan(&w, sender, list, m.records, m.h.piece, (plan_side){true, answer_go, &a});
   else answer_go(&a); /* (a receiver's answer cannot fail) */
   size_t count = m.records;
   if (count == 0) {
     free(list);
     list = NULL;
   }
-  *r = list;
-  *n = count;
-  *nextra = m.h.nextra;
-  *extra = m.h.nextra ? m.extra : NULL;
+  got->r = list;
+  got->n = count;
+  got->nextra = m.h.nextra;
+  got->extra = m.h.nextra ? m.extra : NULL;
   if (!m.h.nextra) free(m.extra);
   free(m.w);
   return 0;

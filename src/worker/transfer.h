@@ -24,13 +24,11 @@
  * and tag, so a sender whose header lies about nmsgs only confuses its own later transfers to
  * this receiver.
  * Pieces: between two processes that MPI connects through shared memory, one long message runs
- * at 0.8-0.9 of the speed of several in flight (measured at 1 MiB on the 16-core box), so the
- * sender cuts long ranges into pieces of about total / TRANSFER_WINDOW bytes (at least
- * TRANSFER_PIECE_MIN); over a network (TCP) every message costs its own latency, so a range
- * goes whole there. (Over TCP, a move of 1 MiB in 5 ranges runs at 0.65-0.96 of one MPI_Send,
- * as plain MPI does with a message per range; apps/bench-send/bench_ways.c measured the
- * alternatives slower still: one hindexed message 0.61, staging on either side 0.50-0.60,
- * eager-sized pieces 0.76.)
+ * slower than several in flight, so the sender cuts long ranges into pieces of about total /
+ * TRANSFER_WINDOW bytes (at least TRANSFER_PIECE_MIN); over a network (TCP) every message
+ * costs its own latency, so a range goes whole there. (apps/bench-send/bench_ways.c compares
+ * the alternatives: one hindexed message, staging on either side, eager-sized pieces; all
+ * slower; docs/HISTORY.md has the numbers.)
  * In shared mode (both workers map the GAS from one memory object: share.h) no data moves: the
  * bytes are already at their addresses, and the answer orders the memory.
  *
@@ -62,6 +60,23 @@ typedef struct {
 
 typedef enum { TRANSFER_COPY = 0, TRANSFER_SHARED = 1 } transfer_mode;
 
+/* The other side of a transfer: the communicator, the peer's rank in it (a receiver may name
+ * MPI_ANY_SOURCE) and the first of the TRANSFER_TAGS tags. */
+typedef struct transfer_link {
+  MPI_Comm comm;
+  int peer;
+  int tag;
+} transfer_link;
+
+/* What a sender sends: nextra handle words (sys_send's region IDs and object pointers), then
+ * n ranges. */
+typedef struct transfer_list {
+  const uint64_t *extra;
+  uint32_t nextra;
+  const gas_range *r;
+  size_t n;
+} transfer_list;
+
 /* Wire format (public so that tests can forge malformed transfers). */
 #define TRANSFER_MAGIC 0x46584841u /* "AHXF" little-endian */
 #define TRANSFER_VERSION 4u
@@ -92,7 +107,7 @@ typedef struct transfer_wire_range {
   uint64_t addr, len;
 } transfer_wire_range;
 
-/* Send handles extra[0..nextra) and the n ranges (in this order) to peer. Ranges must be
+/* Send list's handles and ranges (in this order) to `to`. Ranges must be
  * readable, len > 0, no wrap-around; in copy mode, with a GAS mapped (gas_current), inside
  * it (the data leaves before the receiver has checked the list). near: MPI reaches peer through shared memory
  * (share_near: the same host, and transfer_host_uses_shm), so long ranges go in pieces;
@@ -103,8 +118,7 @@ typedef struct transfer_wire_range {
  *   ECONNREFUSED the receiver refused it; its reason (an errno code) in *refusal (may be NULL);
  *   ETIMEDOUT    no answer within the watch's timeout (transfer_set_watch).
  * MPI errors follow the communicator's error handler. */
-int transfer_send(MPI_Comm comm, int peer, int tag, transfer_mode mode, bool near,
-                  const uint64_t *extra, uint32_t nextra, const gas_range *r, size_t n,
+int transfer_send(transfer_link to, transfer_mode mode, bool near, const transfer_list *list,
                   int *refusal);
 
 /* Does MPI carry messages between two processes of one host through shared memory? True
@@ -133,29 +147,43 @@ void transfer_set_watch(const struct watch_config *cfg);
  * (guard.h: pages this worker had handed over become its own again); NULL: nothing. */
 void transfer_set_landing(void (*fn)(uintptr_t addr, size_t len));
 
-/* Tell a receiver that the transfer it waits for will not come (err: why). */
-int transfer_send_abort(MPI_Comm comm, int peer, int tag, int err);
+/* Tell a receiver that the transfer it waits for will not come (err: why). Returns err. */
+int transfer_send_abort(transfer_link to, int err);
 
 /* Whether the receiver takes a transfer: 0, or the errno code it refuses it with. Sees the
  * sender, the mode and the handle words before anything is written. */
 typedef int (*transfer_accept_fn)(void *ctx, int src, transfer_mode mode, const uint64_t *extra,
                                   uint32_t nextra);
 
-/* Receive a transfer from peer (MPI_ANY_SOURCE allowed; *src gets the sender, may be NULL).
- * accept (NULL: copy mode only, any handles) judges it after the list checks. The data lands
- * at the same addresses of the GAS gas (NULL: the one gas_map mapped). On success *extra and
- * *r are malloc'ed copies of the handles and the list (the caller frees them; NULL when
- * empty), *nextra and *n their lengths. Returns 0, or, with nothing written and nothing
- * returned:
+/* How a receiver judges a transfer: accept (NULL: copy mode only, any handles) with its ctx,
+ * after the list checks; the data lands at the same addresses of the GAS gas (NULL: the one
+ * gas_map mapped). */
+typedef struct transfer_policy {
+  transfer_accept_fn accept;
+  void *ctx;
+  const gas_bounds *gas;
+} transfer_policy;
+
+/* What a receiver took: malloc'ed copies of the handles and the list (the caller frees them;
+ * NULL when empty) and their lengths, and the sender's rank (set once a list has come). */
+typedef struct transfer_receipt {
+  uint64_t *extra;
+  uint32_t nextra;
+  gas_range *r;
+  size_t n;
+  int src;
+} transfer_receipt;
+
+/* Receive a transfer from `from` (its peer may be MPI_ANY_SOURCE), judged by policy (NULL: all
+ * defaults), into *got. Returns 0, or, with nothing written and nothing returned (got's lists
+ * NULL and empty):
  *   EINVAL   ranges outside the GAS, empty or overlapping (refused; the sender gets
  *            ECONNREFUSED and this code), or what accept refused with (its code);
  *   EPROTO   a list that breaks the protocol (refused, unless even its header is unreadable);
  *   ECANCELED the sender gave up;
  *   ENOMEM   no memory for the list (refused);
  *   ETIMEDOUT nothing came within the watch's timeout (transfer_set_watch). */
-int transfer_recv(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
-                  uint64_t **extra, uint32_t *nextra, gas_range **r, size_t *n,
-                  const gas_bounds *gas, int *src);
+int transfer_recv(transfer_link from, const transfer_policy *policy, transfer_receipt *got);
 
 /* If a transfer's list message is waiting (from anyone), refuse it with err: 1 when one was
  * refused, else 0. For a worker that leaves the job while others may still send to it. */

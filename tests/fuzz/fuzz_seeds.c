@@ -9,7 +9,7 @@
 
 #include "common/types.h"
 #include "fuzz_input.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 
 typedef struct {
   unsigned char buf[8192];

@@ -1,4 +1,4 @@
-/* fuzz_server.c: libFuzzer target on the wire decoder (src/sched/proto.c) and the scheduler's
+/* fuzz_server.c: libFuzzer target on the wire decoder (src/proto/proto.c) and the scheduler's
  * event server (src/sched/server.c and what it calls), fed hostile bytes.
  *
  * Each input (format in fuzz_input.h) builds a fresh job in-process, as src/sim does: a tree
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "fuzz_input.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "sched/server.h"
 #include "sched/tree.h"
 

@@ -1,4 +1,4 @@
-/* test_launch.c: launch_plan_build (src/sched/launch.h) in a real MPI job, checked on every
+/* test_launch.c: launch_plan_build (src/job/launch.h) in a real MPI job, checked on every
  * rank: the same plan everywhere, a well-formed tree, each worker known to its leaf (a message
  * from every worker reaches its leaf, one from every scheduler its parent), ranks bound to
  * the core the plan names (when it names one), --antheap-*
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/launch.h"
+#include "job/launch.h"
 
 static int failures;
 

@@ -48,6 +48,22 @@
 #define SHARED_SIZE ((size_t)256 << 20)
 #define WORLD MPI_COMM_WORLD
 
+/* transfer_recv into separate variables, as the checks below read them: the handles and their
+ * count, the list and its length, the sender (left as it was until a list has come). */
+static int recv_parts(MPI_Comm comm, int peer, int tag, transfer_accept_fn accept, void *ctx,
+                      uint64_t **x, uint32_t *nx, gas_range **r, size_t *n,
+                      const gas_bounds *gas, int *src) {
+  transfer_policy policy = {.accept = accept, .ctx = ctx, .gas = gas};
+  transfer_receipt got = {.src = src ? *src : 0};
+  int rc = transfer_recv((transfer_link){comm, peer, tag}, &policy, &got);
+  *x = got.extra;
+  *nx = got.nextra;
+  *r = got.r;
+  *n = got.n;
+  if (src) *src = got.src;
+  return rc;
+}
+
 static int rank;
 static uintptr_t gas_base;
 static size_t gas_size;
@@ -332,14 +348,15 @@ static bool test_list_and_tree_arrive_at_the_same_addresses(void) {
     build_structures(sent);
     uint64_t dir = (uint64_t)(uintptr_t)the_directory();
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, &dir, 1, sent, NARENA, &refusal) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+        &(transfer_list){&dir, 1, sent, NARENA}, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
   uint64_t *x = NULL;
   uint32_t nx = 0;
   int src = -1;
-  CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &got, &ngot, NULL, &src) == 0);
+  CHECK(recv_parts(WORLD, 0, TAG, NULL, NULL, &x, &nx, &got, &ngot, NULL, &src) == 0);
   bool handle = nx == 1 && x && x[0] == (uint64_t)(uintptr_t)the_directory();
   free(x);
   CHECK(handle && src == 0);
@@ -351,7 +368,8 @@ static bool test_list_and_tree_arrive_at_the_same_addresses(void) {
 static bool test_modified_structures_come_back(void) {
   if (rank == 1) {
     modify_structures();
-    CHECK(transfer_send(WORLD, 0, TAG, TRANSFER_COPY, false, NULL, 0, got, ngot, NULL) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 0, TAG}, TRANSFER_COPY, false,
+        &(transfer_list){NULL, 0, got, ngot}, NULL) == 0);
     free(got);
     got = NULL;
     return true;
@@ -360,7 +378,7 @@ static bool test_modified_structures_come_back(void) {
   size_t n;
   uint64_t *x;
   uint32_t nx;
-  CHECK(transfer_recv(WORLD, 1, TAG, NULL, NULL, &x, &nx, &r, &n, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 1, TAG, NULL, NULL, &x, &nx, &r, &n, NULL, NULL) == 0);
   bool same = n == NARENA && memcmp(r, sent, sizeof sent) == 0 && !x && nx == 0;
   free(r);
   CHECK(same);
@@ -368,12 +386,13 @@ static bool test_modified_structures_come_back(void) {
 }
 
 static bool test_empty_transfer_sends_the_list_message_only(void) {
-  if (rank == 0) return transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, NULL, 0, NULL) == 0;
+  if (rank == 0) return transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+      &(transfer_list){NULL, 0, NULL, 0}, NULL) == 0;
   gas_range *r = (gas_range *)1;
   size_t n = 99;
   uint64_t *x = (uint64_t *)1;
   uint32_t nx = 99;
-  CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &r, &n, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 0, TAG, NULL, NULL, &x, &nx, &r, &n, NULL, NULL) == 0);
   CHECK(r == NULL && n == 0 && x == NULL && nx == 0);
   return true;
 }
@@ -384,7 +403,8 @@ static const uint64_t handle_words[5] = {0, UINT64_MAX, 0x0123456789abcdefull, 4
 static bool test_handles_without_ranges_arrive_intact(void) {
   if (rank == 0) {
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, handle_words, 5, NULL, 0, &refusal) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+        &(transfer_list){handle_words, 5, NULL, 0}, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
@@ -394,7 +414,7 @@ static bool test_handles_without_ranges_arrive_intact(void) {
   uint64_t *x = NULL;
   uint32_t nx = 0;
   int src = -1;
-  CHECK(transfer_recv(WORLD, MPI_ANY_SOURCE, TAG, accept_policy, &p, &x, &nx, &r, &n, NULL, &src) == 0);
+  CHECK(recv_parts(WORLD, MPI_ANY_SOURCE, TAG, accept_policy, &p, &x, &nx, &r, &n, NULL, &src) == 0);
   bool same = nx == 5 && x && memcmp(x, handle_words, sizeof handle_words) == 0;
   free(x);
   CHECK(same && r == NULL && n == 0 && src == 0);
@@ -521,7 +541,8 @@ static bool test_short_and_long_ranges_arrive_byte_for_byte(void) {
     if (rank == from) {
       fill_ranges(r, n, seed);
       int refusal = -1;
-      CHECK(transfer_send(WORLD, to, TAG, TRANSFER_COPY, near, words, 3, r, n, &refusal) == 0);
+      CHECK(transfer_send((transfer_link){WORLD, to, TAG}, TRANSFER_COPY, near,
+          &(transfer_list){words, 3, r, n}, &refusal) == 0);
       CHECK(refusal == 0);
       continue;
     }
@@ -530,7 +551,7 @@ static bool test_short_and_long_ranges_arrive_byte_for_byte(void) {
     size_t nn;
     uint64_t *x;
     uint32_t nx;
-    CHECK(transfer_recv(WORLD, from, TAG, accept_policy, &p, &x, &nx, &rr, &nn, NULL, NULL) == 0);
+    CHECK(recv_parts(WORLD, from, TAG, accept_policy, &p, &x, &nx, &rr, &nn, NULL, NULL) == 0);
     bool same = nn == n && memcmp(rr, r, n * sizeof *r) == 0 && nx == 3 &&
                 memcmp(x, words, sizeof words) == 0;
     free(rr);
@@ -557,13 +578,14 @@ static bool test_a_small_move_arrives_in_pieces_or_whole(void) {
     MPI_Barrier(WORLD);
     if (rank == 0) {
       fill_ranges(r, 5, seed);
-      CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, true, NULL, 0, r, 5, NULL) == 0);
+      CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, true,
+          &(transfer_list){NULL, 0, r, 5}, NULL) == 0);
     } else {
       gas_range *got_r;
       size_t n;
       uint64_t *x;
       uint32_t nx;
-      CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &got_r, &n, NULL, NULL) == 0);
+      CHECK(recv_parts(WORLD, 0, TAG, NULL, NULL, &x, &nx, &got_r, &n, NULL, NULL) == 0);
       bool same = n == 5 && memcmp(got_r, r, sizeof r) == 0;
       free(got_r);
       CHECK(same);
@@ -593,7 +615,7 @@ static bool recv_refused(int want, transfer_accept_fn accept, void *ctx, const g
   uint64_t *x = (uint64_t *)1;
   uint32_t nx = 99;
   int src = -1;
-  int rc = transfer_recv(WORLD, 0, TAG, accept, ctx, &x, &nx, &r, &n, g, &src);
+  int rc = recv_parts(WORLD, 0, TAG, accept, ctx, &x, &nx, &r, &n, g, &src);
   if (rc != want) fprintf(stderr, "rank 1: expected error %d, got %d\n", want, rc);
   CHECK(rc == want && r == NULL && n == 0 && x == NULL && nx == 0 && src == 0);
   CHECK(canary_intact());
@@ -604,7 +626,8 @@ static bool recv_refused(int want, transfer_accept_fn accept, void *ctx, const g
 static bool send_refused(int why, transfer_mode mode, const uint64_t *x, uint32_t nx,
                          const gas_range *r, size_t n) {
   int refusal = -1;
-  int rc = transfer_send(WORLD, 1, TAG, mode, false, x, nx, r, n, &refusal);
+  int rc = transfer_send((transfer_link){WORLD, 1, TAG}, mode, false,
+      &(transfer_list){x, nx, r, n}, &refusal);
   if (rc != ECONNREFUSED || refusal != why)
     fprintf(stderr, "rank 0: expected ECONNREFUSED/%d, got %d/%d\n", why, rc, refusal);
   CHECK(rc == ECONNREFUSED && refusal == why);
@@ -615,7 +638,8 @@ static bool send_refused(int why, transfer_mode mode, const uint64_t *x, uint32_
 static bool send_fails(int err, transfer_mode mode, const uint64_t *x, uint32_t nx,
                        const gas_range *r, size_t n) {
   int refusal = -1;
-  int rc = transfer_send(WORLD, 1, TAG, mode, false, x, nx, r, n, &refusal);
+  int rc = transfer_send((transfer_link){WORLD, 1, TAG}, mode, false,
+      &(transfer_list){x, nx, r, n}, &refusal);
   if (rc != err) fprintf(stderr, "rank 0: expected %d, got %d\n", err, rc);
   CHECK(rc == err && refusal == 0);
   return true;
@@ -630,14 +654,15 @@ static bool good_transfer(void) {
   if (rank == 0) {
     fill_ranges(r, 2, seed);
     uint64_t w = seed;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, &w, 1, r, 2, NULL) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+        &(transfer_list){&w, 1, r, 2}, NULL) == 0);
     return true;
   }
   gas_range *rr;
   size_t n;
   uint64_t *x;
   uint32_t nx;
-  CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &rr, &n, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 0, TAG, NULL, NULL, &x, &nx, &rr, &n, NULL, NULL) == 0);
   bool shape = n == 2 && memcmp(rr, r, sizeof r) == 0 && nx == 1 && x[0] == seed;
   free(rr);
   free(x);
@@ -850,7 +875,8 @@ static bool test_accept_refusing_a_handle_count_is_einval(void) {
     return good_transfer();
   }
   CHECK(send_refused(EINVAL, TRANSFER_COPY, handle_words + 1, 2, r, 2));
-  int rc = transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, r, 2, NULL); /* refusal NULL */
+  int rc = transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+      &(transfer_list){NULL, 0, r, 2}, NULL); /* refusal NULL */
   CHECK(rc == ECONNREFUSED);
   return good_transfer();
 }
@@ -862,8 +888,8 @@ static bool test_abort_is_ecanceled(void) {
     if (!recv_refused(ECANCELED, NULL, NULL, NULL)) return false;
     return good_transfer();
   }
-  CHECK(transfer_send_abort(WORLD, 1, TAG, ENOSPC) == ENOSPC);
-  CHECK(transfer_send_abort(WORLD, 1, TAG, 0) == 0);
+  CHECK(transfer_send_abort((transfer_link){WORLD, 1, TAG}, ENOSPC) == ENOSPC);
+  CHECK(transfer_send_abort((transfer_link){WORLD, 1, TAG}, 0) == 0);
   return good_transfer();
 }
 
@@ -886,7 +912,7 @@ static bool test_refuse_pending_refuses_with_eshutdown(void) {
   }
   MPI_Barrier(WORLD);
   CHECK(send_refused(ESHUTDOWN, TRANSFER_COPY, handle_words, 2, r, 2));
-  transfer_send_abort(WORLD, 1, TAG, ECANCELED);
+  transfer_send_abort((transfer_link){WORLD, 1, TAG}, ECANCELED);
   transfer_header bad = header(0, 0, 0);
   bad.magic = 0;
   forge(bad, NULL, 0, HS);
@@ -1053,14 +1079,15 @@ static bool shared_hand_over(void) {
     build_structures(sent);
     uint64_t dir = (uint64_t)(uintptr_t)the_directory();
     int refusal = -1;
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, false, &dir, 1, sent, NARENA, &refusal) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_SHARED, false,
+        &(transfer_list){&dir, 1, sent, NARENA}, &refusal) == 0);
     CHECK(refusal == 0);
     return true;
   }
   policy p = {.shared_ok = true, .want_nextra = 1};
   uint64_t *x = NULL;
   uint32_t nx = 0;
-  CHECK(transfer_recv(WORLD, 0, TAG, accept_policy, &p, &x, &nx, &got, &ngot, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 0, TAG, accept_policy, &p, &x, &nx, &got, &ngot, NULL, NULL) == 0);
   bool handle = nx == 1 && x[0] == (uint64_t)(uintptr_t)the_directory();
   free(x);
   CHECK(handle && p.calls == 1 && p.mode == TRANSFER_SHARED);
@@ -1077,7 +1104,8 @@ static bool shared_hand_back(void) {
   if (rank == 1) {
     modify_structures();
     int refusal = -1;
-    int rc = transfer_send(WORLD, 0, TAG, TRANSFER_SHARED, false, NULL, 0, got, ngot, &refusal);
+    int rc = transfer_send((transfer_link){WORLD, 0, TAG}, TRANSFER_SHARED, false,
+        &(transfer_list){NULL, 0, got, ngot}, &refusal);
     free(got);
     got = NULL;
     CHECK(rc == 0 && refusal == 0);
@@ -1088,7 +1116,7 @@ static bool shared_hand_back(void) {
   size_t n;
   uint64_t *x;
   uint32_t nx;
-  CHECK(transfer_recv(WORLD, 1, TAG, accept_policy, &p, &x, &nx, &r, &n, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 1, TAG, accept_policy, &p, &x, &nx, &r, &n, NULL, NULL) == 0);
   bool same = n == NARENA && memcmp(r, sent, sizeof sent) == 0 && !x && nx == 0;
   free(r);
   CHECK(same && p.calls == 1 && p.src == 1);
@@ -1104,14 +1132,15 @@ static bool test_copy_mode_still_works_in_a_shared_gas(void) {
   gas_range r = {gas_base + ((size_t)210 << 20), (size_t)300 << 10};
   if (rank == 0) {
     fill_ranges(&r, 1, 9);
-    CHECK(transfer_send(WORLD, 1, TAG, TRANSFER_COPY, false, NULL, 0, &r, 1, NULL) == 0);
+    CHECK(transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_COPY, false,
+        &(transfer_list){NULL, 0, &r, 1}, NULL) == 0);
     return true;
   }
   gas_range *rr;
   size_t n;
   uint64_t *x;
   uint32_t nx;
-  CHECK(transfer_recv(WORLD, 0, TAG, NULL, NULL, &x, &nx, &rr, &n, NULL, NULL) == 0);
+  CHECK(recv_parts(WORLD, 0, TAG, NULL, NULL, &x, &nx, &rr, &n, NULL, NULL) == 0);
   free(rr);
   CHECK(n == 1);
   for (size_t j = 0; j < r.len; j++) CHECK(((unsigned char *)r.addr)[j] == pattern(r.addr + j, 9));
@@ -1163,14 +1192,15 @@ static bool test_share_map_gas_shares_within_the_host(void) {
   if (rank == 0) memset(p, 0x42, 8192);
   gas_range r = {(uintptr_t)p, 8192};
   if (rank == 0) {
-    ok = transfer_send(WORLD, 1, TAG, TRANSFER_SHARED, false, handle_words, 1, &r, 1, NULL) == 0 && ok;
+    ok = transfer_send((transfer_link){WORLD, 1, TAG}, TRANSFER_SHARED, false,
+        &(transfer_list){handle_words, 1, &r, 1}, NULL) == 0 && ok;
   } else {
     policy pol = {.shared_ok = true, .want_nextra = 1};
     gas_range *rr = NULL;
     size_t n = 0, bad = 0;
     uint64_t *x = NULL;
     uint32_t nx;
-    ok = transfer_recv(WORLD, 0, TAG, accept_policy, &pol, &x, &nx, &rr, &n, NULL, NULL) == 0 && ok;
+    ok = recv_parts(WORLD, 0, TAG, accept_policy, &pol, &x, &nx, &rr, &n, NULL, NULL) == 0 && ok;
     free(rr);
     free(x);
     for (size_t i = 0; i < 8192; i++) bad += p[i] != 0x42;

@@ -1,4 +1,4 @@
-/* test_plan.c: the launch plan (src/sched/plan.h) on synthetic jobs: roles, the scheduler
+/* test_plan.c: the launch plan (src/job/plan.h) on synthetic jobs: roles, the scheduler
  * tree, leaves serving workers on their own host and NUMA node, warnings and input errors. */
 #include <check.h>
 
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/plan.h"
+#include "job/plan.h"
 
 #define MAXR 256
 

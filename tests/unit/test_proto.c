@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sched/proto.h"
+#include "proto/proto.h"
 
 static unsigned char buf[4096];
 

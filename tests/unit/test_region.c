@@ -1181,7 +1181,7 @@ START_TEST(test_region_freed_with_descendants_holding_leases_buries_theirs) {
 }
 END_TEST
 
-/* ---- leases of many slabs (class runs, src/slab/runs.c) at the layer ---- */
+/* ---- leases of many slabs (class runs, src/slab/classes.c) at the layer ---- */
 
 START_TEST(test_runs_of_two_regions_handed_back_in_one_batch) {
   region_layer *L = default_layer();

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "common/types.h"
-#include "sched/proto.h"
+#include "proto/proto.h"
 #include "sched/server.h"
 
 static unsigned char sent[1 << 16];

@@ -931,7 +931,7 @@ START_TEST(test_lease_walk_visits_each_leased_slab_once) {
 }
 END_TEST
 
-/* ---- class runs: a lease of many slabs under one descriptor (src/slab/runs.c) ---- */
+/* ---- class runs: a lease of many slabs under one descriptor (src/slab/classes.c) ---- */
 
 /* Lease n slabs of 256-B slots (16 a slab) to lessee 5, check they are adjacent (one run). */
 static void lease_run_of(slab_pool *p, size_t n, uintptr_t *s) {
@@ -1176,6 +1176,61 @@ START_TEST(test_a_hand_back_without_metadata_changes_nothing_then_succeeds) {
 }
 END_TEST
 
+/* slab_pool_check: every invariant holds through allocations of every size, frees, a lease
+ * and its return (both pools: the GAS pool and the kernel pool holding its metadata). */
+START_TEST(test_pool_invariants_hold_through_churn_and_leases) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)4 << 20);
+  rng_state = 42;
+  uintptr_t live[512];
+  size_t n = 0;
+  for (int step = 0; step < 4000; step++) {
+    if (n < 512 && (n == 0 || rnd() % 3)) {
+      size_t size = 1 + rnd() % (rnd() % 8 ? 512 : 3 * AH_SLAB_SIZE);
+      if (slab_alloc(p, size, &live[n]) == 0) n++;
+    } else {
+      size_t i = rnd() % n;
+      REQUIRE_EQ(slab_free(p, live[i]), 0);
+      live[i] = live[--n];
+    }
+  }
+  REQUIRE_EQ(slab_pool_check(p), 0);
+  uintptr_t slabs[8];
+  size_t got;
+  uint32_t slot;
+  REQUIRE_EQ(slab_lease(p, 128, 8, 1, 3, slabs, &got, &slot), 0);
+  REQUIRE_EQ(slab_pool_check(p), 0);
+  for (size_t i = 0; i < got; i++) REQUIRE_EQ(slab_lease_return(p, slabs[i], i % 2 ? 5 : 0), 0);
+  REQUIRE_EQ(slab_pool_check(p), 0);
+  REQUIRE_EQ(slab_pool_check(k), 0);
+  slab_pool_destroy(p, NULL, NULL);
+  slab_pool_destroy(k, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
+/* slab_pool_check finds a slab whose count disagrees with its bitmap. */
+START_TEST(test_pool_check_finds_a_count_that_disagrees_with_its_bitmap) {
+  void *mem;
+  slab_pool *k = kernel_pool(KERNEL_BYTES, &mem);
+  slab_pool *p = gas_pool(k, (size_t)1 << 20);
+  uintptr_t a, b;
+  REQUIRE_EQ(slab_alloc(p, 64, &a), 0);
+  REQUIRE_EQ(slab_alloc(p, 64, &b), 0);
+  REQUIRE_EQ(slab_pool_check(p), 0);
+  slab_desc *d = p->class_cache[1]->partial;
+  REQUIRE(d != NULL);
+  d->used++; /* a count the bitmap does not have */
+  REQUIRE_EQ(slab_pool_check(p), EINVAL);
+  d->used--;
+  REQUIRE_EQ(slab_pool_check(p), 0);
+  slab_pool_destroy(p, NULL, NULL);
+  slab_pool_destroy(k, NULL, NULL);
+  free(mem);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("slab");
   TCase *tc = tcase_create("core");
@@ -1218,6 +1273,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_run_handed_back_out_of_order_ends_the_same);
   tcase_add_test(tc, test_a_hand_back_without_metadata_changes_nothing_then_succeeds);
   tcase_add_test(tc, test_empty_runs_of_two_classes_handed_back_together_are_both_trimmed);
+  tcase_add_test(tc, test_pool_invariants_hold_through_churn_and_leases);
+  tcase_add_test(tc, test_pool_check_finds_a_count_that_disagrees_with_its_bitmap);
   suite_add_tcase(s, tc);
   return s;
 }

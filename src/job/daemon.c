@@ -10,7 +10,7 @@
 
 #include "common/idle.h"
 #include "common/procstat.h"
-#include "sched/job.h"
+#include "job/job.h"
 #include "sched/server.h"
 
 typedef struct outgoing {

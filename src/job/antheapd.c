@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "antheap.h"
-#include "sched/job.h"
-#include "sched/launch.h"
+#include "job/job.h"
+#include "job/launch.h"
 
 static void usage(void) {
   printf("usage: mpirun -np S antheapd [--antheap-* options] : -np W ./app [args]\n"

@@ -4,7 +4,7 @@
  * was launched as antheapd) plan_build decides which ranks are schedulers and which are workers,
  * how the schedulers form a tree (one root, up to `fanout` scheduler children each, in heap
  * order), and which leaf scheduler serves which contiguous block of workers, keeping each leaf
- * on the host (and NUMA node) of its workers. No MPI and no hwloc here: src/sched/launch.c
+ * on the host (and NUMA node) of its workers. No MPI and no hwloc here: src/job/launch.c
  * gathers the description from MPI and hwloc and calls plan_build. The placement rules are
  * written at the top of plan.c.
  *
@@ -13,8 +13,8 @@
  * serve them (rank order within a leaf), so that every leaf serves one contiguous block.
  * "Descendants" of a scheduler are the schedulers strictly below it.
  */
-#ifndef AH_SCHED_PLAN_H
-#define AH_SCHED_PLAN_H
+#ifndef AH_JOB_PLAN_H
+#define AH_JOB_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -129,4 +129,4 @@ const char *plan_host_name(const launch_plan *p, int host, char *buf, size_t buf
  * prints. */
 void plan_print(FILE *f, const launch_plan *p);
 
-#endif /* AH_SCHED_PLAN_H */
+#endif /* AH_JOB_PLAN_H */

@@ -1,10 +1,52 @@
-/* carve.c: slabs entering and leaving use: descriptors and the Used trie, carving slabs for
- * a class (with preallocation for busy classes), lazy return of empty slabs, and the
- * maintenance a pool does after each outermost call (trimming; for a self-hosted pool,
- * refilling the reserve of empty 64-B slabs its re-entrant metadata allocations draw on). */
+/* classes.c: a pool's size classes and the slabs in their use.
+ *   - class records: the Partial trie (slot units -> class) and its array mirror, which the hot
+ *     path reads (pool_internal.h: class_find);
+ *   - descriptors and the Used trie: slabs entering and leaving use (desc_register,
+ *     desc_unregister, desc_find);
+ *   - carving slabs for a class (with preallocation for busy classes), lazy return of empty
+ *     slabs, finding free slabs (pool_pick_slabs: Free, else the classes' empty slabs, else
+ *     growth), and the maintenance a pool does after each outermost call (trimming; for a
+ *     self-hosted pool, refilling the reserve of empty 64-B slabs its re-entrant metadata
+ *     allocations draw on);
+ *   - class runs: several contiguous slabs of one class under one descriptor. A lease of many
+ *     slabs is carved as one run (lease.c), and a run whose slabs all come back full stays one
+ *     descriptor, so a worker that fills a thousand slabs costs its scheduler a handful of
+ *     descriptors instead of a thousand. When the slabs of a run part ways (some come back
+ *     partial or empty, an object in one is freed), the run is cut into pieces, each piece a
+ *     descriptor of its own. Every cut registers at most one descriptor, so it either happens
+ *     whole or (ENOMEM) not at all.
+ * Calls down to ranges.c (Free) and, for its records, to alloc.c (meta_alloc: the metadata
+ * pool, itself a slab pool: the one call back up, inherent in self-hosting).
+ * Main entries: class_create, slabs_carve_for_class, pool_pick_slabs, pool_maintain,
+ * run_cut_tail, run_isolate. */
 #include <errno.h>
 
 #include "slab/pool_internal.h"
+
+/* ---- class records ---- */
+
+int class_create(slab_pool *p, uint32_t slot_size, slab_class **out) {
+  unsigned units = slot_size >> AH_SLOT_ALIGN_SHIFT;
+  AH_ASSERT(units >= 1 && units <= SLAB_CLASS_UNITS && !p->class_cache[units]);
+  if (!structural_ok(p)) return ENOMEM;
+  slab_class *c = meta_alloc(p);
+  if (!c) return ENOMEM;
+  *c = (slab_class){.slot_size = slot_size,
+                    .recip = (uint32_t)((((uint64_t)1 << 32) + slot_size - 1) / slot_size),
+                    .capacity = (uint16_t)(AH_SLAB_SIZE / slot_size),
+                    .pack_version = &p->pack_version};
+  int rc = trie_insert(&p->partial, units, (uintptr_t)c);
+  if (rc) {
+    meta_free(p, c);
+    return rc;
+  }
+  p->class_cache[units] = c;
+  p->classes++;
+  *out = c;
+  return 0;
+}
+
+/* ---- descriptors, carving, trimming, maintenance ---- */
 
 int desc_register(slab_pool *p, slab_desc **out, uintptr_t addr, uint32_t nslabs) {
   slab_desc *d = meta_alloc(p);
@@ -40,14 +82,6 @@ slab_desc *desc_find(const slab_pool *p, uintptr_t addr) {
   if (!v && trie_le(&p->used, key, NULL, &v)) return NULL;
   d = (slab_desc *)v;
   return addr - d->addr < desc_bytes(d) ? d : NULL;
-}
-
-int pool_grow(slab_pool *p, size_t min_bytes) {
-  uintptr_t addr;
-  size_t len;
-  if (!p->cfg.grow || p->cfg.grow(p->cfg.grow_ctx, min_bytes, &addr, &len)) return ENOMEM;
-  if (len < min_bytes) return ENOMEM;
-  return pool_add_range(p, addr, len) ? ENOMEM : 0;
 }
 
 /* Return the empty slabs every class keeps (lazy return) to the Free trie, all but the
@@ -138,4 +172,47 @@ void pool_maintain(slab_pool *p) {
   while (mc->n_empty < SLAB_META_RESERVE)
     if (slabs_carve_for_class(p, mc)) break; /* out of memory: later calls may get ENOMEM */
   pool_trim_class(p, mc, keep);
+}
+
+/* ---- class runs ---- */
+
+int run_cut_tail(slab_pool *p, slab_desc *d, size_t n, slab_desc **tail) {
+  AH_ASSERT(desc_is_class_run(d) && n >= 1 && n < d->nslabs);
+  slab_desc *t;
+  uintptr_t at = d->addr + ((uintptr_t)(d->nslabs - n) << AH_SLAB_SHIFT);
+  if (desc_register(p, &t, at, (uint32_t)n)) return ENOMEM;
+  t->cls = d->cls;
+  t->lessee = d->lessee;
+  t->bitmap = d->bitmap;
+  t->used = d->used;
+  list_count(d->cls, d->list, -(int64_t)n); /* desc_move counts them again, as t's */
+  d->nslabs -= (uint32_t)n;
+  desc_move(t, (enum slab_list)d->list);
+  if (tail) *tail = t;
+  return 0;
+}
+
+void run_uncut_tail(slab_pool *p, slab_desc *d, slab_desc *tail) {
+  AH_ASSERT(tail->addr == d->addr + desc_bytes(d) && tail->cls == d->cls);
+  desc_move(tail, LIST_DETACHED);
+  d->nslabs += tail->nslabs;
+  list_count(d->cls, d->list, tail->nslabs);
+  desc_unregister(p, tail);
+}
+
+int run_isolate(slab_pool *p, slab_desc *d, uintptr_t addr, slab_desc **slab) {
+  size_t j = (desc_slab_of(d, addr) - d->addr) >> AH_SLAB_SHIFT, n = d->nslabs;
+  slab_desc *after = NULL, *one = NULL;
+  if (j + 1 < n && run_cut_tail(p, d, n - j - 1, &after)) /* the slabs after it */
+    return ENOMEM;
+  if (j == 0) {
+    *slab = d;
+    return 0;
+  }
+  if (run_cut_tail(p, d, 1, &one)) {
+    if (after) run_uncut_tail(p, d, after);
+    return ENOMEM;
+  }
+  *slab = one;
+  return 0;
 }

@@ -5,7 +5,7 @@
  * first appearance in rank order (host names compared by a hash of the whole name and their
  * first 63 characters), so every rank computes the same ids from the same gathered table.
  */
-#include "sched/launch.h"
+#include "job/launch.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -283,7 +283,7 @@ static int place_with_hwloc(MPI_Comm world, rank_report *me) {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return -1;
   /* Only what placement needs (cores, PUs, NUMA nodes): a full topology with caches and
-   * packages cost 10x the time (9.6 against 1.0 ms on the 2-core VM), once per rank. */
+   * packages takes about ten times as long to load, and every rank loads it. */
   hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
   hwloc_topology_set_type_filter(topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
   hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);

@@ -11,19 +11,19 @@
  *      when the host has at least as many cores as ranks there and the launcher has not bound
  *      it already; otherwise leaves it unbound and says so in plan->warnings;
  *   4. gathers every rank's host name, NUMA node (of its binding) and core, and builds the
- *      plan with plan_build (src/sched/plan.h), the same on every rank.
+ *      plan with plan_build (src/job/plan.h), the same on every rank.
  * On an error every rank returns -1 with a message (the same kind of failure on all ranks, so
  * none is left waiting in a collective); launch_plan_build_ex also names the rank whose
  * message is first-hand, for the caller to print it once.
  */
-#ifndef AH_SCHED_LAUNCH_H
-#define AH_SCHED_LAUNCH_H
+#ifndef AH_JOB_LAUNCH_H
+#define AH_JOB_LAUNCH_H
 
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sched/plan.h"
+#include "job/plan.h"
 
 #define LAUNCH_DEFAULT_SCHEDULERS 1 /* SPMD, when neither option nor environment says */
 #define LAUNCH_DEFAULT_FANOUT 8
@@ -67,4 +67,4 @@ int launch_plan_build_ex(MPI_Comm world, int *argc, char ***argv, launch_extra *
                          launch_plan *out, char *err, size_t errlen);
 void launch_plan_free(launch_plan *p);
 
-#endif /* AH_SCHED_LAUNCH_H */
+#endif /* AH_JOB_LAUNCH_H */

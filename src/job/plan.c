@@ -36,7 +36,7 @@
  *     consecutive) and no fallback this is plain rank order; with an interleaved layout it
  *     is host-major.
  */
-#include "sched/plan.h"
+#include "job/plan.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -3,15 +3,15 @@
  * schedulers): the launch plan, the routing tree, the settings, and the communicators
  * (protocol traffic between workers and schedulers; the workers alone, ordered by worker
  * index, for the application and for transfers). Then schedulers run the daemon. */
-#ifndef AH_SCHED_JOB_H
-#define AH_SCHED_JOB_H
+#ifndef AH_JOB_JOB_H
+#define AH_JOB_JOB_H
 
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/config.h"
-#include "sched/plan.h"
+#include "job/plan.h"
 #include "sched/tree.h"
 
 #define AH_TAG_PROTO 4171 /* on job.proto */
@@ -42,5 +42,8 @@ int job_setup(int *argc, char ***argv, ah_job *job, const char *who, const char 
 void job_teardown(ah_job *job);
 /* Run this scheduler until shutdown. 0, or 1 at the root when something was not returned. */
 int job_run_scheduler(ah_job *job);
+/* The rank of the scheduler at `level` on the way up from `rank` (a scheduler itself, e.g. a
+ * worker's leaf): `rank` when it is no deeper than that. */
+int job_sched_on_path(const ah_job *job, int rank, int level);
 
 #endif

@@ -1,6 +1,6 @@
 /* job.c: collective set-up of a job (plan, tree, settings, communicators), and its failure:
  * one message, printed before any rank may leave. */
-#include "sched/job.h"
+#include "job/job.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/idle.h"
-#include "sched/launch.h"
+#include "job/launch.h"
 
 /* The routing tree from the plan: a worker's parent is its leaf. */
 static int tree_from_plan(const launch_plan *p, sched_tree *t) {
@@ -84,4 +84,10 @@ void job_teardown(ah_job *j) {
   if (j->proto != MPI_COMM_NULL) MPI_Comm_free(&j->proto);
   if (j->tree.nranks) sched_tree_free(&j->tree);
   launch_plan_free(&j->plan);
+}
+
+int job_sched_on_path(const ah_job *j, int rank, int level) {
+  int x = rank;
+  while (j->tree.level[x] > level) x = j->tree.parent[x];
+  return x;
 }

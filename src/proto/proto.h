@@ -3,13 +3,16 @@
  * Every message is a fixed 32-byte header followed by a payload whose fixed part is set by
  * the type, optionally followed by a tail of 64-bit words (the count is in the fixed part).
  * All fields have fixed sizes; a message is validated (magic, version, type, exact length,
- * counts in range) before anything reads it: proto_validate. Ranks only talk to their
+ * counts in range) before anything reads it: proto_decode. Ranks only talk to their
  * parent and children; a request travels by its content (region ID or address), a reply or
- * notification carries its destination rank and travels hop by hop along the tree.
+ * notification carries its destination rank and travels hop by hop along the tree. What each
+ * kind of message is (its layout, tail, checks, route, senders and handler) is one row of
+ * proto/kinds.def.
  */
 #ifndef AH_PROTO_H
 #define AH_PROTO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,33 +21,28 @@
 #define PROTO_MAX_TAIL (1u << 20) /* 64-bit words in one message's tail */
 #define PROTO_NO_DEST (-1)
 
+/* Message kinds: the rows of proto/kinds.def, numbered from 1 in its order. */
 enum proto_type {
-  /* worker -> scheduler (and forwarded between schedulers) */
-  MSG_RALLOC = 1,  /* proto_ralloc -> reply tail {rid} */
-  MSG_RFREE,       /* proto_rid */
-  MSG_ALLOC,       /* proto_alloc (n = 1) -> reply tail {addr} */
-  MSG_BALLOC,      /* proto_alloc -> reply tail {addr x n} */
-  MSG_FREE,        /* proto_addr */
-  MSG_REALLOC,     /* proto_realloc -> reply tail {addr, old size} */
-  MSG_PACK,        /* proto_rid -> reply tail {addr, len}... (this region and descendants;
-                      in as many replies as it takes: proto_reply) */
-  MSG_QUERY,       /* proto_addr -> reply tail {rid, start, size, scheduler rank} */
-  MSG_LEASE,       /* proto_lease -> reply tail {scheduler rank, slot size, slab x got} */
-  MSG_UNLEASE,     /* proto_unlease, tail {slab, live bitmap} x n -> reply tail {dropped} */
-  MSG_PACKV,       /* proto_packv, tail {rid} x nreg, {addr} x nobj -> reply tail {addr, len}...:
-                      every region (with descendants) and object of a move, in one request */
-  MSG_FINALIZE,    /* worker is done; no reply */
-  MSG_REPLY,       /* to header.dest (a worker or a waiting scheduler): status + tail */
-  /* scheduler <-> scheduler */
-  MSG_CREATE_BELOW, /* proto_create: make a region whose parent lives at parent_sched */
-  MSG_CREATED,      /* proto_created: to the parent region's scheduler */
-  MSG_UNLINK,       /* proto_created: a remote child region was freed */
-  MSG_REFILL,       /* proto_refill: a child asks for pages / IDs */
-  MSG_GRANT,        /* proto_grant: pages / IDs for a child */
-  MSG_LOAD,         /* proto_load: regions in the sender's subtree */
-  MSG_RETURN,       /* proto_return: at shutdown, everything back to the parent */
-  MSG_GIVEBACK,     /* proto_grant: free pages above the ceiling, back to the parent */
+  MSG_TYPE_NONE = 0, /* no message has type 0 */
+#define PROTO_KIND(NAME, fixed, tail, check, route, key, by, handler) MSG_##NAME,
+#include "proto/kinds.def"
   MSG_TYPE_END
+};
+
+/* How a scheduler finds where a message kind is served (kinds.def's route column). */
+enum proto_route {
+  PROTO_ROUTE_REGION, /* by the region ID at the kind's key offset: where the region lives */
+  PROTO_ROUTE_ADDR,   /* by the address at the key offset: where the object lives */
+  PROTO_ROUTE_LEASE,  /* by the first slab of the tail: where the leased slab's region lives */
+  PROTO_ROUTE_GATHER, /* served by the first scheduler, which gathers parts from the others */
+  PROTO_ROUTE_DEST,   /* travels hop by hop to header.dest, handled there */
+  PROTO_ROUTE_HERE    /* handled by the neighbour that receives it */
+};
+
+/* Who may send a message kind (kinds.def's by column). */
+enum proto_sender {
+  PROTO_BY_WORKER, /* a worker, as its own request; schedulers forward it */
+  PROTO_BY_SCHED   /* a parent or child scheduler only */
 };
 
 typedef struct proto_header {
@@ -144,6 +142,13 @@ size_t proto_fixed_size(unsigned type);
 /* Number of tail words announced by the fixed part of a decoded type. */
 uint32_t proto_tail_count(unsigned type, const void *fixed);
 const char *proto_type_name(unsigned type);
+/* The route of a kind (PROTO_ROUTE_HERE for an unknown one). */
+enum proto_route proto_route_of(unsigned type);
+/* True when a worker may send the kind as its own request. */
+bool proto_by_worker(unsigned type);
+/* The key a decoded request of kind PROTO_ROUTE_REGION (a region ID), PROTO_ROUTE_ADDR (an
+ * address) or PROTO_ROUTE_LEASE (the first slab of its tail) routes by; 0 for other kinds. */
+uint64_t proto_route_key(const proto_msg *m);
 
 /* Build a message into out (capacity cap): header fields, fixed payload, tail.
  * Returns its length, or 0 when it does not fit. */

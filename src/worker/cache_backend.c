@@ -1,0 +1,98 @@
+/* cache_backend.c: the worker's allocation cache (cache.c) on this worker's schedulers:
+ * ANTHEAP_CACHE, the backend that leases slabs and hands them back over rpc (MSG_LEASE,
+ * MSG_UNLEASE), and flushes where the schedulers must see every object. Main entries:
+ * worker_start_cache, worker_flush_cache. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/gas.h"
+#include "worker/guard.h"
+#include "worker/worker.h"
+
+/* Map the pages of n leased slabs now, one call per run of adjacent slabs. */
+static void populate_runs(const uintptr_t *slabs, uint32_t n) {
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i + 1;
+    while (j < n && slabs[j] == slabs[j - 1] + AH_SLAB_SIZE) j++;
+    gas_populate(slabs[i], (size_t)(j - i) * AH_SLAB_SIZE);
+    i = j;
+  }
+}
+
+static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
+                     int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
+  (void)ctx;
+  proto_lease b = {.size = size, .rid = rid, .want = want, .min = min};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc_call(MSG_LEASE, &b, &t, &n);
+  if (rc) return rc;
+  if (n < 2 + min || n > 2 + want) return EPROTO;
+  *sched = (int32_t)t[0];
+  *slot = (uint32_t)t[1];
+  *got = n - 2;
+  for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
+  for (uint32_t i = 0; guard_on() && i < *got; i++) guard_release(slabs[i], AH_SLAB_SIZE);
+  retain_reused(&ah_self.kept, (size_t)*got * AH_SLAB_SIZE);
+  if (*got >= 16) populate_runs(slabs, *got); /* big leases: a call per run, not a fault a page */
+  return 0;
+}
+
+/* The reply comes back through our leaf whichever scheduler granted the slabs: the request
+ * is routed by its first slab's address, so sched only groups the slabs. */
+static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t n,
+                       uint64_t *dropped) {
+  (void)ctx, (void)sched;
+  proto_unlease b = {.n = n};
+  const uint64_t *t;
+  uint32_t nt;
+  int rc = rpc_tail(MSG_UNLEASE, &b, pairs, 2 * n, &t, &nt);
+  if (rc) return rc;
+  if (nt != 1) return EPROTO;
+  *dropped = t[0];
+  return 0;
+}
+
+/* (worker.h) */
+int worker_flush_cache(void) {
+  if (!ah_self.cache) return 0;
+  cache_stats before, after;
+  cache_get_stats(ah_self.cache, &before);
+  int rc = cache_flush(ah_self.cache);
+  cache_get_stats(ah_self.cache, &after);
+  if (after.returned_slabs > before.returned_slabs)
+    memo_on_change(&ah_self.memo, MEMO_SLABS_RETURNED, NULL);
+  if (after.dropped > before.dropped)
+    fprintf(stderr,
+            "antheap: worker %d: %lu objects allocated from the cache in regions that another "
+            "worker had freed were dropped\n",
+            ah_self.id, (unsigned long)(after.dropped - before.dropped));
+  return rc;
+}
+
+/* ANTHEAP_CACHE: on (default) or off. */
+static int cache_setting(bool *on, char *err, size_t errlen) {
+  const char *v = getenv("ANTHEAP_CACHE");
+  *on = true;
+  if (!v || !strcmp(v, "on") || !strcmp(v, "1")) return 0;
+  if (!strcmp(v, "off") || !strcmp(v, "0")) {
+    *on = false;
+    return 0;
+  }
+  snprintf(err, errlen, "ANTHEAP_CACHE=%s: expected on or off", v);
+  return EINVAL;
+}
+
+int worker_new_cache(void) {
+  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc};
+  return cache_create(&ah_self.cache, &be, NULL);
+}
+
+int worker_start_cache(char *err, size_t errlen) {
+  bool on;
+  int rc = cache_setting(&on, err, errlen);
+  if (rc || !on) return rc;
+  if ((rc = worker_new_cache())) snprintf(err, errlen, "no memory for the allocation cache");
+  return rc;
+}
