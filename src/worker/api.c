@@ -21,6 +21,7 @@
 #include "worker/memo.h"
 #include "worker/retain.h"
 #include "worker/share.h"
+#include "worker/threads.h"
 #include "worker/transfer.h"
 
 static struct {
@@ -132,6 +133,7 @@ static bool reply_continues(const proto_msg *m) {
  * several messages is a protocol error here (only packs continue: rpc_gather). */
 static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
                     const uint64_t **tail, uint32_t *ntail) {
+  RANK_GUARD(); /* the reply's tail lives in W.buf: callers hold the lock while they read it */
   uint64_t req;
   proto_msg m;
   int rc = rpc_send(type, fixed, out, out_n, &req);
@@ -147,6 +149,7 @@ static int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint3
  * part, joined, in *words (malloc'ed, NULL when empty) and *nwords. The reply's status. */
 static int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
                       uint64_t **words, size_t *nwords) {
+  RANK_GUARD();
   uint64_t req, *w = NULL;
   size_t n = 0, cap = 0;
   proto_msg m;
@@ -199,6 +202,7 @@ static void populate_runs(const uintptr_t *slabs, uint32_t n) {
 static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
                      int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
   (void)ctx;
+  RANK_GUARD(); /* the request channel, the retain budget, the GAS's populated chunks */
   proto_lease b = {.size = size, .rid = rid, .want = want, .min = min};
   const uint64_t *t;
   uint32_t n;
@@ -220,6 +224,7 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
 static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t n,
                        uint64_t *dropped) {
   (void)ctx, (void)sched;
+  RANK_GUARD();
   proto_unlease b = {.n = n};
   const uint64_t *t;
   uint32_t nt;
@@ -233,6 +238,7 @@ static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t
 /* Hand every cached slab back before the schedulers must see every object (rfree, send,
  * barrier, finalize). */
 static int flush_cache(void) {
+  RANK_GUARD();
   if (!W.cache) return 0;
   cache_stats before, after;
   cache_get_stats(W.cache, &before);
@@ -268,7 +274,7 @@ static int memo_setting(char *err, size_t errlen) {
     snprintf(err, errlen, "ANTHEAP_MOVE_MEMO=%s: expected on, off or check", v);
     return EINVAL;
   }
-  memo_init(&W.memo, on || check);
+  memo_init(&W.memo, (on || check) && !threads_multi()); /* off at MULTIPLE (threads.h) */
   W.memo_check = check;
   return 0;
 }
@@ -316,6 +322,12 @@ static void catch_mpi_finalize(void);
 /* A worker setting that was refused (EINVAL from its reader) is a bad setting: EDOM. */
 static int setting(int rc) { return rc == EINVAL ? EDOM : rc; }
 
+/* The checked mode's landing hook at MPI_THREAD_MULTIPLE: its spans are the rank's. */
+static void landing_locked(uintptr_t addr, size_t len) {
+  RANK_GUARD();
+  guard_release(addr, len);
+}
+
 /* The worker's own settings and the GAS, in sys_init: 0 or an errno, with a message in err. */
 static int start_worker(char *err, size_t errlen) {
   int rc = share_map_gas(W.job.workers, W.job.plan.share_host, W.job.cfg.gas_base,
@@ -326,7 +338,7 @@ static int start_worker(char *err, size_t errlen) {
   if (!rc && (rc = setting(guard_setting(&guard, err, errlen)))) gas_unmap();
   if (!rc && guard) {
     guard_start(W.id);
-    transfer_set_landing(guard_release);
+    transfer_set_landing(threads_multi() ? landing_locked : guard_release);
   }
   W.watch_warn = W.watch;
   W.watch_warn.timeout_ns = 0;
@@ -345,14 +357,30 @@ static int init_failed(int rc) {
   return fail_errno(rc);
 }
 
+/* MPI's thread levels are ordered (MPI 4.0, 11.6): SINGLE < FUNNELED < SERIALIZED < MULTIPLE. */
+static bool thread_level_valid(int l) {
+  return l == MPI_THREAD_SINGLE || l == MPI_THREAD_FUNNELED || l == MPI_THREAD_SERIALIZED ||
+         l == MPI_THREAD_MULTIPLE;
+}
+
 int sys_init(int *argc, char ***argv) {
+  int provided;
+  return sys_init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+int sys_init_thread(int *argc, char ***argv, int required, int *provided) {
   if (W.up) return fail_errno(EBUSY);
-  int flag;
+  if (!thread_level_valid(required) || !provided) return fail_errno(EINVAL);
+  int flag, mpi_level;
   MPI_Initialized(&flag);
   if (!flag) {
-    MPI_Init(argc, argv);
+    MPI_Init_thread(argc, argv, required, &mpi_level);
     W.mpi_ours = true;
+  } else {
+    MPI_Query_thread(&mpi_level);
   }
+  *provided = required < mpi_level ? required : mpi_level;
+  threads_set_level(*provided); /* before the worker's settings (memo_setting reads it) */
   int rc = job_setup(argc, argv, &W.job, "antheap", NULL); /* prints why it failed */
   if (rc) return init_failed(rc);
   if (W.job.plan.topology_only) { /* print the plan and end the job everywhere */
@@ -465,6 +493,7 @@ int sys_barrier(void) {
 
 rid_t sys_ralloc(rid_t parent, int level_hint) {
   if (!W.up) return (rid_t)fail_errno(NOT_UP) + 1; /* 0 */
+  RANK_GUARD();
   memo_forget_all(&W.memo); /* a child under a region we hold changes its pack */
   proto_ralloc b = {.parent = parent, .level_hint = level_hint};
   const uint64_t *t;
@@ -510,6 +539,7 @@ int sys_rfree(rid_t region) {
   memo_forget_all(&W.memo);
   int rc = flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
+  RANK_GUARD();
   /* the pack checks the whole subtree, on every scheduler, before anything is freed */
   if (release_region(region) == EPERM) return fail_errno(EPERM);
   proto_rid b = {.rid = region};
@@ -524,6 +554,7 @@ static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc 
 void *sys_alloc(size_t size, rid_t region) {
   if (!W.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
+  RANK_GUARD();
   memo_forget_all(&W.memo); /* (memo.h: any allocation may land in a region we hold) */
   if (W.cache) {
     uintptr_t a;
@@ -544,6 +575,7 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (!W.up) return fail_errno(NOT_UP);
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
   if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
+  RANK_GUARD();
   memo_forget_all(&W.memo);
   if (W.cache) {
     int rc = cache_balloc(W.cache, size, region, (size_t)num, (uintptr_t *)objects);
@@ -563,6 +595,7 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!W.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   memo_forget_all(&W.memo);
   if (W.cache) {
     int rc = cache_free(W.cache, (uintptr_t)ptr);
@@ -575,6 +608,7 @@ int sys_free(void *ptr) {
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
   if (!W.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   if (W.cache) {
     int rc = cache_lookup(W.cache, (uintptr_t)ptr, region, NULL, size, NULL);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
@@ -592,6 +626,7 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
 /* The world rank of the scheduler that holds the object at ptr (test hook, debug.h). */
 int antheap_debug_scheduler_of(const void *ptr) {
   if (!W.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   int32_t sched;
   if (W.cache) {
     int rc = cache_lookup(W.cache, (uintptr_t)ptr, NULL, NULL, NULL, &sched);
@@ -664,6 +699,7 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!W.up) return fail_errno(NOT_UP), NULL;
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
+  RANK_GUARD();
   memo_forget_all(&W.memo);
   if (W.cache) {
     rid_t rid;
@@ -799,6 +835,7 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   int32_t to = W.job.plan.worker_ranks[peer];
   int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
   if (!rc) rc = flush_cache(); /* the receiver must be able to allocate and free in what it gets */
+  RANK_GUARD(); /* (not across the transfer: threads move to different peers at once) */
   if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
   uint32_t nh = rc ? 0 : (uint32_t)(2 + (uint64_t)nreg + (uint64_t)nobj);
   uint64_t *h = rc ? NULL : move_handles(regions, nreg, objects, nobj);
@@ -825,8 +862,10 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   if (served) memo_forget_moved(&W.memo, h, nh, r, n); /* they leave us */
   else memo_drop_all(&W.memo); /* ancestors or descendants of a memo, for all we know */
   int refusal;
+  rank_unlock();
   rc = transfer_send(W.job.xfer, peer, AH_TAG_XFER, mode, share_near(&W.share, peer), h, nh,
                      r, n, &refusal);
+  rank_lock();
   if ((rc == 0 || rc == ETIMEDOUT) && nreg) /* handed over (after ETIMEDOUT too): hands off */
     guard_protect(nobj ? guarded : r, nobj ? nguarded : n, "sys_send", peer, regions, nreg);
   free(h);
@@ -845,8 +884,9 @@ int sys_give(int peer, const rid_t *regions, int num_regions) {
     return fail_errno(EINVAL);
   if ((uint64_t)num_regions > PROTO_MAX_TAIL) return fail_errno(E2BIG);
   if (num_regions == 0) return 0;
-  memo_drop_all(&W.memo); /* a memo of them could only be refused now */
   int rc = flush_cache(); /* the new holder must be able to allocate and free in them */
+  RANK_GUARD();
+  memo_drop_all(&W.memo); /* a memo of them could only be refused now */
   gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: their ranges (guard.h) */
   size_t nguarded = 0;
   if (!rc && guard_on()) rc = pack_ranges(regions, num_regions, NULL, 0, &guarded, &nguarded);
@@ -887,6 +927,7 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   int rc = transfer_recv(W.job.xfer, peer, AH_TAG_XFER, accept_move, &e, &h, &nh, &r, &n, NULL,
                          NULL);
   if (rc) return fail_errno(rc);
+  RANK_GUARD(); /* the memo, the GAS's populated chunks */
   /* Shared: the bytes are there, but not yet in our page tables: map them in one call per
    * range rather than one fault per page as the application walks them. */
   for (size_t i = 0; gas_is_shared() && i < n; i++) gas_populate(r[i].addr, r[i].len);
@@ -936,6 +977,7 @@ void worker_set_free_hook(worker_free_hook fn) { W.free_hook = fn; }
 
 int antheap_debug_set_cache(int on) {
   if (!W.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   if (!on) {
     int rc = flush_cache();
     cache_destroy(W.cache);
@@ -958,6 +1000,7 @@ int antheap_debug_memo_applies(int peer) {
 
 int antheap_debug_send_raw(const void *buf, size_t len) {
   if (!W.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   MPI_Send(buf, (int)len, MPI_BYTE, W.leaf, AH_TAG_PROTO, W.job.proto);
   return 0;
 }
