@@ -21,6 +21,7 @@
 #include "worker/memo.h"
 #include "worker/retain.h"
 #include "worker/share.h"
+#include "worker/tcache.h"
 #include "worker/threads.h"
 #include "worker/transfer.h"
 
@@ -238,19 +239,42 @@ static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t
 /* Hand every cached slab back before the schedulers must see every object (rfree, send,
  * barrier, finalize). */
 static int flush_cache(void) {
-  RANK_GUARD();
-  if (!W.cache) return 0;
-  cache_stats before, after;
-  cache_get_stats(W.cache, &before);
-  int rc = cache_flush(W.cache);
-  cache_get_stats(W.cache, &after);
-  if (after.returned_slabs > before.returned_slabs) memo_drop_all(&W.memo); /* memo.h */
-  if (after.dropped > before.dropped)
+  uint64_t returned = 0, dropped = 0;
+  int rc = 0;
+  if (W.cache) {
+    cache_stats before, after;
+    cache_get_stats(W.cache, &before);
+    rc = cache_flush(W.cache);
+    cache_get_stats(W.cache, &after);
+    returned = after.returned_slabs - before.returned_slabs;
+    dropped = after.dropped - before.dropped;
+  } else if (tcaches_on()) { /* every thread's (tcache.h: never under the rank lock) */
+    AH_ASSERT(rank_lock_depth() == 0);
+    rc = tcaches_flush(&returned, &dropped);
+  }
+  if (returned) memo_forget_all(&W.memo); /* memo.h */
+  if (dropped)
     fprintf(stderr,
             "antheap: worker %d: %lu objects allocated from the cache in regions that another "
             "worker had freed were dropped\n",
-            W.id, (unsigned long)(after.dropped - before.dropped));
+            W.id, (unsigned long)dropped);
   return rc;
+}
+
+/* The calling thread's allocation cache: the rank's one (W.cache) below MPI_THREAD_MULTIPLE,
+ * the thread's own at MULTIPLE (tcache.h). Called without the rank lock (tcache.h). */
+static bool caching(void) { return W.cache || tcaches_on(); }
+static int cached_alloc(size_t size, rid_t region, uintptr_t *a) {
+  return W.cache ? cache_alloc(W.cache, size, region, a) : tcache_alloc(size, region, a);
+}
+static int cached_balloc(size_t size, rid_t region, size_t n, uintptr_t *a) {
+  return W.cache ? cache_balloc(W.cache, size, region, n, a) : tcache_balloc(size, region, n, a);
+}
+static int cached_free(uintptr_t a) { return W.cache ? cache_free(W.cache, a) : tcache_free(a); }
+static int cached_lookup(uintptr_t a, rid_t *region, uintptr_t *start, size_t *size,
+                         int32_t *sched) {
+  return W.cache ? cache_lookup(W.cache, a, region, start, size, sched)
+                 : tcache_lookup(a, region, start, size, sched);
 }
 
 /* ANTHEAP_CACHE: on (default) or off. */
@@ -284,11 +308,21 @@ static int new_cache(void) {
   return cache_create(&W.cache, &be, NULL);
 }
 
+/* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). */
+static int start_tcaches(void) {
+  const gas_bounds *g = gas_current();
+  tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc},
+                    .lock = rank_lock, .unlock = rank_unlock,
+                    .gas_base = g->base, .gas_size = g->size};
+  return tcaches_start(&s);
+}
+
 static int start_cache(char *err, size_t errlen) {
   bool on;
   int rc = cache_setting(&on, err, errlen);
   if (rc || !on) return rc;
-  if ((rc = new_cache())) snprintf(err, errlen, "no memory for the allocation cache");
+  if ((rc = threads_multi() ? start_tcaches() : new_cache()))
+    snprintf(err, errlen, "no memory for the allocation cache");
   return rc;
 }
 
@@ -309,6 +343,7 @@ static void leave_job(void) {
   share_free(&W.share);
   cache_destroy(W.cache);
   W.cache = NULL;
+  tcaches_stop();
   memo_destroy(&W.memo);
   W.up = false;
   job_teardown(&W.job);
@@ -554,14 +589,14 @@ static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc 
 void *sys_alloc(size_t size, rid_t region) {
   if (!W.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
-  RANK_GUARD();
   memo_forget_all(&W.memo); /* (memo.h: any allocation may land in a region we hold) */
-  if (W.cache) {
+  if (caching()) {
     uintptr_t a;
-    int rc = cache_alloc(W.cache, size, region, &a);
+    int rc = cached_alloc(size, region, &a);
     if (rc == 0) return (void *)a;
     if (cache_answered(rc)) return fail_errno(rc), NULL;
   }
+  RANK_GUARD();
   proto_alloc b = {.size = size, .rid = region, .n = 1};
   const uint64_t *t;
   uint32_t n;
@@ -575,13 +610,13 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (!W.up) return fail_errno(NOT_UP);
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
   if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
-  RANK_GUARD();
   memo_forget_all(&W.memo);
-  if (W.cache) {
-    int rc = cache_balloc(W.cache, size, region, (size_t)num, (uintptr_t *)objects);
+  if (caching()) {
+    int rc = cached_balloc(size, region, (size_t)num, (uintptr_t *)objects);
     if (rc == 0) return 0;
     if (cache_answered(rc)) return fail_errno(rc);
   }
+  RANK_GUARD();
   proto_alloc b = {.size = size, .rid = region, .n = (uint32_t)num};
   const uint64_t *t;
   uint32_t n;
@@ -595,12 +630,12 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
 int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!W.up) return fail_errno(NOT_UP);
-  RANK_GUARD();
   memo_forget_all(&W.memo);
-  if (W.cache) {
-    int rc = cache_free(W.cache, (uintptr_t)ptr);
+  if (caching()) {
+    int rc = cached_free((uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   int rc = rpc(MSG_FREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
@@ -608,11 +643,11 @@ int sys_free(void *ptr) {
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
   if (!W.up) return fail_errno(NOT_UP);
-  RANK_GUARD();
-  if (W.cache) {
-    int rc = cache_lookup(W.cache, (uintptr_t)ptr, region, NULL, size, NULL);
+  if (caching()) {
+    int rc = cached_lookup((uintptr_t)ptr, region, NULL, size, NULL);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -626,12 +661,12 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
 /* The world rank of the scheduler that holds the object at ptr (test hook, debug.h). */
 int antheap_debug_scheduler_of(const void *ptr) {
   if (!W.up) return fail_errno(NOT_UP);
-  RANK_GUARD();
   int32_t sched;
-  if (W.cache) {
-    int rc = cache_lookup(W.cache, (uintptr_t)ptr, NULL, NULL, NULL, &sched);
+  if (caching()) {
+    int rc = cached_lookup((uintptr_t)ptr, NULL, NULL, NULL, &sched);
     if (rc != ESRCH) return rc ? fail_errno(rc) : sched;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -656,7 +691,7 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
   void *fresh = sys_alloc(new_size, to);
   if (!fresh) return NULL;
   memcpy(fresh, ptr, slot < new_size ? slot : new_size);
-  int rc = cache_free(W.cache, (uintptr_t)ptr);
+  int rc = sys_free(ptr); /* (another thread's flush may have handed its slab back) */
   AH_ASSERT(rc == 0);
   (void)rc;
   return fresh;
@@ -669,14 +704,19 @@ static int hand_over(const rid_t *regions, int nreg, void *const *objects, int n
  * free the old slot at the scheduler before the reply and another worker of the host could
  * take it and write into it before this worker has copied out of it. */
 static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
-  proto_addr b = {.addr = (uintptr_t)ptr};
-  const uint64_t *t;
-  uint32_t n;
-  int rc = rpc(MSG_QUERY, &b, &t, &n);
-  if (rc || n != 4) return fail_errno(rc ? rc : EPROTO), NULL;
-  rid_t rid = (rid_t)t[0];
-  size_t old = (size_t)t[2];
-  if ((uintptr_t)t[1] != (uintptr_t)ptr) return fail_errno(EINVAL), NULL; /* interior */
+  rid_t rid;
+  size_t old;
+  uintptr_t start;
+  { /* the reply lives in the rank's buffer: read it under the lock (not the rest: it allocates) */
+    RANK_GUARD();
+    proto_addr b = {.addr = (uintptr_t)ptr};
+    const uint64_t *t;
+    uint32_t n;
+    int rc = rpc(MSG_QUERY, &b, &t, &n);
+    if (rc || n != 4) return fail_errno(rc ? rc : EPROTO), NULL;
+    rid = (rid_t)t[0], start = (uintptr_t)t[1], old = (size_t)t[2];
+  }
+  if (start != (uintptr_t)ptr) return fail_errno(EINVAL), NULL; /* interior */
   rid_t to = new_region == SYS_SAME_REGION ? rid : new_region;
   size_t slot = new_size <= AH_SLAB_SIZE ? ah_round_up(new_size, AH_SLOT_ALIGN)
                                          : ah_round_up(new_size, AH_SLAB_SIZE);
@@ -699,19 +739,19 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!W.up) return fail_errno(NOT_UP), NULL;
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
-  RANK_GUARD();
   memo_forget_all(&W.memo);
-  if (W.cache) {
+  if (caching()) {
     rid_t rid;
     uintptr_t start;
     size_t slot;
-    int rc = cache_lookup(W.cache, (uintptr_t)ptr, &rid, &start, &slot, NULL);
+    int rc = cached_lookup((uintptr_t)ptr, &rid, &start, &slot, NULL);
     if (rc == 0 && start != (uintptr_t)ptr) rc = EINVAL; /* an interior pointer */
     if (rc == 0) return realloc_cached(ptr, rid, slot, new_size, new_region);
     if (rc != ESRCH) return fail_errno(rc), NULL;
   }
   /* a shared GAS is mapped only where another worker of the host maps it too (share.c) */
   if (gas_is_shared()) return realloc_copy_first(ptr, new_size, new_region);
+  RANK_GUARD();
   proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
   const uint64_t *t;
   uint32_t n;
@@ -977,7 +1017,7 @@ void worker_set_free_hook(worker_free_hook fn) { W.free_hook = fn; }
 
 int antheap_debug_set_cache(int on) {
   if (!W.up) return fail_errno(NOT_UP);
-  RANK_GUARD();
+  if (threads_multi()) return fail_errno(ENOTSUP); /* (the threads' caches stay) */
   if (!on) {
     int rc = flush_cache();
     cache_destroy(W.cache);
