@@ -308,12 +308,19 @@ static int new_cache(void) {
   return cache_create(&W.cache, &be, NULL);
 }
 
+/* A remote free whose slab went back to its scheduler before the owner took it (tcache.h). */
+static int free_at_scheduler(uintptr_t addr) {
+  proto_addr b = {.addr = addr};
+  return rpc(MSG_FREE, &b, NULL, NULL);
+}
+
 /* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). */
 static int start_tcaches(void) {
   const gas_bounds *g = gas_current();
   tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc},
                     .lock = rank_lock, .unlock = rank_unlock,
-                    .gas_base = g->base, .gas_size = g->size};
+                    .gas_base = g->base, .gas_size = g->size,
+                    .free_elsewhere = free_at_scheduler};
   return tcaches_start(&s);
 }
 

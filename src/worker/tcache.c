@@ -1,7 +1,7 @@
 /* tcache.c: per-thread allocation caches (tcache.h): the registry of every thread's cache,
- * the owner's guard (busy / stop, membarrier), frees and lookups of other threads' objects,
- * and the flush of every thread's cache. Main entries: tcache_alloc, tcache_free,
- * tcaches_flush. */
+ * the owner's guard (busy / stop, membarrier), frees of other threads' objects (their
+ * owners' remote-free lists, mpsc.h), lookups of them, and the flush of every thread's cache.
+ * Main entries: tcache_alloc, tcache_free, tcaches_flush. */
 #include "worker/tcache.h"
 
 #include <errno.h>
@@ -9,11 +9,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "worker/mpsc.h"
 #include "worker/slabmap.h"
 
 /* One thread's cache. Aligned to SLABMAP_ALIGN (its address is a slab map entry); busy is
@@ -26,6 +28,8 @@ typedef struct tcache {
   pthread_mutex_t mu;          /* held by stoppers, and by the owner while stop is set */
   cache *c;
   struct tcache *next;         /* the registry, newest first */
+  _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
+  uint64_t remote_frees, remote_bad; /* taken from it; of those, not live objects (owner's) */
 } tcache;
 
 static struct {
@@ -85,6 +89,29 @@ static void stop(tcache *t) {
 static void resume(tcache *t) {
   atomic_store_explicit(&t->stop, 0, memory_order_release);
   pthread_mutex_unlock(&t->mu);
+}
+
+/* ---- remote frees ---- */
+
+/* Free in t's cache what other threads freed (t's owner, or a stopper of t). An object whose
+ * slab went back to its scheduler meanwhile is freed there (free_elsewhere); one that is not
+ * a live object (a double free from another thread, found only now) is reported. */
+static void drain(tcache *t) {
+  for (uintptr_t o = mpsc_take_all(&t->remote), next; o; o = next) {
+    next = mpsc_next(o);
+    int rc = cache_free(t->c, o);
+    if (rc == ESRCH && T.s.free_elsewhere) rc = T.s.free_elsewhere(o);
+    t->remote_frees++;
+    if (rc == EINVAL) {
+      t->remote_bad++;
+      fprintf(stderr, "antheap: a free from another thread of %#lx found no live object there "
+              "(freed twice?); ignored\n", (unsigned long)o);
+    }
+  }
+}
+
+static inline void drain_if_any(tcache *t) {
+  if (__builtin_expect(!mpsc_empty(&t->remote), 0)) drain(t);
 }
 
 /* ---- the backend: the rank's, with the slab map kept under its lock ---- */
@@ -161,6 +188,7 @@ static void retire(void *p) {
   tcache *t = p;
   if (!T.on) return;
   stop(t);
+  drain(t);
   cache_flush(t->c);
   resume(t);
   atomic_store(&t->owned, false);
@@ -210,6 +238,7 @@ int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
   tcache *t = mine ? mine : get_mine();
   if (!t) return ENOMEM;
   bool fast = enter(t);
+  drain_if_any(t);
   int rc = cache_alloc(t->c, size, rid, addr);
   leave(t, fast);
   return rc;
@@ -219,17 +248,20 @@ int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
   tcache *t = get_mine();
   if (!t) return ENOMEM;
   bool fast = enter(t);
+  drain_if_any(t);
   int rc = cache_balloc(t->c, size, rid, n, addrs);
   leave(t, fast);
   return rc;
 }
 
-/* An object of another thread's cache: freed in it, the owner stopped meanwhile. */
-static int free_remote(tcache *o, uintptr_t addr) {
-  stop(o);
-  int rc = cache_free(o->c, addr);
-  resume(o);
-  return rc;
+/* An object of another thread's cache: onto the owner's remote list, which it frees at its
+ * next allocation. Only a pointer that is no slot's start is refused here (slot: the slab's
+ * slot size, from the map); a double free is found by the owner. */
+static int free_remote(tcache *o, uintptr_t addr, size_t slot) {
+  uintptr_t off = addr & (AH_SLAB_SIZE - 1);
+  if (!slot || off % slot || off / slot >= AH_SLAB_SIZE / slot) return EINVAL;
+  mpsc_push(&o->remote, addr);
+  return 0;
 }
 
 int tcache_free(uintptr_t addr) {
@@ -243,7 +275,7 @@ int tcache_free(uintptr_t addr) {
   size_t slot;
   tcache *o = slabmap_owner(&T.map, addr, &slot);
   if (!o || o == t) return ESRCH; /* (t: handed back since the map was read) */
-  return free_remote(o, addr);
+  return free_remote(o, addr, slot);
 }
 
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched) {
@@ -273,6 +305,7 @@ int tcaches_flush(uint64_t *returned, uint64_t *dropped) {
   for (tcache *t = head; t; t = t->next) stop_wait(t);
   int first = 0;
   for (tcache *t = head; t; t = t->next) {
+    drain(t); /* frees of its objects before its slabs go back with their live bitmaps */
     cache_stats a, b;
     cache_get_stats(t->c, &a);
     int rc = cache_flush(t->c);

@@ -42,6 +42,9 @@ typedef struct tcache_setup {
   uintptr_t gas_base;          /* the GAS, for the slab map */
   size_t gas_size;
   const cache_config *cfg;     /* NULL: cache_config_default() */
+  /* Free an object no cache holds any more (a remote free whose slab went back meanwhile):
+   * called with no lock held; 0 or an errno (EINVAL: not a live object). */
+  int (*free_elsewhere)(uintptr_t addr);
 } tcache_setup;
 
 /* Start per-thread caching: 0, ENOMEM, or EINVAL (a bad config). */
@@ -54,8 +57,11 @@ bool tcaches_on(void);
  * could get no cache (the caller asks the scheduler). */
 int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr);
 int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs);
-/* Free an object of any thread's cache: the caller's own at once; another thread's is given
- * back to the owner (tcache.c). ESRCH: no thread's cache holds it (ask the scheduler). */
+/* Free an object of any thread's cache: the caller's own at once; another thread's goes onto
+ * the owner's remote-free list (mpsc.h), which the owner frees at its next allocation (and
+ * every flush before it hands slabs back). Synchronous errors: EINVAL for a pointer that is
+ * no slot's start; a double free of another thread's object is found and reported (stderr)
+ * by the owner. ESRCH: no thread's cache holds it (ask the scheduler). */
 int tcache_free(uintptr_t addr);
 /* cache_lookup in whichever thread's cache holds addr's slab (ESRCH: none). */
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched);
