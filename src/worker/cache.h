@@ -7,7 +7,8 @@
  * live slots, which then become ordinary objects known to the schedulers.
  *
  * The cache does not talk to anyone itself: a backend (MPI in api.c, a fake in the unit test)
- * carries its two requests. Not thread-safe: one cache per worker, used by one thread.
+ * carries its two requests. Not thread-safe: one cache per worker below MPI_THREAD_MULTIPLE,
+ * one per thread at MULTIPLE (tcache.h guards each for its owner and the flushers).
  *
  * Errors: EINVAL (a pointer inside a leased slab that is not a live slot's start: interior,
  * double free, never handed out), ESRCH (the pointer is not in any slab of this cache: ask the
