@@ -10,8 +10,9 @@
  * median reported); a repetition lasts from the first thread's start to the last one's end.
  * antheap's threads allocate in a region each. jemalloc and mimalloc are loaded with dlopen
  * (RTLD_LOCAL: they do not replace malloc for the rest of the process) through their own
- * entry points (mallocx / dallocx, mi_malloc / mi_free); a peer whose library was not found at
- * configure time or does not load is left out and said so.
+ * entry points (mallocx / dallocx, mi_malloc / mi_free), from the paths found at configure time
+ * or given (--jemalloc, --mimalloc: libraries carried to a machine without them); a peer that
+ * does not load is left out and said so.
  *
  * Run: mpirun -np 2 bench-threads [options]: 1 scheduler + 1 worker, which measures.
  * Columns: allocator, threads, cross (0/1), ops (allocations + frees), seconds, Mops/s,
@@ -42,6 +43,7 @@ typedef struct options {
   bool quick;
   char only[128]; /* allocators to run (comma list), "" for all */
   const char *csv;
+  const char *jemalloc, *mimalloc; /* the peers' libraries (default: found at configure time) */
 } options;
 
 static int wrank;
@@ -50,6 +52,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np 2 bench-threads [--threads LIST] [--rounds R] [--batch B] [--reps N]\n"
           "                                  [--allocators LIST] [--quick] [--csv PATH]\n"
+          "                                  [--jemalloc LIB] [--mimalloc LIB]\n"
           "  Allocation throughput of 1..N threads of one worker rank: antheap's per-thread caches\n"
           "  (MPI_THREAD_MULTIPLE) against glibc malloc, jemalloc and mimalloc (those found at\n"
           "  build time), one size mix (16 B - 4 KiB), with and without cross-thread frees (each\n"
@@ -61,7 +64,9 @@ static void usage(FILE *f) {
           "  --reps N           timed repetitions after one warm-up, median (default 5, max %d)\n"
           "  --allocators LIST  antheap,glibc,jemalloc,mimalloc (default all that load)\n"
           "  --quick            a smoke run: threads 1,2, 50 rounds, 1 repetition\n"
-          "  --csv PATH         CSV output (default results/bench-threads.csv)\n\n%s",
+          "  --csv PATH         CSV output (default results/bench-threads.csv)\n"
+          "  --jemalloc LIB     jemalloc's shared library (default: the one found at build time)\n"
+          "  --mimalloc LIB     mimalloc's shared library (likewise)\n\n%s",
           MAX_REPS, BENCH_ANTHEAP_HELP);
 }
 
@@ -92,8 +97,15 @@ static int parse(int argc, char **argv, void *out) {
       {"rounds", required_argument, 0, 'r'},   {"batch", required_argument, 0, 'b'},
       {"reps", required_argument, 0, 'n'},     {"allocators", required_argument, 0, 'a'},
       {"quick", no_argument, 0, 'q'},          {"csv", required_argument, 0, 'c'},
+      {"jemalloc", required_argument, 0, 'J'}, {"mimalloc", required_argument, 0, 'M'},
       {0, 0, 0, 0}};
   *o = (options){.reps = 5, .batch = 256, .rounds = 2000, .csv = "results/bench-threads.csv"};
+#ifdef BENCH_JEMALLOC
+  o->jemalloc = BENCH_JEMALLOC;
+#endif
+#ifdef BENCH_MIMALLOC
+  o->mimalloc = BENCH_MIMALLOC;
+#endif
   default_threads(o);
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (c) {
@@ -110,6 +122,8 @@ static int parse(int argc, char **argv, void *out) {
       case 'a': snprintf(o->only, sizeof o->only, "%s", optarg); break;
       case 'q': o->quick = true; break;
       case 'c': o->csv = optarg; break;
+      case 'J': o->jemalloc = optarg; break;
+      case 'M': o->mimalloc = optarg; break;
       default: if (wrank == 0) usage(stderr); return 2;
     }
   }
@@ -175,15 +189,11 @@ static bool load_peer(const char *path, const char *a, const char *f, void **pa,
   return *pa && *pf;
 }
 
-static void load_peers(void) {
-#ifdef BENCH_JEMALLOC
-  allocators[2].ok = load_peer(BENCH_JEMALLOC, "mallocx", "dallocx", (void **)&je_mallocx,
+static void load_peers(const options *o) {
+  allocators[2].ok = load_peer(o->jemalloc, "mallocx", "dallocx", (void **)&je_mallocx,
                                (void **)&je_dallocx);
-#endif
-#ifdef BENCH_MIMALLOC
-  allocators[3].ok = load_peer(BENCH_MIMALLOC, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
+  allocators[3].ok = load_peer(o->mimalloc, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
                                (void **)&mi_free_fn);
-#endif
   for (int i = 2; i < NALLOC; i++)
     if (!allocators[i].ok) fprintf(stderr, "bench-threads: %s not available: left out\n", allocators[i].name);
 }
@@ -376,7 +386,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-threads: antheap gave thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
     rc = 1;
   } else if (sys_worker_id() == 0) {
-    load_peers();
+    load_peers(&o);
     make_sizes();
     result *res = calloc((size_t)NALLOC * (size_t)o.nthreads * 2, sizeof *res);
     int n = 0;
