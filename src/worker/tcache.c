@@ -209,13 +209,13 @@ int tcaches_start(const tcache_setup *s) {
   }
   atomic_store(&T.all, NULL);
   atomic_store(&T.count, 0);
-  T.on = true;
+  T.on = tcaches_running = true;
   return 0;
 }
 
 void tcaches_stop(void) {
   if (!T.on) return;
-  T.on = false;
+  T.on = tcaches_running = false;
   for (tcache *t = atomic_load(&T.all), *next; t; t = next) {
     next = t->next;
     cache_destroy(t->c);
@@ -228,7 +228,7 @@ void tcaches_stop(void) {
   mine = NULL; /* (other threads' pointers are stale: they must be done with antheap) */
 }
 
-bool tcaches_on(void) { return T.on; }
+bool tcaches_running;
 
 int tcaches_count(void) { return atomic_load(&T.count); }
 

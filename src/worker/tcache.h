@@ -51,7 +51,8 @@ typedef struct tcache_setup {
 int tcaches_start(const tcache_setup *s);
 /* Destroy every cache without handing anything back (tcaches_flush first). */
 void tcaches_stop(void);
-bool tcaches_on(void);
+extern bool tcaches_running; /* (read on every sys_* call: set once, before any thread) */
+static inline bool tcaches_on(void) { return tcaches_running; }
 
 /* The calling thread's cache serves these (cache.h's errors). ENOMEM also when the thread
  * could get no cache (the caller asks the scheduler). */
