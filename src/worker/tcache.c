@@ -94,8 +94,11 @@ static void resume(tcache *t) {
 /* ---- remote frees ---- */
 
 /* Free in t's cache what other threads freed (t's owner, or a stopper of t). An object whose
- * slab went back to its scheduler meanwhile is freed there (free_elsewhere); one that is not
- * a live object (a double free from another thread, found only now) is reported. */
+ * slab went back to its scheduler meanwhile is freed there (free_elsewhere). One that is not a
+ * live object is a double free from another thread, found only now, and it ends the walk: an
+ * object pushed twice had its link overwritten by the second push, so the list may run in a
+ * circle through it from there on, and the frees pushed before its first push are lost (those
+ * objects stay allocated). Reported, never followed. */
 static void drain(tcache *t) {
   for (uintptr_t o = mpsc_take_all(&t->remote), next; o; o = next) {
     next = mpsc_next(o);
@@ -105,7 +108,9 @@ static void drain(tcache *t) {
     if (rc == EINVAL) {
       t->remote_bad++;
       fprintf(stderr, "antheap: a free from another thread of %#lx found no live object there "
-              "(freed twice?); ignored\n", (unsigned long)o);
+              "(freed twice?); it and the frees queued before it are dropped\n",
+              (unsigned long)o);
+      break;
     }
   }
 }

@@ -62,7 +62,8 @@ int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs);
  * the owner's remote-free list (mpsc.h), which the owner frees at its next allocation (and
  * every flush before it hands slabs back). Synchronous errors: EINVAL for a pointer that is
  * no slot's start; a double free of another thread's object is found and reported (stderr)
- * by the owner. ESRCH: no thread's cache holds it (ask the scheduler). */
+ * by the owner, which drops the frees queued before it (their objects stay allocated: the
+ * second push broke the list there). ESRCH: no thread's cache holds it (ask the scheduler). */
 int tcache_free(uintptr_t addr);
 /* cache_lookup in whichever thread's cache holds addr's slab (ESRCH: none). */
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched);

@@ -183,6 +183,24 @@ START_TEST(test_a_free_of_an_interior_pointer_from_another_thread_is_einval) {
 }
 END_TEST
 
+START_TEST(test_a_double_free_from_another_thread_is_found_by_the_owner_and_ignored) {
+  uintptr_t a, b;
+  ck_assert_int_eq(tcache_alloc(64, 1, &a), 0);
+  uintptr_t p[2] = {a, a}; /* freed twice by the other thread */
+  batch bt = {p, 2};
+  pthread_t th;
+  pthread_create(&th, NULL, free_batch, &bt);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(errors, 0); /* both pushes are taken: the owner judges them */
+  ck_assert_int_eq(tcache_alloc(64, 1, &b), 0); /* takes the list: one free, one reported */
+  cache_stats st;
+  tcaches_stats(&st);
+  ck_assert_uint_eq(st.frees, 1);
+  ck_assert_int_eq(tcache_free(b), 0);
+  ck_assert_int_eq(tcache_free(b), EINVAL); /* the owner's own double free stays exact */
+}
+END_TEST
+
 /* ---- threads allocating while others flush ---- */
 
 #define THREADS 4
@@ -273,6 +291,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_thread_allocates_and_frees_with_no_lease_per_object);
   tcase_add_test(tc, test_objects_freed_by_another_thread_come_back_to_the_owner_at_its_next_allocation);
   tcase_add_test(tc, test_a_free_of_an_interior_pointer_from_another_thread_is_einval);
+  tcase_add_test(tc, test_a_double_free_from_another_thread_is_found_by_the_owner_and_ignored);
   tcase_add_test(tc, test_flushes_while_threads_allocate_and_free_across_threads_lose_nothing);
   suite_add_tcase(s, tc);
   return s;
