@@ -40,10 +40,18 @@
  * schedulers on the requests they see anyway, and a worker's allocation cache only ever holds
  * slabs of regions it holds (it hands them back before any hand-over).
  *
- * Threads: antheap is not thread-safe. Call sys_* from one thread at a time (an application
- * that uses threads funnels or serializes its calls, and initialises MPI itself with
- * MPI_Init_thread at the level it needs before sys_init; sys_init calls plain MPI_Init, which
- * provides MPI_THREAD_SINGLE, only when MPI is not initialised yet).
+ * Threads: sys_init_thread takes MPI's thread levels. Below MPI_THREAD_MULTIPLE (and with
+ * sys_init, which asks MPI_THREAD_SINGLE) call sys_* from one thread at a time, as MPI's own
+ * levels say. At MPI_THREAD_MULTIPLE every sys_* call is safe from any thread of a worker rank,
+ * with these rules: a region is held by the worker rank, so its threads share it, and the
+ * hand-over rule holds between them as between ranks (a thread must not allocate or free in a
+ * region while another thread of the rank sends, gives or frees it); sys_barrier and
+ * sys_finalize are collectives of the workers, called by one thread of each rank (sys_finalize
+ * once every other thread is done with antheap); two moves between the same pair of workers
+ * in the same direction must not overlap in time (moves to different peers may). Each thread
+ * allocates from a cache of its own; an object may be freed by any thread of the rank.
+ * sys_init_thread calls MPI_Init_thread when MPI is not initialised yet, else asks MPI which
+ * level it gave (MPI_Query_thread); *provided is the lower of required and MPI's level.
  *
  * The allocation cache. A worker serves sys_alloc, sys_balloc, sys_free, sys_realloc and
  * sys_query of objects up to 4 KiB itself, with no message, from whole slabs its schedulers
@@ -103,6 +111,10 @@ typedef uint32_t rid_t;
  * (the process exits when the job ends). Calls MPI_Init if the application has not. Takes
  * the --antheap-* options out of argv. 0 on workers, -1 on failure. */
 int sys_init(int *argc, char ***argv);
+/* sys_init at a thread level: required is MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED or
+ * _MULTIPLE (EINVAL otherwise); *provided gets the level antheap gives, which is at most MPI's
+ * (a program that needs MULTIPLE checks it, as it would MPI_Init_thread's). */
+int sys_init_thread(int *argc, char ***argv, int required, int *provided);
 /* Leave the job: a barrier of all workers, then every scheduler returns what it holds to the
  * root, which checks that nothing is lost. Calls MPI_Finalize if sys_init called MPI_Init.
  * Moves still sent to a worker in sys_finalize are refused (the sender gets ESHUTDOWN). A

@@ -38,6 +38,8 @@ static void usage(void) {
          "                           before it says once what it waits for (default 60; 0: never)\n"
          "  ANTHEAP_WAIT_TIMEOUT     seconds after which such a wait gives up: the call fails\n"
          "                           with ETIMEDOUT (default: never)\n"
+         "  ANTHEAP_TCACHE_FENCE     1: at MPI_THREAD_MULTIPLE each thread's cache orders its\n"
+         "                           guard with a fence, not through membarrier (comparisons)\n"
          "every rank:\n"
          "  ANTHEAP_IDLE_MAX_US      the longest sleep of a waiting rank that shares its core\n"
          "                           (20..1000000; default 20 per rank per core of the host, at\n"

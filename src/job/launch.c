@@ -26,6 +26,7 @@ enum bind_state {
   BIND_LAUNCHER,     /* the launcher (mpirun --bind-to ...) had bound it: kept */
   BIND_FEW_CORES,    /* more ranks than cores on its host: not bound */
   BIND_FAILED,       /* hwloc refused: not bound */
+  BIND_THREADS,      /* MPI_THREAD_MULTIPLE: the rank may run threads (issue 34): not bound */
 };
 
 /* What each rank tells every other (MPI_Allgather as bytes: one build, one cluster). */
@@ -254,8 +255,13 @@ static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
   me->host_cores = count_cores(topo);
   me->local_ranks = local_ranks;
   bool have = set && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0;
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
   if (have && !hwloc_bitmap_isequal(set, allowed) && hwloc_bitmap_isincluded(set, allowed)) {
     me->bind = BIND_LAUNCHER;
+  } else if (level == MPI_THREAD_MULTIPLE) { /* one core would hold every thread of the rank */
+    me->bind = BIND_THREADS;
+    if (set) hwloc_bitmap_copy(set, allowed);
   } else if (me->host_cores < local_ranks) {
     me->bind = BIND_FEW_CORES;
     if (set) hwloc_bitmap_copy(set, allowed);
@@ -266,8 +272,8 @@ static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
     me->bind = ok ? BIND_HERE : BIND_FAILED;
     if (set) hwloc_bitmap_copy(set, ok ? core->cpuset : allowed);
   }
-  me->core = set && me->bind != BIND_FEW_CORES && me->bind != BIND_FAILED ? core_of_set(topo, set)
-                                                                         : -1;
+  me->core = set && (me->bind == BIND_HERE || me->bind == BIND_LAUNCHER) ? core_of_set(topo, set)
+                                                                        : -1;
   me->numa = set ? numa_of_set(topo, set) : -1;
   hwloc_bitmap_free(set);
 }

@@ -1,7 +1,8 @@
-/* api.c: the worker library (include/antheap.h): joining and leaving the job, barriers,
- * regions and objects (the allocation cache first for objects up to 4 KiB, else a request to
- * the leaf scheduler: rpc.c), realloc, errors and the test hooks. Moves are move.c's, the
- * cache's backend cache_backend.c's. */
+/* api.c: the worker library (include/antheap.h): joining and leaving the job (at any MPI
+ * thread level: sys_init_thread, threads.h), barriers, regions and objects (the calling
+ * thread's allocation cache first for objects up to 4 KiB, else a request to the leaf
+ * scheduler: rpc.c), realloc, errors and the test hooks. Moves are move.c's, the caches'
+ * backend cache_backend.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int memo_setting(char *err, size_t errlen) {
     snprintf(err, errlen, "ANTHEAP_MOVE_MEMO=%s: expected on, off or check", v);
     return EINVAL;
   }
-  memo_init(&ah_self.memo, on || check);
+  memo_init(&ah_self.memo, (on || check) && !threads_multi()); /* off at MULTIPLE (threads.h) */
   ah_self.memo_check = check;
   return 0;
 }
@@ -44,6 +45,7 @@ static void leave_job(void) {
   share_free(&ah_self.share);
   cache_destroy(ah_self.cache);
   ah_self.cache = NULL;
+  tcaches_stop();
   memo_destroy(&ah_self.memo);
   ah_self.up = false;
   job_teardown(&ah_self.job);
@@ -57,6 +59,12 @@ static void catch_mpi_finalize(void);
 /* A worker setting that was refused (EINVAL from its reader) is a bad setting: EDOM. */
 static int setting(int rc) { return rc == EINVAL ? EDOM : rc; }
 
+/* The checked mode's landing hook at MPI_THREAD_MULTIPLE: its spans are the rank's. */
+static void landing_locked(uintptr_t addr, size_t len) {
+  RANK_GUARD();
+  guard_release(addr, len);
+}
+
 /* The worker's own settings and the GAS, in sys_init: 0 or an errno, with a message in err. */
 static int start_worker(char *err, size_t errlen) {
   int rc = share_map_gas(ah_self.job.workers, ah_self.job.plan.share_host, ah_self.job.cfg.gas_base,
@@ -68,7 +76,7 @@ static int start_worker(char *err, size_t errlen) {
   if (!rc && (rc = setting(guard_setting(&guard, err, errlen)))) gas_unmap();
   if (!rc && guard) {
     guard_start(ah_self.id);
-    transfer_set_landing(guard_release);
+    transfer_set_landing(threads_multi() ? landing_locked : guard_release);
   }
   ah_self.watch_warn = ah_self.watch;
   ah_self.watch_warn.timeout_ns = 0;
@@ -87,14 +95,30 @@ static int init_failed(int rc) {
   return fail_errno(rc);
 }
 
+/* MPI's thread levels are ordered (MPI 4.0, 11.6): SINGLE < FUNNELED < SERIALIZED < MULTIPLE. */
+static bool thread_level_valid(int l) {
+  return l == MPI_THREAD_SINGLE || l == MPI_THREAD_FUNNELED || l == MPI_THREAD_SERIALIZED ||
+         l == MPI_THREAD_MULTIPLE;
+}
+
 int sys_init(int *argc, char ***argv) {
+  int provided;
+  return sys_init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+int sys_init_thread(int *argc, char ***argv, int required, int *provided) {
   if (ah_self.up) return fail_errno(EBUSY);
-  int flag;
+  if (!thread_level_valid(required) || !provided) return fail_errno(EINVAL);
+  int flag, mpi_level;
   MPI_Initialized(&flag);
   if (!flag) {
-    MPI_Init(argc, argv);
+    MPI_Init_thread(argc, argv, required, &mpi_level);
     ah_self.mpi_ours = true;
+  } else {
+    MPI_Query_thread(&mpi_level);
   }
+  *provided = required < mpi_level ? required : mpi_level;
+  threads_set_level(*provided); /* before the worker's settings (memo_setting reads it) */
   int rc = job_setup(argc, argv, &ah_self.job, "antheap", NULL); /* prints why it failed */
   if (rc) return init_failed(rc);
   if (ah_self.job.plan.topology_only) { /* print the plan and end the job everywhere */
@@ -214,6 +238,7 @@ int sys_barrier(void) {
 
 rid_t sys_ralloc(rid_t parent, int level_hint) {
   if (!ah_self.up) return (rid_t)fail_errno(NOT_UP) + 1; /* 0 */
+  RANK_GUARD();
   memo_on_change(&ah_self.memo, MEMO_REGIONS_CHANGED, NULL);
   proto_ralloc b = {.parent = parent, .level_hint = level_hint};
   const uint64_t *t;
@@ -257,6 +282,7 @@ int sys_rfree(rid_t region) {
   memo_on_change(&ah_self.memo, MEMO_REGIONS_CHANGED, NULL);
   int rc = worker_flush_cache(); /* our cached slots of the region (and its descendants) go first */
   if (rc) return fail_errno(rc);
+  RANK_GUARD();
   /* the pack checks the whole subtree, on every scheduler, before anything is freed */
   if (release_region(region) == EPERM) return fail_errno(EPERM);
   proto_rid b = {.rid = region};
@@ -268,16 +294,38 @@ int sys_rfree(rid_t region) {
  * for the cache; ENOMEM: a lease needs an empty slab, the scheduler may still have a slot)? */
 static bool cache_answered(int rc) { return rc != ENOTSUP && rc != ENOMEM && rc != ESRCH; }
 
+/* The calling thread's allocation cache: the rank's one (ah_self.cache) below
+ * MPI_THREAD_MULTIPLE, the thread's own at MULTIPLE (tcache.h). Called without the rank lock
+ * (tcache.h). */
+static bool caching(void) { return ah_self.cache || tcaches_on(); }
+static int cached_alloc(size_t size, rid_t region, uintptr_t *a) {
+  return ah_self.cache ? cache_alloc(ah_self.cache, size, region, a)
+                       : tcache_alloc(size, region, a);
+}
+static int cached_balloc(size_t size, rid_t region, size_t n, uintptr_t *a) {
+  return ah_self.cache ? cache_balloc(ah_self.cache, size, region, n, a)
+                       : tcache_balloc(size, region, n, a);
+}
+static int cached_free(uintptr_t a) {
+  return ah_self.cache ? cache_free(ah_self.cache, a) : tcache_free(a);
+}
+static int cached_lookup(uintptr_t a, rid_t *region, uintptr_t *start, size_t *size,
+                         int32_t *sched) {
+  return ah_self.cache ? cache_lookup(ah_self.cache, a, region, start, size, sched)
+                       : tcache_lookup(a, region, start, size, sched);
+}
+
 void *sys_alloc(size_t size, rid_t region) {
   if (!ah_self.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
-  if (ah_self.cache) {
+  if (caching()) {
     uintptr_t a;
-    int rc = cache_alloc(ah_self.cache, size, region, &a);
+    int rc = cached_alloc(size, region, &a);
     if (rc == 0) return (void *)a;
     if (cache_answered(rc)) return fail_errno(rc), NULL;
   }
+  RANK_GUARD();
   proto_alloc b = {.size = size, .rid = region, .n = 1};
   const uint64_t *t;
   uint32_t n;
@@ -292,11 +340,12 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   if (size == 0 || num < 1 || !objects) return fail_errno(EINVAL);
   if ((uint32_t)num > PROTO_MAX_TAIL) return fail_errno(E2BIG); /* more than one reply carries */
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
-  if (ah_self.cache) {
-    int rc = cache_balloc(ah_self.cache, size, region, (size_t)num, (uintptr_t *)objects);
+  if (caching()) {
+    int rc = cached_balloc(size, region, (size_t)num, (uintptr_t *)objects);
     if (rc == 0) return 0;
     if (cache_answered(rc)) return fail_errno(rc);
   }
+  RANK_GUARD();
   proto_alloc b = {.size = size, .rid = region, .n = (uint32_t)num};
   const uint64_t *t;
   uint32_t n;
@@ -311,10 +360,11 @@ int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!ah_self.up) return fail_errno(NOT_UP);
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
-  if (ah_self.cache) {
-    int rc = cache_free(ah_self.cache, (uintptr_t)ptr);
+  if (caching()) {
+    int rc = cached_free((uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   int rc = rpc_call(MSG_FREE, &b, NULL, NULL);
   return rc ? fail_errno(rc) : 0;
@@ -322,10 +372,11 @@ int sys_free(void *ptr) {
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
   if (!ah_self.up) return fail_errno(NOT_UP);
-  if (ah_self.cache) {
-    int rc = cache_lookup(ah_self.cache, (uintptr_t)ptr, region, NULL, size, NULL);
+  if (caching()) {
+    int rc = cached_lookup((uintptr_t)ptr, region, NULL, size, NULL);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -340,10 +391,11 @@ int sys_query(const void *ptr, rid_t *region, size_t *size) {
 int antheap_debug_scheduler_of(const void *ptr) {
   if (!ah_self.up) return fail_errno(NOT_UP);
   int32_t sched;
-  if (ah_self.cache) {
-    int rc = cache_lookup(ah_self.cache, (uintptr_t)ptr, NULL, NULL, NULL, &sched);
+  if (caching()) {
+    int rc = cached_lookup((uintptr_t)ptr, NULL, NULL, NULL, &sched);
     if (rc != ESRCH) return rc ? fail_errno(rc) : sched;
   }
+  RANK_GUARD();
   proto_addr b = {.addr = (uintptr_t)ptr};
   const uint64_t *t;
   uint32_t n;
@@ -366,7 +418,7 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
   void *fresh = sys_alloc(new_size, to);
   if (!fresh) return NULL;
   memcpy(fresh, ptr, slot < new_size ? slot : new_size);
-  int rc = cache_free(ah_self.cache, (uintptr_t)ptr);
+  int rc = sys_free(ptr); /* (another thread's flush may have handed its slab back) */
   AH_ASSERT(rc == 0);
   (void)rc;
   return fresh;
@@ -377,14 +429,19 @@ static void *realloc_cached(void *ptr, rid_t rid, size_t slot, size_t new_size, 
  * free the old slot at the scheduler before the reply and another worker of the host could
  * take it and write into it before this worker has copied out of it. */
 static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
-  proto_addr b = {.addr = (uintptr_t)ptr};
-  const uint64_t *t;
-  uint32_t n;
-  int rc = rpc_call(MSG_QUERY, &b, &t, &n);
-  if (rc || n != 4) return fail_reply(rc), NULL;
-  rid_t rid = (rid_t)t[0];
-  size_t old = (size_t)t[2];
-  if ((uintptr_t)t[1] != (uintptr_t)ptr) return fail_errno(EINVAL), NULL; /* interior */
+  rid_t rid;
+  size_t old;
+  uintptr_t start;
+  { /* the reply lives in the rank's buffer: read it under the lock (not the rest: it allocates) */
+    RANK_GUARD();
+    proto_addr b = {.addr = (uintptr_t)ptr};
+    const uint64_t *t;
+    uint32_t n;
+    int rc = rpc_call(MSG_QUERY, &b, &t, &n);
+    if (rc || n != 4) return fail_reply(rc), NULL;
+    rid = (rid_t)t[0], start = (uintptr_t)t[1], old = (size_t)t[2];
+  }
+  if (start != (uintptr_t)ptr) return fail_errno(EINVAL), NULL; /* interior */
   rid_t to = new_region == SYS_SAME_REGION ? rid : new_region;
   size_t slot = new_size <= AH_SLAB_SIZE ? ah_round_up(new_size, AH_SLOT_ALIGN)
                                          : ah_round_up(new_size, AH_SLAB_SIZE);
@@ -409,17 +466,18 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
   if (new_size == 0) return fail_errno(EINVAL), NULL;
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
-  if (ah_self.cache) {
+  if (caching()) {
     rid_t rid;
     uintptr_t start;
     size_t slot;
-    int rc = cache_lookup(ah_self.cache, (uintptr_t)ptr, &rid, &start, &slot, NULL);
+    int rc = cached_lookup((uintptr_t)ptr, &rid, &start, &slot, NULL);
     if (rc == 0 && start != (uintptr_t)ptr) rc = EINVAL; /* an interior pointer */
     if (rc == 0) return realloc_cached(ptr, rid, slot, new_size, new_region);
     if (rc != ESRCH) return fail_errno(rc), NULL;
   }
   /* a shared GAS is mapped only where another worker of the host maps it too (share.c) */
   if (gas_is_shared()) return realloc_copy_first(ptr, new_size, new_region);
+  RANK_GUARD();
   proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
   const uint64_t *t;
   uint32_t n;
@@ -467,6 +525,7 @@ void worker_set_free_hook(worker_free_hook fn) { ah_self.free_hook = fn; }
 
 int antheap_debug_set_cache(int on) {
   if (!ah_self.up) return fail_errno(NOT_UP);
+  if (threads_multi()) return fail_errno(ENOTSUP); /* (the threads' caches stay) */
   if (!on) {
     int rc = worker_flush_cache();
     cache_destroy(ah_self.cache);
@@ -489,6 +548,7 @@ int antheap_debug_memo_applies(int peer) {
 
 int antheap_debug_send_raw(const void *buf, size_t len) {
   if (!ah_self.up) return fail_errno(NOT_UP);
+  RANK_GUARD();
   MPI_Send(buf, (int)len, MPI_BYTE, ah_self.leaf, AH_TAG_PROTO, ah_self.job.proto);
   return 0;
 }

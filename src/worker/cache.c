@@ -32,6 +32,9 @@ typedef struct cbin {
   struct cbin *hnext;        /* bin hash chain */
 } cbin;
 
+/* Slot sizes are 64 .. 4096 in steps of 64: one direct entry each (entry 0 unused). */
+#define DIRECT_SLOTS (AH_SLAB_SIZE / AH_SLOT_ALIGN + 1)
+
 struct cache {
   cache_backend be;
   cache_config cfg;
@@ -39,7 +42,7 @@ struct cache {
   size_t tcap, tcount;
   cbin **bins;               /* chained by (rid, slot) */
   size_t bcap, bcount;
-  cbin *last;                /* the bin of the last allocation */
+  cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
   size_t nidle;              /* fully free slabs, all bins */
   cache_stats st;
 };
@@ -195,7 +198,7 @@ static void forget_all(cache *c) {
     }
   memset(c->bins, 0, c->bcap * sizeof *c->bins);
   c->tcount = c->bcount = c->nidle = 0;
-  c->last = NULL;
+  memset(c->direct, 0, sizeof c->direct);
 }
 
 void cache_destroy(cache *c) {
@@ -329,13 +332,13 @@ static inline uintptr_t take_slot(cache *c, cbin *b) {
 int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
   if (size == 0 || size > AH_SLAB_SIZE) return ENOTSUP;
   uint32_t slot = (uint32_t)ah_round_up(size, AH_SLOT_ALIGN);
-  cbin *b = c->last;
-  if (!b || b->rid != rid || b->slot != slot) b = bin_find(c, rid, slot);
+  cbin **d = &c->direct[slot >> AH_SLOT_ALIGN_SHIFT], *b = *d;
+  if (!b || b->rid != rid) b = bin_find(c, rid, slot); /* (a mix of sizes: no hash per call) */
   if (!b || !b->avail) {
     int rc = refill(c, rid, size, &b);
     if (rc) return rc;
   }
-  c->last = b;
+  *d = b;
   *addr = take_slot(c, b);
   c->st.allocs++;
   return 0;
@@ -357,7 +360,7 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
     if (rc) return rc;
     grow_grant(c, b); /* a bin filled batch after batch leases ahead, not a lease per batch */
   }
-  c->last = b;
+  c->direct[slot >> AH_SLOT_ALIGN_SHIFT] = b;
   for (size_t k = 0; k < n; k++) addrs[k] = take_slot(c, b);
   c->st.allocs += n;
   return 0;

@@ -6,8 +6,10 @@
  * back to their scheduler in batches. cache_flush hands every slab back with the bitmap of its
  * live slots, which then become ordinary objects known to the schedulers.
  *
- * The cache does not talk to anyone itself: a backend (MPI in api.c, a fake in the unit test)
- * carries its two requests. Not thread-safe: one cache per worker, used by one thread.
+ * The cache does not talk to anyone itself: a backend (MPI in cache_backend.c, a fake in the
+ * unit test) carries its two requests. Not thread-safe: one cache per worker below
+ * MPI_THREAD_MULTIPLE, one per thread at MULTIPLE (tcache.h guards each for its owner and the
+ * flushers).
  *
  * Errors: EINVAL (a pointer inside a leased slab that is not a live slot's start: interior,
  * double free, never handed out), ESRCH (the pointer is not in any slab of this cache: ask the
@@ -55,8 +57,8 @@ typedef struct cache_stats {
  * two of the largest leases, so that a lease just taken by one busy bin is not handed back by
  * the next free), 65536 slabs a batch. A scheduler records a lease of many slabs as a few
  * class runs (src/slab/classes.c), so a large grant costs it little; the worker maps a large
- * lease's pages at once (api.c), so a bin that stops right after a lease holds up to 4 MiB it
- * does not use, after having used at least 2.7 MiB to earn that grant. */
+ * lease's pages at once (cache_backend.c), so a bin that stops right after a lease holds up to
+ * 4 MiB it does not use, after having used at least 2.7 MiB to earn that grant. */
 cache_config cache_config_default(void);
 int cache_create(cache **out, const cache_backend *be, const cache_config *cfg);
 /* Destroy without handing anything back (flush first). */

@@ -1,4 +1,5 @@
-/* cache_backend.c: the worker's allocation cache (cache.c) on this worker's schedulers:
+/* cache_backend.c: the worker's allocation caches (cache.c: the rank's one below
+ * MPI_THREAD_MULTIPLE, one per thread at MULTIPLE: tcache.c) on this worker's schedulers:
  * ANTHEAP_CACHE, the backend that leases slabs and hands them back over rpc (MSG_LEASE,
  * MSG_UNLEASE), and flushes where the schedulers must see every object. Main entries:
  * worker_start_cache, worker_flush_cache. */
@@ -23,6 +24,7 @@ static void populate_runs(const uintptr_t *slabs, uint32_t n) {
 static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
                      int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
   (void)ctx;
+  RANK_GUARD(); /* the request channel, the retain budget, the GAS's populated chunks */
   proto_lease b = {.size = size, .rid = rid, .want = want, .min = min};
   const uint64_t *t;
   uint32_t n;
@@ -44,6 +46,7 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
 static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t n,
                        uint64_t *dropped) {
   (void)ctx, (void)sched;
+  RANK_GUARD();
   proto_unlease b = {.n = n};
   const uint64_t *t;
   uint32_t nt;
@@ -56,18 +59,25 @@ static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t
 
 /* (worker.h) */
 int worker_flush_cache(void) {
-  if (!ah_self.cache) return 0;
-  cache_stats before, after;
-  cache_get_stats(ah_self.cache, &before);
-  int rc = cache_flush(ah_self.cache);
-  cache_get_stats(ah_self.cache, &after);
-  if (after.returned_slabs > before.returned_slabs)
-    memo_on_change(&ah_self.memo, MEMO_SLABS_RETURNED, NULL);
-  if (after.dropped > before.dropped)
+  uint64_t returned = 0, dropped = 0;
+  int rc = 0;
+  if (ah_self.cache) {
+    cache_stats before, after;
+    cache_get_stats(ah_self.cache, &before);
+    rc = cache_flush(ah_self.cache);
+    cache_get_stats(ah_self.cache, &after);
+    returned = after.returned_slabs - before.returned_slabs;
+    dropped = after.dropped - before.dropped;
+  } else if (tcaches_on()) { /* every thread's (tcache.h: never under the rank lock) */
+    AH_ASSERT(rank_lock_depth() == 0);
+    rc = tcaches_flush(&returned, &dropped);
+  }
+  if (returned) memo_on_change(&ah_self.memo, MEMO_SLABS_RETURNED, NULL);
+  if (dropped)
     fprintf(stderr,
             "antheap: worker %d: %lu objects allocated from the cache in regions that another "
             "worker had freed were dropped\n",
-            ah_self.id, (unsigned long)(after.dropped - before.dropped));
+            ah_self.id, (unsigned long)dropped);
   return rc;
 }
 
@@ -89,10 +99,27 @@ int worker_new_cache(void) {
   return cache_create(&ah_self.cache, &be, NULL);
 }
 
+/* A remote free whose slab went back to its scheduler before the owner took it (tcache.h). */
+static int free_at_scheduler(uintptr_t addr) {
+  proto_addr b = {.addr = addr};
+  return rpc_call(MSG_FREE, &b, NULL, NULL);
+}
+
+/* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). */
+static int start_tcaches(void) {
+  const gas_bounds *g = gas_current();
+  tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc},
+                    .lock = rank_lock, .unlock = rank_unlock,
+                    .gas_base = g->base, .gas_size = g->size,
+                    .free_elsewhere = free_at_scheduler};
+  return tcaches_start(&s);
+}
+
 int worker_start_cache(char *err, size_t errlen) {
   bool on;
   int rc = cache_setting(&on, err, errlen);
   if (rc || !on) return rc;
-  if ((rc = worker_new_cache())) snprintf(err, errlen, "no memory for the allocation cache");
+  if ((rc = threads_multi() ? start_tcaches() : worker_new_cache()))
+    snprintf(err, errlen, "no memory for the allocation cache");
   return rc;
 }

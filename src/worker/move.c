@@ -114,6 +114,7 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
   /* the receiver must be able to allocate and free in what it gets */
   if (!rc) rc = worker_flush_cache();
+  RANK_GUARD(); /* (not across the transfer: threads move to different peers at once) */
   if (!rc && (uint64_t)nreg + (uint64_t)nobj > PROTO_MAX_TAIL) rc = E2BIG;
   move_desc d = {regions, rc ? 0 : (uint32_t)nreg, objects, rc ? 0 : (uint32_t)nobj};
   uint32_t nh = rc ? 0 : move_words_count(&d);
@@ -143,7 +144,9 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   memo_on_change(&ah_self.memo, served ? MEMO_MOVED : MEMO_SENT_PACKED, &left);
   int refusal;
   transfer_list list = {h, nh, r, n};
+  rank_unlock();
   rc = transfer_send(link_with(peer), mode, share_near(&ah_self.share, peer), &list, &refusal);
+  rank_lock();
   if ((rc == 0 || rc == ETIMEDOUT) && d.nreg) /* handed over (after ETIMEDOUT too): hands off */
     guard_protect(d.nobj ? guarded : r, d.nobj ? nguarded : n, "sys_send", peer, regions, nreg);
   free(h);
@@ -162,8 +165,9 @@ int sys_give(int peer, const rid_t *regions, int num_regions) {
     return fail_errno(EINVAL);
   if ((uint64_t)num_regions > PROTO_MAX_TAIL) return fail_errno(E2BIG);
   if (num_regions == 0) return 0;
-  memo_on_change(&ah_self.memo, MEMO_GIVEN, NULL);
   int rc = worker_flush_cache(); /* the new holder must be able to allocate and free in them */
+  RANK_GUARD();
+  memo_on_change(&ah_self.memo, MEMO_GIVEN, NULL);
   move_desc d = {.regions = regions, .nreg = (uint32_t)num_regions};
   gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: their ranges (guard.h) */
   size_t nguarded = 0;
@@ -199,6 +203,7 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   transfer_receipt got;
   int rc = transfer_recv(link_with(peer), &policy, &got);
   if (rc) return fail_errno(rc);
+  RANK_GUARD(); /* the memo, the GAS's populated chunks */
   gas_range *r = got.r;
   size_t n = got.n;
   /* Shared: the bytes are there, but not yet in our page tables: map them in one call per

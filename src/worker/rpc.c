@@ -87,6 +87,7 @@ static bool reply_continues(const proto_msg *m) {
  * several messages is a protocol error here (only packs continue: rpc_gather). */
 int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
              const uint64_t **tail, uint32_t *ntail) {
+  RANK_GUARD(); /* the reply's tail lives in ah_self.buf: callers hold the lock to read it */
   uint64_t req;
   proto_msg m;
   int rc = rpc_send(type, fixed, out, out_n, &req);
@@ -102,6 +103,7 @@ int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out
  * part, joined, in *words (malloc'ed, NULL when empty) and *nwords. The reply's status. */
 int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
                uint64_t **words, size_t *nwords) {
+  RANK_GUARD();
   uint64_t req, *w = NULL;
   size_t n = 0, cap = 0;
   proto_msg m;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,12 +88,14 @@ static size_t piece_bytes(unsigned shift) {
 
 /* ANTHEAP_XFER_PLAN=whole (read at the first move): direct ranges always go whole. */
 static bool plan_whole(void) {
-  static int whole = -1;
-  if (whole < 0) {
+  static _Atomic int whole = -1; /* threads may move at once (every one reads the same answer) */
+  int w = atomic_load_explicit(&whole, memory_order_relaxed);
+  if (w < 0) {
     const char *plan = getenv("ANTHEAP_XFER_PLAN");
-    whole = plan && !strcmp(plan, "whole");
+    w = plan && !strcmp(plan, "whole");
+    atomic_store_explicit(&whole, w, memory_order_relaxed);
   }
-  return whole;
+  return w;
 }
 
 /* The sender's piece size (header.piece) for a move of total bytes. */

@@ -1,7 +1,9 @@
 /* worker.h: the worker library's state and what its files share: api.c (joining and leaving,
  * regions and objects), rpc.c (one request and its reply with the leaf scheduler),
- * cache_backend.c (the allocation cache's leases over rpc, and its flushes), move.c (sys_send,
- * sys_recv, sys_give). Internal to src/worker. */
+ * cache_backend.c (the allocation caches' leases over rpc, and their flushes), move.c
+ * (sys_send, sys_recv, sys_give). At MPI_THREAD_MULTIPLE the state below is shared by the
+ * rank's threads under the rank lock (threads.h: RANK_GUARD); the per-thread caches are
+ * tcache.h's. Internal to src/worker. */
 #ifndef AH_WORKER_WORKER_H
 #define AH_WORKER_WORKER_H
 
@@ -19,6 +21,8 @@
 #include "worker/memo.h"
 #include "worker/retain.h"
 #include "worker/share.h"
+#include "worker/tcache.h"
+#include "worker/threads.h"
 #include "worker/transfer.h"
 
 typedef struct worker_state {
@@ -63,7 +67,7 @@ static inline int fail_reply(int rc) { return fail_errno(rc ? rc : EPROTO); }
 /* rpc.c: requests to the leaf scheduler. The reply's status (0 or an errno code), or the
  * errno of the exchange itself (ENOMEM, EPROTO, NOT_UP). */
 /* One request (with a tail of out_n words) and its reply, whose tail (valid until the next
- * call) goes to *tail / *ntail. */
+ * call; at MPI_THREAD_MULTIPLE read it under the rank lock: threads.h) goes to *tail / *ntail. */
 int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
              const uint64_t **tail, uint32_t *ntail);
 /* The same without a tail to send. */

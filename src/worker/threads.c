@@ -1,0 +1,44 @@
+/* threads.c: the thread level of a worker rank and the rank lock (threads.h). */
+#include "worker/threads.h"
+
+#include <mpi.h>
+#include <pthread.h>
+
+#include "common/assert.h"
+
+bool threads_multi_on;
+static int level = MPI_THREAD_SINGLE;
+static pthread_mutex_t lock;
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+static _Thread_local int depth; /* this thread's holds of the rank lock */
+
+static void lock_init(void) {
+  pthread_mutexattr_t a;
+  pthread_mutexattr_init(&a);
+  pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&lock, &a);
+  pthread_mutexattr_destroy(&a);
+}
+
+void threads_set_level(int provided) {
+  pthread_once(&lock_once, lock_init);
+  level = provided;
+  threads_multi_on = provided == MPI_THREAD_MULTIPLE;
+}
+
+int threads_level(void) { return level; }
+
+void rank_lock(void) {
+  if (!threads_multi_on) return;
+  pthread_mutex_lock(&lock);
+  depth++;
+}
+
+void rank_unlock(void) {
+  if (!threads_multi_on) return;
+  AH_ASSERT(depth > 0);
+  depth--;
+  pthread_mutex_unlock(&lock);
+}
+
+int rank_lock_depth(void) { return depth; }

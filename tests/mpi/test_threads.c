@@ -1,0 +1,338 @@
+/* test_threads.c: every sys_* call from many threads of each worker rank (issue 34), at
+ * MPI_THREAD_MULTIPLE (sys_init_thread). Per worker, at once:
+ *   - T allocating threads, each in a region of its own and in the root region: random
+ *     sys_alloc / sys_free / sys_realloc / sys_balloc of a size mix around the cache's 4-KiB
+ *     line, every object filled with a pattern of its own address and checked before it is
+ *     freed (a shadow record per object); a share of the objects goes through a mailbox to
+ *     other threads, which query, reallocate or free it (cross-thread frees: tcache.h);
+ *   - for every other worker, a thread that sends it regions (a list built in the region,
+ *     walked and checked by the receiver, which frees it) and a thread that receives from it:
+ *     moves from several threads to different peers at once, each sys_send a flush of every
+ *     thread's cache while the allocating threads go on.
+ * After the threads are joined, the main thread checks that no two live objects of the
+ * worker overlap, frees everything (sys_rfree of the threads' regions) and the shutdown check
+ * counts every slab back (MISSING and "still leased" fail the test).
+ * Options: --threads T (4), --ops N (operations per allocating thread, 4000), --rounds R (moves
+ * per peer and direction, 6), --seed S. Prints "test_threads: N passed, M failed". */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "antheap.h"
+
+#define CHECK_NAME "test_threads"
+#include "worker_check.h"
+
+static int me, nw, nthreads = 4, rounds = 6;
+static long ops = 4000;
+static uint64_t seed = 1;
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* CHECK from threads: the counters of worker_check.h are plain ints. */
+#define TCHECK(cond)                          \
+  do {                                        \
+    pthread_mutex_lock(&count_lock);          \
+    CHECK(cond);                              \
+    pthread_mutex_unlock(&count_lock);        \
+  } while (0)
+
+typedef struct obj {
+  unsigned char *p;
+  size_t size;
+  rid_t region;
+} obj;
+
+static uint64_t rnd(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+/* Mostly the cache's sizes, some up to one slab, a few over (the scheduler's). */
+static size_t rnd_size(uint64_t *s) {
+  uint64_t r = rnd(s) % 20;
+  return r < 14 ? 8 + rnd(s) % 256 : r < 19 ? 257 + rnd(s) % 3840 : 4097 + rnd(s) % 4096;
+}
+
+static unsigned char pattern(const void *p, size_t i) {
+  return (unsigned char)(((uintptr_t)p >> 6) * 31 + i * 7 + 1);
+}
+static void fill(obj *o) {
+  for (size_t i = 0; i < o->size; i++) o->p[i] = pattern(o->p, i);
+}
+static bool intact(const obj *o) {
+  for (size_t i = 0; i < o->size; i++)
+    if (o->p[i] != pattern(o->p, i)) return false;
+  return true;
+}
+
+/* ---- the mailbox: objects handed from one thread to another ---- */
+
+#define MAILBOX 512
+static obj mailbox[MAILBOX];
+static int mail_n;
+static pthread_mutex_t mail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool post(const obj *o) {
+  pthread_mutex_lock(&mail_lock);
+  bool ok = mail_n < MAILBOX;
+  if (ok) mailbox[mail_n++] = *o;
+  pthread_mutex_unlock(&mail_lock);
+  return ok;
+}
+static bool take(obj *o, uint64_t *s) {
+  pthread_mutex_lock(&mail_lock);
+  bool ok = mail_n > 0;
+  if (ok) {
+    int i = (int)(rnd(s) % (uint64_t)mail_n);
+    *o = mailbox[i];
+    mailbox[i] = mailbox[--mail_n];
+  }
+  pthread_mutex_unlock(&mail_lock);
+  return ok;
+}
+
+/* ---- allocating threads ---- */
+
+typedef struct worker_thread {
+  int t;
+  rid_t region; /* this thread's own */
+  obj *live;
+  size_t n, cap;
+  pthread_t th;
+} worker_thread;
+
+static void keep(worker_thread *w, const obj *o) {
+  if (w->n == w->cap) {
+    w->cap = w->cap ? 2 * w->cap : 256;
+    w->live = realloc(w->live, w->cap * sizeof *w->live);
+  }
+  w->live[w->n++] = *o;
+}
+
+static void drop_at(worker_thread *w, size_t i) { w->live[i] = w->live[--w->n]; }
+
+static void do_alloc(worker_thread *w, uint64_t *s) {
+  obj o = {NULL, rnd_size(s), rnd(s) % 4 ? w->region : SYS_ROOT_REGION};
+  o.p = sys_alloc(o.size, o.region);
+  TCHECK(o.p != NULL);
+  if (!o.p) return;
+  fill(&o);
+  keep(w, &o);
+}
+
+static void do_balloc(worker_thread *w, uint64_t *s) {
+  void *v[16];
+  int k = 1 + (int)(rnd(s) % 16);
+  size_t size = 8 + rnd(s) % 512;
+  int rc = sys_balloc(size, w->region, k, v);
+  TCHECK(rc == 0);
+  for (int i = 0; !rc && i < k; i++) {
+    obj o = {v[i], size, w->region};
+    fill(&o);
+    keep(w, &o);
+  }
+}
+
+/* Free, reallocate or pass on one object (its owner may be another thread). */
+static void do_free(obj *o) {
+  TCHECK(intact(o));
+  TCHECK(sys_free(o->p) == 0);
+}
+
+static void do_realloc(worker_thread *w, obj *o, uint64_t *s) {
+  TCHECK(intact(o));
+  size_t n = rnd_size(s), keep_n = n < o->size ? n : o->size;
+  rid_t to = rnd(s) % 2 ? SYS_SAME_REGION : w->region;
+  unsigned char *p = sys_realloc(o->p, n, to);
+  TCHECK(p != NULL);
+  if (!p) return;
+  bool same = true;
+  for (size_t i = 0; i < keep_n; i++) same &= p[i] == pattern(o->p, i);
+  TCHECK(same);
+  obj f = {p, n, to == SYS_SAME_REGION ? o->region : to};
+  fill(&f);
+  keep(w, &f);
+}
+
+static void do_query(const obj *o) {
+  rid_t r;
+  size_t size;
+  TCHECK(sys_query(o->p, &r, &size) == 0 && r == o->region && size >= o->size);
+}
+
+static void *allocating(void *arg) {
+  worker_thread *w = arg;
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)me * 1000003u + (uint64_t)w->t * 7919u + 1;
+  for (long i = 0; i < ops; i++) {
+    uint64_t r = rnd(&s) % 100;
+    if (r < 40 || w->n < 8) do_alloc(w, &s);
+    else if (r < 43) do_balloc(w, &s);
+    else if (r < 70) { /* free one of ours */
+      size_t k = rnd(&s) % w->n;
+      obj o = w->live[k];
+      drop_at(w, k);
+      do_free(&o);
+    } else if (r < 78) {
+      size_t k = rnd(&s) % w->n;
+      obj o = w->live[k];
+      drop_at(w, k);
+      do_realloc(w, &o, &s);
+    } else if (r < 88) { /* hand one to another thread */
+      size_t k = rnd(&s) % w->n;
+      if (post(&w->live[k])) drop_at(w, k);
+    } else { /* take one another thread handed out: query, then free or reallocate it */
+      obj o;
+      if (!take(&o, &s)) continue;
+      do_query(&o);
+      if (rnd(&s) % 3) do_free(&o);
+      else do_realloc(w, &o, &s);
+    }
+  }
+  return NULL;
+}
+
+/* ---- moving threads: one sender and one receiver per other worker ---- */
+
+typedef struct node {
+  struct node *next;
+  uint64_t value;
+} node;
+
+#define LIST_LEN 200
+
+static void *sending(void *arg) {
+  int peer = (int)(intptr_t)arg;
+  for (int r = 0; r < rounds; r++) {
+    rid_t reg = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    TCHECK(reg != 0);
+    node *head = NULL;
+    for (int i = 0; i < LIST_LEN; i++) {
+      node *n = sys_alloc(sizeof *n + (size_t)(i % 5) * 40, reg);
+      TCHECK(n != NULL);
+      if (!n) break;
+      n->value = (uint64_t)me << 32 | (uint64_t)peer << 16 | (uint64_t)(r * LIST_LEN + i);
+      n->next = head;
+      head = n;
+    }
+    void *objs[1] = {head};
+    TCHECK(sys_send(peer, &reg, 1, objs, 1) == 0);
+  }
+  return NULL;
+}
+
+static void *receiving(void *arg) {
+  int peer = (int)(intptr_t)arg;
+  for (int r = 0; r < rounds; r++) {
+    rid_t reg;
+    void *objs[1];
+    int rc = sys_recv(peer, &reg, 1, objs, 1);
+    TCHECK(rc == 0);
+    if (rc) continue;
+    int k = 0;
+    bool ok = true;
+    for (node *n = objs[0]; n; n = n->next, k++)
+      ok &= n->value == ((uint64_t)peer << 32 | (uint64_t)me << 16 |
+                         (uint64_t)(r * LIST_LEN + LIST_LEN - 1 - k));
+    TCHECK(ok && k == LIST_LEN);
+    TCHECK(sys_rfree(reg) == 0);
+  }
+  return NULL;
+}
+
+/* ---- after the threads: no two live objects overlap ---- */
+
+static int by_addr(const void *a, const void *b) {
+  const obj *x = a, *y = b;
+  return (x->p > y->p) - (x->p < y->p);
+}
+
+static void check_no_overlap(worker_thread *w) {
+  size_t n = (size_t)mail_n;
+  for (int t = 0; t < nthreads; t++) n += w[t].n;
+  obj *all = malloc((n + 1) * sizeof *all);
+  size_t k = 0;
+  for (int i = 0; i < mail_n; i++) all[k++] = mailbox[i];
+  for (int t = 0; t < nthreads; t++)
+    for (size_t i = 0; i < w[t].n; i++) all[k++] = w[t].live[i];
+  qsort(all, k, sizeof *all, by_addr);
+  size_t overlaps = 0, broken = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (i + 1 < k && all[i].p + all[i].size > all[i + 1].p) overlaps++;
+    if (!intact(&all[i])) broken++;
+  }
+  CHECK(overlaps == 0);
+  CHECK(broken == 0);
+  free(all);
+}
+
+static void options(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i++) {
+    if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ops")) ops = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[++i], NULL, 10);
+  }
+}
+
+int main(int argc, char **argv) {
+  int provided = -1;
+  bool bad_level = sys_init_thread(&argc, &argv, 12345, &provided) == -1 && errno == EINVAL;
+  if (sys_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided)) {
+    fprintf(stderr, "test_threads: sys_init_thread: %s\n", sys_strerror(errno));
+    return 1;
+  }
+  options(argc, argv);
+  me = sys_worker_id();
+  nw = sys_workers();
+  CHECK(bad_level); /* a level MPI does not have is EINVAL, and nothing started */
+  CHECK(provided == MPI_THREAD_MULTIPLE);
+  if (provided != MPI_THREAD_MULTIPLE) {
+    fprintf(stderr, "test_threads: MPI gave thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
+    sys_finalize();
+    return 1;
+  }
+  worker_thread *w = calloc((size_t)nthreads, sizeof *w);
+  for (int t = 0; t < nthreads; t++) {
+    w[t].t = t;
+    w[t].region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    CHECK(w[t].region != 0);
+  }
+  pthread_t *movers = calloc(2 * (size_t)nw, sizeof *movers);
+  for (int t = 0; t < nthreads; t++) pthread_create(&w[t].th, NULL, allocating, &w[t]);
+  for (int p = 0; p < nw; p++) {
+    if (p == me) continue;
+    pthread_create(&movers[2 * p], NULL, sending, (void *)(intptr_t)p);
+    pthread_create(&movers[2 * p + 1], NULL, receiving, (void *)(intptr_t)p);
+  }
+  for (int t = 0; t < nthreads; t++) pthread_join(w[t].th, NULL);
+  for (int p = 0; p < nw; p++) {
+    if (p == me) continue;
+    pthread_join(movers[2 * p], NULL);
+    pthread_join(movers[2 * p + 1], NULL);
+  }
+  check_no_overlap(w);
+  CHECK(sys_barrier() == 0); /* flushes every thread's cache: the schedulers know every object */
+  for (int i = 0; i < mail_n; i++) do_query(&mailbox[i]);
+  for (int t = 0; t < nthreads; t++)
+    for (size_t i = 0; i < w[t].n; i++) do_query(&w[t].live[i]);
+  for (int i = 0; i < mail_n; i++) /* root-region objects go one by one */
+    if (mailbox[i].region == SYS_ROOT_REGION) CHECK(sys_free(mailbox[i].p) == 0);
+  for (int t = 0; t < nthreads; t++) {
+    for (size_t i = 0; i < w[t].n; i++)
+      if (w[t].live[i].region == SYS_ROOT_REGION) CHECK(sys_free(w[t].live[i].p) == 0);
+    CHECK(sys_rfree(w[t].region) == 0);
+    free(w[t].live);
+  }
+  free(w);
+  free(movers);
+  int bad = check_summary(sys_comm(), "");
+  sys_finalize();
+  return bad;
+}
