@@ -461,6 +461,23 @@ static void *realloc_copy_first(void *ptr, size_t new_size, rid_t new_region) {
   return fresh;
 }
 
+/* One MSG_REALLOC under the rank lock (its reply lives in the rank's buffer): the new object,
+ * or NULL with errno (EXDEV: the new region is on another scheduler). */
+static void *realloc_at_scheduler(void *ptr, size_t new_size, rid_t new_region) {
+  RANK_GUARD();
+  proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc_call(MSG_REALLOC, &b, &t, &n);
+  if (rc == EXDEV) return errno = EXDEV, NULL; /* the caller's fallback sets errno if it fails */
+  if (rc || n != 2) return fail_reply(rc), NULL;
+  void *fresh = (void *)(uintptr_t)t[0];
+  size_t old = (size_t)t[1];
+  guard_release((uintptr_t)fresh, new_size);
+  if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* private GAS: ours */
+  return fresh;
+}
+
 void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   if (!ah_self.up) return fail_errno(NOT_UP), NULL;
   if (!ptr) return sys_alloc(new_size, new_region == SYS_SAME_REGION ? SYS_ROOT_REGION : new_region);
@@ -477,18 +494,11 @@ void *sys_realloc(void *ptr, size_t new_size, rid_t new_region) {
   }
   /* a shared GAS is mapped only where another worker of the host maps it too (share.c) */
   if (gas_is_shared()) return realloc_copy_first(ptr, new_size, new_region);
-  RANK_GUARD();
-  proto_realloc b = {.addr = (uintptr_t)ptr, .size = new_size, .rid = new_region};
-  const uint64_t *t;
-  uint32_t n;
-  int rc = rpc_call(MSG_REALLOC, &b, &t, &n);
-  if (rc == EXDEV) return realloc_copy_first(ptr, new_size, new_region); /* region elsewhere */
-  if (rc || n != 2) return fail_reply(rc), NULL;
-  void *fresh = (void *)(uintptr_t)t[0];
-  size_t old = (size_t)t[1];
-  guard_release((uintptr_t)fresh, new_size);
-  if (fresh != ptr) memcpy(fresh, ptr, old < new_size ? old : new_size); /* private GAS: ours */
-  return fresh;
+  void *fresh = realloc_at_scheduler(ptr, new_size, new_region);
+  if (fresh || errno != EXDEV) return fresh;
+  /* the region is elsewhere; without the lock: the allocation there may wait for this
+   * thread's cache while a flusher holds it stopped and waits for the lock */
+  return realloc_copy_first(ptr, new_size, new_region);
 }
 
 const char *sys_strerror(int err) {
