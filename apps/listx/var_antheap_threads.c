@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "antheap.h"
+#include "bench.h"
 #include "listx_mpi.h"
 
 #define LXT_BATCH 1024
@@ -100,13 +101,22 @@ static long lxt_sum(long v) {
 typedef struct {
   rid_t region;
   lx_node *head;
+  /* LISTX_PHASES=1: a repetition's exchange (ns), printed per worker at its end: waiting for
+   * the rank pair's turns, in sys_send/sys_recv, walking a list in this rank, in another */
+  int phases;
+  double wait, move, walk_local, walk_remote;
+  int local, remote; /* stages with a partner in this rank, in another */
 } lxt_state;
 
 static int lxt_setup(lx_ctx *c) {
   lxt_state *st = calloc(1, sizeof *st);
   c->priv = st;
+  const char *ph = getenv("LISTX_PHASES");
+  if (st) st->phases = ph ? atoi(ph) : 0;
   return st ? 0 : -1;
 }
+
+static double now(const lxt_state *st) { return st->phases ? bench_now_ns() : 0; }
 
 static void lxt_teardown(lx_ctx *c) {
   free(c->priv);
@@ -200,7 +210,10 @@ static int lxt_exchange(lx_ctx *c, int peer) {
       fprintf(stderr, "listx: worker %d: worker %d of this rank has no list\n", c->me, peer);
       return -1;
     }
+    double t0 = now(st);
     modify_all(c, theirs, peer);
+    st->walk_local += now(st) - t0;
+    st->local++;
     return 0;
   }
   int k, m;
@@ -209,18 +222,30 @@ static int lxt_exchange(lx_ctx *c, int peer) {
   lxt_turn *turn = &H.turns[prank];
   rid_t mine = st->region, theirs, back;
   void *my_head = st->head, *their_head, *back_head;
+  double t0 = now(st);
   turn_wait(turn, epoch, k);
+  double t1 = now(st);
   int rc = swap(c->me, peer, prank, &mine, &my_head, &theirs, &their_head);
   turn_pass(turn); /* (after a failure too: the job ends, but its peers must not hang here) */
+  double t2 = now(st);
   if (rc) {
     fprintf(stderr, "listx: worker %d: sys_send/sys_recv with %d (rank %d): %s\n", c->me, peer,
             prank, sys_strerror(errno));
     return -1;
   }
   modify_all(c, their_head, peer);
+  double t3 = now(st);
   turn_wait(turn, epoch, m + k);
+  double t4 = now(st);
   rc = swap(c->me, peer, prank, &theirs, &their_head, &back, &back_head);
   turn_pass(turn);
+  if (st->phases) {
+    double t5 = now(st);
+    st->wait += (t1 - t0) + (t4 - t3);
+    st->move += (t2 - t1) + (t5 - t4);
+    st->walk_remote += t3 - t2;
+    st->remote++;
+  }
   if (rc) {
     fprintf(stderr, "listx: worker %d: giving back to %d (rank %d): %s\n", c->me, peer, prank,
             sys_strerror(errno));
@@ -243,6 +268,14 @@ static const lx_node *lxt_next(lx_ctx *c, const lx_node *x) {
 
 static void lxt_release(lx_ctx *c) {
   lxt_state *st = c->priv;
+  if (st->phases)
+    fprintf(stderr, "listx: phases: worker %d (rank %d thread %d) rep %d: %d partners in this "
+            "rank, walks %.1f ms; %d in others: waiting for turns %.1f ms, in sys_send/sys_recv "
+            "%.1f ms, walks %.1f ms\n", c->me, H.rank, lxt_tid, c->rep, st->local,
+            st->walk_local * 1e-6, st->remote, st->wait * 1e-6, st->move * 1e-6,
+            st->walk_remote * 1e-6);
+  st->wait = st->move = st->walk_local = st->walk_remote = 0;
+  st->local = st->remote = 0;
   if (sys_rfree(st->region))
     fprintf(stderr, "listx: worker %d: sys_rfree: %s\n", c->me, sys_strerror(errno));
   st->region = 0;
