@@ -20,6 +20,9 @@ usage: apps/listx/hybrid.sh [options]
   --reps R        repetitions per run (default 5)
   --rounds K      rounds (default 2); odd rounds run the hybrid first, even ones antheap first
   --balloc        also antheap-balloc (W ranks) and antheap-balloc-threads (each shape)
+  --no-bundled    leave out antheap-threads-bundled (each shape: the crossing lists of a rank
+                  pair and stage moved together by one thread a side, 4 moves instead of 4m;
+                  run after antheap-threads by default, as a comparison)
   --no-rma        leave out MPI RMA
   --timeout S     limit per run in seconds (default 300)
   --net LABEL     the CSV's net label (default shm)
@@ -33,7 +36,7 @@ USAGE
 
 here=$(cd "$(dirname "$0")" && pwd)
 bin="" out="${OUT:-./hybrid-out}" workers=32 shapes="2x16" nodes=240000 reps=5 rounds=2
-balloc=0 rma=1 limit=300 net=shm
+balloc=0 bundled=1 rma=1 limit=300 net=shm
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help) usage; exit 0;;
@@ -45,6 +48,7 @@ while [[ $# -gt 0 ]]; do
     --reps) reps=$2; shift 2;;
     --rounds) rounds=$2; shift 2;;
     --balloc) balloc=1; shift;;
+    --no-bundled) bundled=0; shift;;
     --no-rma) rma=0; shift;;
     --timeout) limit=$2; shift 2;;
     --net) net=$2; shift 2;;
@@ -95,6 +99,8 @@ hybrid() { # each shape: RANKS hybrid ranks + 1 scheduler
   local s
   for s in $shapes; do
     run "$1" $((${s%x*} + 1)) --antheap-schedulers 1 --threads "${s#*x}" --variants antheap-threads
+    [[ $bundled -eq 1 ]] &&
+      run "$1" $((${s%x*} + 1)) --antheap-schedulers 1 --threads "${s#*x}" --variants antheap-threads-bundled
     [[ $balloc -eq 1 ]] &&
       run "$1" $((${s%x*} + 1)) --antheap-schedulers 1 --threads "${s#*x}" --variants antheap-balloc-threads
   done

@@ -47,7 +47,9 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "                    2 ranks x 16 threads do the work of 32 ranks; a partner in the\n"
           "                    same rank takes the list by pointer, one in another rank by\n"
           "                    sys_send/sys_recv, those of one pair of ranks one after another\n"
-          "                    in an order both ranks derive from the schedule (default 1)\n"
+          "                    in an order both ranks derive from the schedule (default 1);\n"
+          "                    antheap-threads-bundled moves a rank pair's crossing lists of a\n"
+          "                    stage together instead, one swap each way by one thread a side\n"
           "  --csv FILE        append one row per variant to FILE (header when new)\n"
           "  --net LABEL       interconnect label for the CSV (default shm)\n"
           "  --quiet           no report line (errors still go to stderr)\n"
@@ -56,6 +58,7 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --help            this text\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
+          "  (*-threads: its waits for turns, moves and walks in and out of its rank)\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
           "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
           prog, LX_HEADER + 1, known);

@@ -36,9 +36,10 @@ int main(int argc, char **argv) {
   lx_opts o;
   int rc = lx_parse(argc, argv, &o, "listx",
                     "antheap,antheap-balloc,mpi-rma,mpi-pack,antheap-threads,"
-                    "antheap-balloc-threads");
+                    "antheap-balloc-threads,antheap-threads-bundled");
   if (rc) return rc > 0 ? 0 : 2;
-  int with_threads = lx_wants(&o, "antheap-threads") || lx_wants(&o, "antheap-balloc-threads");
+  int with_threads = lx_wants(&o, "antheap-threads") || lx_wants(&o, "antheap-balloc-threads") ||
+                     lx_wants(&o, "antheap-threads-bundled");
   int with_antheap = lx_wants(&o, "antheap") || lx_wants(&o, "antheap-balloc") || with_threads;
   for (int i = 1; i < argc; i++) with_antheap |= !strncmp(argv[i], "--antheap-", 10);
 
@@ -70,8 +71,9 @@ int main(int argc, char **argv) {
 
   const lx_variant *vs[] = {&lx_antheap, &lx_antheap_balloc, &lx_mpi_rma, &lx_mpi_pack};
   int status = lx_run(&o, &rt, vs, 4);
-  const lx_variant *ts[] = {&lx_antheap_threads, &lx_antheap_balloc_threads};
-  for (int i = 0; i < 2; i++) {
+  const lx_variant *ts[] = {&lx_antheap_threads, &lx_antheap_balloc_threads,
+                            &lx_antheap_threads_bundled};
+  for (int i = 0; i < 3; i++) {
     if (!lx_wants(&o, ts[i]->name)) continue;
     int st = lx_run_threads(&o, &rt, ts[i]);
     if (st > status) status = st;

@@ -16,7 +16,7 @@ FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i; next }
         sprintf("%09d", $col["nodes"])
   v = $col["variant"]; s = $col["schedulers"] + 0
   th = ("threads" in col) ? $col["threads"] + 0 : 1
-  name = v (th > 1 || v ~ /-threads$/ ? sprintf(" %dx%d", $col["ranks"] - s, th) : "") \
+  name = v (th > 1 || v ~ /-threads/ ? sprintf(" %dx%d", $col["ranks"] - s, th) : "") \
          (s > 1 ? sprintf(" (%d sched)", s) : "")
   t = $col["median_s"] + 0
   n = ++rows[key]

@@ -37,12 +37,18 @@
 
 #define LXT_BATCH 1024
 
-/* A rank pair's turns (see above): the stage they count for and the next turn. */
+/* A rank pair's turns (see above): the stage they count for and the next turn; and, for the
+ * bundled variant, the lists its crossing pairs put together, indexed by pair number k. */
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   long epoch; /* rep * stages + stage of the current count (-1: none yet) */
   int next;
+  /* bundled: */
+  int arrived, walked;   /* pairs whose list is in give[], whose walk is done */
+  int fetched, returned; /* the leader's swaps: 0 not yet, 1 done, -1 failed */
+  rid_t *give_r, *got_r, *back_r;
+  void **give_o, **got_o, **back_o;
 } lxt_turn;
 
 static struct {
@@ -259,6 +265,97 @@ static int lxt_exchange(lx_ctx *c, int peer) {
   return 0;
 }
 
+/* antheap-threads-bundled: the crossing pairs of a rank pair in a stage move their lists
+ * together, one swap of all m regions (and heads) each way to fetch and one to give back, made
+ * by the threads of pair 0 (the leaders) for all of them: 4 moves a rank pair and stage,
+ * against 4m in turns. The others put their list in, wait for the fetch, walk the partner's
+ * list, and wait for the give-back. Not "a move from the thread" any more: a comparison. */
+static int lxt_exchange_bundled(lx_ctx *c, int peer) {
+  lxt_state *st = c->priv;
+  int T = H.T, prank = peer / T;
+  if (prank == H.rank) return lxt_exchange(c, peer); /* by pointer, as there */
+  int k, m;
+  cross_order(c->me, peer, c->n, c->stage, &k, &m);
+  long epoch = (long)c->rep * lx_run_stages(c->o, c->n) + c->stage;
+  lxt_turn *b = &H.turns[prank];
+  int lower = H.rank < prank;
+  double t0 = now(st), t1, t2, t3, t4;
+  pthread_mutex_lock(&b->mu);
+  if (b->epoch != epoch) {
+    b->epoch = epoch;
+    b->arrived = b->walked = b->fetched = b->returned = 0;
+  }
+  b->give_r[k] = st->region;
+  b->give_o[k] = st->head;
+  b->arrived++;
+  pthread_cond_broadcast(&b->cv);
+  if (k == 0) { /* the leader: fetch for all */
+    while (b->arrived < m) pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+    t1 = now(st);
+    int rc = lower ? sys_send(prank, b->give_r, m, b->give_o, m) ||
+                         sys_recv(prank, b->got_r, m, b->got_o, m)
+                   : sys_recv(prank, b->got_r, m, b->got_o, m) ||
+                         sys_send(prank, b->give_r, m, b->give_o, m);
+    if (rc)
+      fprintf(stderr, "listx: worker %d: the bundled fetch with rank %d: %s\n", c->me, prank,
+              sys_strerror(errno));
+    t2 = now(st);
+    pthread_mutex_lock(&b->mu);
+    b->fetched = rc ? -1 : 1;
+    pthread_cond_broadcast(&b->cv);
+  } else {
+    while (!b->fetched) pthread_cond_wait(&b->cv, &b->mu);
+    t1 = t2 = now(st);
+  }
+  int ok = b->fetched > 0;
+  lx_node *theirs = ok ? b->got_o[k] : NULL;
+  pthread_mutex_unlock(&b->mu);
+  if (!ok) return -1;
+  modify_all(c, theirs, peer);
+  t3 = now(st);
+  pthread_mutex_lock(&b->mu);
+  b->walked++;
+  pthread_cond_broadcast(&b->cv);
+  if (k == 0) { /* give every list back */
+    while (b->walked < m) pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+    t4 = now(st);
+    int rc = lower ? sys_send(prank, b->got_r, m, b->got_o, m) ||
+                         sys_recv(prank, b->back_r, m, b->back_o, m)
+                   : sys_recv(prank, b->back_r, m, b->back_o, m) ||
+                         sys_send(prank, b->got_r, m, b->got_o, m);
+    if (rc)
+      fprintf(stderr, "listx: worker %d: the bundled give-back with rank %d: %s\n", c->me,
+              prank, sys_strerror(errno));
+    pthread_mutex_lock(&b->mu);
+    b->returned = rc ? -1 : 1;
+    pthread_cond_broadcast(&b->cv);
+  } else {
+    while (!b->returned) pthread_cond_wait(&b->cv, &b->mu);
+    t4 = now(st);
+  }
+  ok = b->returned > 0;
+  rid_t back = ok ? b->back_r[k] : 0;
+  void *back_head = ok ? b->back_o[k] : NULL;
+  pthread_mutex_unlock(&b->mu);
+  if (!ok) return -1;
+  if (back != st->region || back_head != st->head) {
+    fprintf(stderr, "listx: worker %d: worker %d gave back region %u head %p, not %u %p\n",
+            c->me, peer, back, back_head, st->region, (void *)st->head);
+    c->bad++;
+  }
+  if (st->phases) { /* waits: for the others' lists and walks; moves: the leader's swaps */
+    double t5 = now(st);
+    st->wait += (t1 - t0) + (k == 0 ? 0 : t5 - t4);
+    st->move += (t2 - t1) + (k == 0 ? t5 - t4 : 0);
+    st->walk_remote += t3 - t2;
+    st->wait += t4 - t3;
+    st->remote++;
+  }
+  return 0;
+}
+
 static const lx_node *lxt_first(lx_ctx *c) { return ((lxt_state *)c->priv)->head; }
 
 static const lx_node *lxt_next(lx_ctx *c, const lx_node *x) {
@@ -288,6 +385,17 @@ const lx_variant lx_antheap_threads = {
     .setup = lxt_setup,
     .build = lxt_build,
     .exchange = lxt_exchange,
+    .first = lxt_first,
+    .next = lxt_next,
+    .release = lxt_release,
+    .teardown = lxt_teardown,
+};
+
+const lx_variant lx_antheap_threads_bundled = {
+    .name = "antheap-threads-bundled",
+    .setup = lxt_setup,
+    .build = lxt_build,
+    .exchange = lxt_exchange_bundled,
     .first = lxt_first,
     .next = lxt_next,
     .release = lxt_release,
@@ -344,6 +452,17 @@ int lx_run_threads(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     pthread_mutex_init(&H.turns[r].mu, NULL);
     pthread_cond_init(&H.turns[r].cv, NULL);
     H.turns[r].epoch = -1;
+    lxt_turn *b = &H.turns[r];
+    b->give_r = calloc((size_t)T, sizeof(rid_t));
+    b->got_r = calloc((size_t)T, sizeof(rid_t));
+    b->back_r = calloc((size_t)T, sizeof(rid_t));
+    b->give_o = calloc((size_t)T, sizeof(void *));
+    b->got_o = calloc((size_t)T, sizeof(void *));
+    b->back_o = calloc((size_t)T, sizeof(void *));
+    if (!b->give_r || !b->got_r || !b->back_r || !b->give_o || !b->got_o || !b->back_o) {
+      fprintf(stderr, "listx: rank %d: no memory for %d threads\n", rt->me, T);
+      rt->abort(2);
+    }
   }
   pthread_barrier_init(&H.bar, NULL, (unsigned)T);
   for (int t = 1; t < T; t++) {
@@ -363,6 +482,9 @@ int lx_run_threads(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   for (int r = 0; r < rt->n; r++) {
     pthread_mutex_destroy(&H.turns[r].mu);
     pthread_cond_destroy(&H.turns[r].cv);
+    lxt_turn *b = &H.turns[r];
+    free(b->give_r), free(b->got_r), free(b->back_r);
+    free(b->give_o), free(b->got_o), free(b->back_o);
   }
   free(th);
   free(H.dv);
