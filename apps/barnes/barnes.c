@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "antheap.h"
 #include "bench.h"
@@ -105,7 +106,14 @@ int main(int argc, char **argv) {
     bh_usage(stdout, BH_ANTHEAP);
     return 0;
   }
-  if (sys_init(&argc, &argv)) {
+  /* --threads T > 1 (hybrid: the walk in T threads): MPI_THREAD_MULTIPLE, so that the launch
+   * does not bind the rank to one core (the threads call neither MPI nor antheap) */
+  int threads = 1;
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+  int provided;
+  if (threads > 1 ? sys_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided)
+                  : sys_init(&argc, &argv)) {
     fprintf(stderr, "barnes: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
@@ -123,7 +131,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "barnes: error: out of memory\n");
     return 1;
   }
-  bh_transport tr = {.mode = "antheap", .relocatable = false,
+  bh_transport tr = {.mode = o.threads > 1 ? "antheap-threads" : "antheap", .relocatable = false,
                      .mem = {a_region, a_balloc, a_rfree, NULL},
                      .let_buffer = let_buffer, .exchange = exchange, .release = release,
                      .ctx = &L};

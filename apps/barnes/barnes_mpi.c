@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
     bh_usage(stdout, BH_MPI);
     return 0;
   }
-  MPI_Init(&argc, &argv);
+  int provided; /* --threads: the walk's threads call no MPI */
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   bh_opts o;
   int rc = bh_opts_parse(argc, argv, BH_MPI, &o);
   if (rc) {
@@ -86,7 +87,7 @@ int main(int argc, char **argv) {
     MPI_Abort(L.comm, 1);
   }
   L.sd = L.sc + L.P, L.rc = L.sd + L.P, L.rd = L.rc + L.P;
-  bh_transport tr = {.mode = "mpi", .relocatable = true, .mem = arena,
+  bh_transport tr = {.mode = o.threads > 1 ? "mpi-threads" : "mpi", .relocatable = true, .mem = arena,
                      .let_buffer = let_buffer, .exchange = exchange, .release = release,
                      .ctx = &L};
   int failed = bh_run(&o, L.comm, 0, &tr);

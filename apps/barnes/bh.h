@@ -134,6 +134,7 @@ typedef struct bh_opts {
   double theta, dt, eps, tol, baseline_s;
   const char *positions, *csv, *compare, *tag, *figure;
   int quiet;
+  int threads; /* --threads T: threads of a worker rank that share its walk (hybrid; 1: none) */
 } bh_opts;
 /* The programs: barnes (on antheap), barnes-serial, barnes-mpi (plain MPI). */
 enum { BH_ANTHEAP = 0, BH_SERIAL = 1, BH_MPI = 2 };

@@ -40,11 +40,16 @@ void bh_usage(FILE *f, int prog) {
           "  --baseline-seconds T  serial time of the same run, for parallel efficiency\n"
           "  --quiet            no per-step lines\n"
           "%s"
+          "%s"
           "  --help             this text\n"
           "Output: per step, the energy drift (E-E0)/|E0|, the momentum drift |P-P0| and the\n"
           "interactions per body; at the end, time per worker split into computation, worker\n"
           "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s",
           name[prog], how[prog],
+          prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its walk (the\n"
+                      "                     force loop over its bodies, in chunks taken in turn); the\n"
+                      "                     rest of the step stays one thread a rank (default 1)\n"
+                    : "",
           prog == 1 ? "  --compare FILE     compare the final positions with FILE (from barnes)\n"
                       "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"
                     : "",
@@ -67,7 +72,7 @@ static int num(const char *opt, const char *v, double lo, double hi, double *out
 int bh_opts_parse(int argc, char **argv, int prog, bh_opts *o) {
   bool serial = prog == 1;
   *o = (bh_opts){.bodies = 16384, .steps = 10, .seed = 1, .theta = 0.5,
-                 .dt = 0.025, .eps = 0.025};
+                 .dt = 0.025, .eps = 0.025, .threads = 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     double x;
@@ -111,6 +116,9 @@ int bh_opts_parse(int argc, char **argv, int prog, bh_opts *o) {
                          : !strcmp(a, "--figure")  ? &o->figure
                                                    : &o->compare;
       *dst = v;
+    } else if (prog != 1 && !strcmp(a, "--threads")) {
+      if (num(a, v, 1, 1024, &x) || x != (int)x) return -1;
+      o->threads = (int)x;
     } else if (!strcmp(a, "--quiet")) {
       used = 0;
       o->quiet = 1;
@@ -190,6 +198,7 @@ int bh_report(const bh_opts *o, const char *mode, int workers, int schedulers,
   char tag[64];
   snprintf(tag, sizeof tag, "%s", o->tag ? o->tag : "");
   if (!o->tag) snprintf(tag, sizeof tag, "%s", !strcmp(mode, "serial") ? "Serial" : "");
+  if (!tag[0] && o->threads > 1) snprintf(tag, sizeof tag, "%dx%d", workers, o->threads);
   if (!tag[0]) snprintf(tag, sizeof tag, "%d", workers);
   static const char *const cols[] = {
       "figure", "tag", "mode", "workers", "schedulers", "bodies", "steps", "theta",

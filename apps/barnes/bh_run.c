@@ -15,6 +15,9 @@
 #include "bh_run.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +205,77 @@ static void lap(run *R, int k, double *t0) {
   *t0 = t;
 }
 
+/* The walk of bodies [lo, hi), each timed (the next step's weights); adds to *missing, *work. */
+static void walk_range(run *R, const bh_cell *root, size_t lo, size_t hi, int64_t *missing,
+                       int64_t *work) {
+  double tick = bench_now_ns();
+  for (size_t i = lo; i < hi; i++) {
+    bh_body *x = &R->b[i];
+    memset(x->acc, 0, sizeof x->acc);
+    x->pot = 0;
+    x->work = 0;
+    *missing += bh_walk(root, x->pos, x->id, R->o->theta, R->o->eps, x->acc, &x->pot, &x->work);
+    *work += x->work;
+    double tock = bench_now_ns();
+    x->cost = (int64_t)(tock - tick) + 1;
+    tick = tock;
+  }
+}
+
+/* --threads T (hybrid): the rank's threads share the walk, taking chunks of bodies in turn from
+ * one counter. Each body's walk is the serial one and writes only that body, and the sums are
+ * integers, so the result is the same bit for bit whatever the threads; only the walk runs in
+ * threads, with no MPI and no sys_* call. */
+#define WALK_CHUNK 64
+typedef struct {
+  run *R;
+  const bh_cell *root;
+  atomic_size_t next;
+  int64_t missing[1024], work[1024];
+} walk_job;
+
+typedef struct {
+  walk_job *j;
+  int t;
+} walk_arg;
+
+static void *walk_thread(void *p) {
+  walk_arg *a = p;
+  walk_job *j = a->j;
+  int64_t missing = 0, work = 0; /* the thread's own until the end (no shared line) */
+  for (;;) {
+    size_t lo = atomic_fetch_add(&j->next, WALK_CHUNK);
+    if (lo >= j->R->n) break;
+    size_t hi = lo + WALK_CHUNK < j->R->n ? lo + WALK_CHUNK : j->R->n;
+    walk_range(j->R, j->root, lo, hi, &missing, &work);
+  }
+  j->missing[a->t] = missing;
+  j->work[a->t] = work;
+  return NULL;
+}
+
+static void walk_all(run *R, const bh_cell *root) {
+  int T = R->o->threads > 1 ? R->o->threads : 1;
+  if (T == 1) {
+    walk_range(R, root, 0, R->n, &R->missing, &R->work);
+    return;
+  }
+  walk_job *j = calloc(1, sizeof *j);
+  pthread_t th[1024];
+  walk_arg args[1024];
+  if (!j) die(R, "out of memory for the walk's threads");
+  j->R = R;
+  j->root = root;
+  atomic_init(&j->next, 0);
+  for (int t = 0; t < T; t++) args[t] = (walk_arg){j, t};
+  for (int t = 1; t < T; t++)
+    if (pthread_create(&th[t], NULL, walk_thread, &args[t])) die(R, "pthread_create failed");
+  walk_thread(&args[0]);
+  for (int t = 1; t < T; t++) pthread_join(th[t], NULL);
+  for (int t = 0; t < T; t++) R->missing += j->missing[t], R->work += j->work[t];
+  free(j);
+}
+
 static void forces(run *R) {
   double t0 = now();
   bh_cube cube = global_cube(R);
@@ -216,19 +290,7 @@ static void forces(run *R) {
   lap(R, PH_TOP, &t0);
   exchange_lets(R, &g);
   lap(R, PH_LETS, &t0);
-  double tick = bench_now_ns();
-  for (size_t i = 0; i < R->n; i++) { /* each walk timed: the next step's weights */
-    bh_body *x = &R->b[i];
-    memset(x->acc, 0, sizeof x->acc);
-    x->pot = 0;
-    x->work = 0;
-    R->missing += bh_walk(g.top.root, x->pos, x->id, R->o->theta, R->o->eps, x->acc, &x->pot,
-                          &x->work);
-    R->work += x->work;
-    double tock = bench_now_ns();
-    x->cost = (int64_t)(tock - tick) + 1;
-    tick = tock;
-  }
+  walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   lap(R, PH_WALK, &t0);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;

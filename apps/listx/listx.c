@@ -42,6 +42,14 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "                    instead of all W-1: the exchange then costs each worker the\n"
           "                    same whatever W, for runs past 512 workers (default: all)\n"
           "  --variants LIST   comma-separated, from: %s (default: all of them)\n"
+          "  --threads T       the *-threads variants (hybrid): T threads per worker rank, each\n"
+          "                    one worker of the exchange (worker = rank x T + thread), so that\n"
+          "                    2 ranks x 16 threads do the work of 32 ranks; a partner in the\n"
+          "                    same rank takes the list by pointer, one in another rank by\n"
+          "                    sys_send/sys_recv, those of one pair of ranks one after another\n"
+          "                    in an order both ranks derive from the schedule (default 1);\n"
+          "                    antheap-threads-bundled moves a rank pair's crossing lists of a\n"
+          "                    stage together instead, one swap each way by one thread a side\n"
           "  --csv FILE        append one row per variant to FILE (header when new)\n"
           "  --net LABEL       interconnect label for the CSV (default shm)\n"
           "  --quiet           no report line (errors still go to stderr)\n"
@@ -50,6 +58,7 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --help            this text\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
+          "  (*-threads: its waits for turns, moves and walks in and out of its rank)\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
           "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
           prog, LX_HEADER + 1, known);
@@ -77,6 +86,7 @@ int lx_parse(int argc, char **argv, lx_opts *o, const char *prog, const char *kn
   o->node_size = 256;
   o->reps = 3;
   o->net = "shm";
+  o->threads = 1;
   snprintf(o->variants, sizeof o->variants, "%s", known);
   int loud = first_rank();
   for (int i = 1; i < argc; i++) {
@@ -116,6 +126,10 @@ int lx_parse(int argc, char **argv, lx_opts *o, const char *prog, const char *kn
       NEED_VALUE;
       if (parse_long(val, 1, LX_MAX_WORKERS, &v)) BAD_VALUE("a count in 1..65536");
       o->partners = (int)v;
+    } else if (!strcmp(a, "--threads")) {
+      NEED_VALUE;
+      if (parse_long(val, 1, 1024, &v)) BAD_VALUE("a count in 1..1024");
+      o->threads = (int)v;
     } else if (!strcmp(a, "--variants")) {
       NEED_VALUE;
       snprintf(o->variants, sizeof o->variants, "%s", val);
@@ -293,7 +307,7 @@ static void csv_row(const lx_opts *o, const lx_rt *rt, const char *variant, doub
   }
   if (fresh)
     fprintf(f, "machine,net,variant,workers,schedulers,fanout,ranks,nodes,node_size,reps,"
-               "median_s,min_s,build_median_s,exchange_median_s,verified,partners\n");
+               "median_s,min_s,build_median_s,exchange_median_s,verified,partners,threads\n");
   const char *label = getenv("LISTX_MACHINE");
   char machine[512];
   snprintf(machine, sizeof machine, "%s%s%s", label ? label : "", label ? ": " : "",
@@ -301,10 +315,11 @@ static void csv_row(const lx_opts *o, const lx_rt *rt, const char *variant, doub
   for (char *p = machine; *p; p++)
     if (*p == ',') *p = ';';
   int fanout = rt->schedulers ? (o->fanout ? o->fanout : 8) : 0;
-  fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%ld,%zu,%d,%.6f,%.6f,%.6f,%.6f,%s,%d\n", machine, o->net,
-          variant, rt->n, rt->schedulers, fanout, rt->n + rt->schedulers, o->nodes,
+  int t = rt->threads > 1 ? rt->threads : 1; /* ranks: the worker ranks (n / t) + schedulers */
+  fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%ld,%zu,%d,%.6f,%.6f,%.6f,%.6f,%s,%d,%d\n", machine, o->net,
+          variant, rt->n, rt->schedulers, fanout, rt->n / t + rt->schedulers, o->nodes,
           o->node_size, o->reps, med, min, build, exch, ok ? "yes" : "NO",
-          lx_run_stages(o, rt->n));
+          lx_run_stages(o, rt->n), t);
   fclose(f);
 }
 
@@ -356,6 +371,7 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   if (rt->me == 0) {
     if (!o->quiet) {
       printf("listx: %-8s %3d workers", v->name, rt->n);
+      if (rt->threads > 1) printf(" (%d ranks x %d threads)", rt->n / rt->threads, rt->threads);
       if (rt->schedulers) printf(" + %d sched", rt->schedulers);
       if (o->partners) printf(", %d partners", lx_run_stages(o, rt->n));
       printf(", %ld nodes x %zu B, %d reps: median %.4f s (build %.4f, exchange %.4f), "

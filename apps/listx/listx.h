@@ -13,6 +13,11 @@
  *   shmem     OpenSHMEM, UPC-style: shmem_getmem/shmem_putmem node by node
  *   mpi-rma   MPI-3 RMA, UPC-style: MPI_Get/MPI_Put node by node, passive target
  *   mpi-pack  hand-marshalled MPI: traverse, pack, send, unpack, re-link
+ *   antheap-threads  hybrid: each rank runs --threads T threads, each one worker as above
+ *             (worker = rank * T + thread); a partner in the same rank gets the list by a
+ *             pointer handed over in the process, one in another rank by sys_send/sys_recv
+ *             (antheap-balloc-threads: with sys_balloc; antheap-threads-bundled: the lists
+ *             crossing between two ranks in a stage move together; var_antheap_threads.c)
  * The driver times build + exchange (as the paper does: antheap pays one scheduler round
  * trip per allocation there), verifies, and prints a line and a CSV row per variant.
  */
@@ -47,6 +52,7 @@ typedef struct lx_opts {
   const char *net;        /* interconnect label for the CSV ("shm", "tcp") */
   int fanout;             /* --antheap-fanout as given (for the CSV; 0: default) */
   int partners;           /* --partners K: only the first K stages (0: all, W-1 partners) */
+  int threads;            /* --threads T: worker threads per rank (the *-threads variants) */
   int corrupt;            /* test only: worker 1 skips one modification */
   int quiet;
 } lx_opts;
@@ -82,6 +88,8 @@ typedef struct lx_variant {
 typedef struct lx_rt {
   int me, n;
   int schedulers;  /* antheap scheduler ranks in the job (0 for the baselines) */
+  int threads;     /* workers per rank (the *-threads variants: each thread is one worker,
+                    * me and n count threads; 0 or 1: one worker a rank) */
   void (*barrier)(void);
   double (*max)(double v);
   long (*sum)(long v);
