@@ -359,21 +359,26 @@ static void print_report(sched_server *s, uint64_t slabs, uint64_t ids) {
   if (s->cfg.report == SCHED_REPORT_OFF && !lost) return;
   for (size_t i = 0; i < s->nstat_rows; i++) served += s->stat_rows[i * PROTO_STAT_WORDS + 1];
   bool table = s->cfg.report == SCHED_REPORT_TABLE && !s->cfg.quiet;
+  /* One write for the whole line: stderr is unbuffered, and another rank's output must not
+   * land inside it (mpirun merges the ranks' streams) */
+  char line[8192]; /* the stats path is the only part of any length */
+  int n;
   if (lost)
-    fprintf(f, "antheapd: shutdown: MISSING: only %lu of %lu slabs and %lu of %lu region IDs "
-            "came back to the root", (unsigned long)slabs, (unsigned long)want_slabs,
-            (unsigned long)ids, (unsigned long)ALL_IDS);
+    n = snprintf(line, sizeof line, "antheapd: shutdown: MISSING: only %lu of %lu slabs and %lu "
+                 "of %lu region IDs came back to the root", (unsigned long)slabs,
+                 (unsigned long)want_slabs, (unsigned long)ids, (unsigned long)ALL_IDS);
   else
-    fprintf(f, "antheapd: shutdown: nothing lost: all %lu slabs and %lu region IDs back at the "
-            "root", (unsigned long)slabs, (unsigned long)ids);
-  fprintf(f, "; %lu request%s served by %zu scheduler%s", (unsigned long)served,
-          served == 1 ? "" : "s", s->nstat_rows, s->nstat_rows == 1 ? "" : "s");
+    n = snprintf(line, sizeof line, "antheapd: shutdown: nothing lost: all %lu slabs and %lu "
+                 "region IDs back at the root", (unsigned long)slabs, (unsigned long)ids);
+  n += snprintf(line + n, sizeof line - (size_t)n, "; %lu request%s served by %zu scheduler%s",
+                (unsigned long)served, served == 1 ? "" : "s", s->nstat_rows,
+                s->nstat_rows == 1 ? "" : "s");
   if (s->cfg.report == SCHED_REPORT_SUMMARY && s->cfg.stats_csv)
-    fprintf(f, "; every scheduler's row in %s\n", s->cfg.stats_csv);
+    snprintf(line + n, sizeof line - (size_t)n, "; every scheduler's row in %s",
+             s->cfg.stats_csv);
   else if (s->cfg.report == SCHED_REPORT_SUMMARY)
-    fprintf(f, "; ANTHEAP_STATS=table for every scheduler's row\n");
-  else
-    fprintf(f, "\n");
+    snprintf(line + n, sizeof line - (size_t)n, "; ANTHEAP_STATS=table for every scheduler's row");
+  fprintf(f, "%s\n", line);
   if (table) print_table(s, f);
   fflush(f);
 }
