@@ -9,19 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One leased slab: one cache line (64-B aligned), with copies of its bin's region, slot size
- * and divisor, so that a free or a lookup reads nothing else to check it. */
+/* One leased slab, with copies of its bin's slot size and divisor, so that a free is checked
+ * without reading the bin. 56 bytes: a 64-B malloc chunk, as before the copies. */
 typedef struct cslab {
   uint64_t free;             /* bit i: slot i is in the cache, not handed out */
-  uint64_t all;              /* bits of the slab's real slots */
   uintptr_t addr;
-  uint32_t rid, slot;        /* its bin's */
+  uint32_t slot;             /* its bin's */
   uint32_t recip;            /* its bin's: offset / slot as a multiply */
   int32_t sched;             /* the scheduler that leased it */
-  struct cbin *bin;
+  struct cbin *bin;          /* (its bitmap of real slots: bin->all) */
   struct cslab *prev, *next; /* the bin's list of slabs with free slots */
 } cslab;
-_Static_assert(sizeof(cslab) == 64, "a slab's record is one cache line");
+_Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
 
 /* The slabs of one region and slot size. */
 typedef struct cbin {
@@ -220,14 +219,14 @@ void cache_destroy(cache *c) {
  * hardware prefetchers follow). */
 static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint32_t n) {
   for (uint32_t i = n; i-- > 0;) {
-    cslab *s = aligned_alloc(sizeof *s, sizeof *s);
+    cslab *s = malloc(sizeof *s);
     if (!s) { /* keep what fits; the rest goes straight back */
       uint64_t pairs[2] = {slabs[i], 0}, dropped;
       c->be.unlease(c->be.ctx, sched, pairs, 1, &dropped);
       continue;
     }
-    *s = (cslab){.addr = slabs[i], .free = b->all, .all = b->all, .rid = b->rid,
-                 .slot = b->slot, .recip = b->recip, .bin = b, .sched = sched};
+    *s = (cslab){.addr = slabs[i], .free = b->all, .slot = b->slot, .recip = b->recip,
+                 .bin = b, .sched = sched};
     index_put(c->tab, c->tcap, s);
     c->tcount++;
     avail_push(b, s);
@@ -323,7 +322,7 @@ static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
 /* Hand out one slot of the bin's first available slab. */
 static inline uintptr_t take_slot(cache *c, cbin *b) {
   cslab *s = b->avail;
-  if (s->free == s->all) {
+  if (s->free == b->all) {
     b->nidle--;
     c->nidle--;
   }
@@ -391,7 +390,7 @@ static void forget_slab(cache *c, cslab *s) {
   if (s->free) avail_remove(b, s);
   b->nfree -= (size_t)__builtin_popcountll(s->free);
   b->nslabs--;
-  if (s->free == s->all) {
+  if (s->free == b->all) {
     b->nidle--;
     c->nidle--;
   }
@@ -408,7 +407,7 @@ static int return_idle(cache *c, cbin *only, size_t max) {
     for (cbin *b = c->bins[i]; b && n < cap; b = b->hnext) {
       if (only && b != only) continue;
       for (cslab *s = b->avail; s && n < cap; s = s->next)
-        if (s->free == s->all) v[n++] = s;
+        if (s->free == b->all) v[n++] = s;
     }
   int rc = 0;
   uint64_t *pairs = malloc(2 * n * sizeof *pairs);
@@ -441,14 +440,14 @@ int cache_free(cache *c, uintptr_t addr) {
   uintptr_t off = addr - s->addr;
   uint32_t i = (uint32_t)((off * s->recip) >> 32); /* floor: exact below 4 KiB */
   uint64_t bit = 1ull << i, f = s->free;
-  if ((uintptr_t)i * s->slot != off || !(s->all & ~f & bit))
-    return EINVAL; /* interior, or not handed out */
+  if ((uintptr_t)i * s->slot != off || off + s->slot > AH_SLAB_SIZE || (f & bit))
+    return EINVAL; /* interior, past the slab's last slot, or not handed out */
   cbin *b = s->bin;
   if (!f) avail_push(b, s);
   s->free = f |= bit;
   b->nfree++;
   c->st.frees++;
-  if (f == s->all) {
+  if (f == b->all) {
     b->nidle++;
     c->nidle++;
     /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
@@ -462,9 +461,10 @@ int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start
                  int32_t *sched) {
   const cslab *s = index_find(c, addr);
   if (!s) return ESRCH;
+  const cbin *b = s->bin;
   uint32_t i = (uint32_t)(((addr - s->addr) * s->recip) >> 32); /* floor: exact below 4 KiB */
-  if (!((s->all >> i) & 1) || ((s->free >> i) & 1)) return EINVAL;
-  if (rid) *rid = s->rid;
+  if (!((b->all >> i) & 1) || ((s->free >> i) & 1)) return EINVAL;
+  if (rid) *rid = b->rid;
   if (start) *start = s->addr + (uintptr_t)i * s->slot;
   if (size) *size = s->slot;
   if (sched) *sched = s->sched;
@@ -500,7 +500,7 @@ int cache_flush(cache *c) {
     int32_t sched = v[i]->sched;
     for (; i < n && v[i]->sched == sched && k < c->cfg.max_batch; i++, k++) {
       pairs[2 * k] = v[i]->addr;
-      pairs[2 * k + 1] = v[i]->all & ~v[i]->free;
+      pairs[2 * k + 1] = v[i]->bin->all & ~v[i]->free;
     }
     uint64_t dropped = 0;
     int rc = c->be.unlease(c->be.ctx, sched, pairs, (uint32_t)k, &dropped);
