@@ -315,6 +315,18 @@ static int cached_lookup(uintptr_t a, rid_t *region, uintptr_t *start, size_t *s
                        : tcache_lookup(a, region, start, size, sched);
 }
 
+/* sys_alloc's round trip (not inlined: the cached path then saves few registers). */
+static __attribute__((noinline)) void *alloc_at_scheduler(size_t size, rid_t region) {
+  RANK_GUARD();
+  proto_alloc b = {.size = size, .rid = region, .n = 1};
+  const uint64_t *t;
+  uint32_t n;
+  int rc = rpc_call(MSG_ALLOC, &b, &t, &n);
+  if (rc || n != 1) return fail_reply(rc), NULL;
+  guard_release((uintptr_t)t[0], size); /* (ANTHEAP_CHECK: pages of a region we handed over) */
+  return (void *)(uintptr_t)t[0];
+}
+
 void *sys_alloc(size_t size, rid_t region) {
   if (!ah_self.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
@@ -325,14 +337,7 @@ void *sys_alloc(size_t size, rid_t region) {
     if (rc == 0) return (void *)a;
     if (cache_answered(rc)) return fail_errno(rc), NULL;
   }
-  RANK_GUARD();
-  proto_alloc b = {.size = size, .rid = region, .n = 1};
-  const uint64_t *t;
-  uint32_t n;
-  int rc = rpc_call(MSG_ALLOC, &b, &t, &n);
-  if (rc || n != 1) return fail_reply(rc), NULL;
-  guard_release((uintptr_t)t[0], size); /* (ANTHEAP_CHECK: pages of a region we handed over) */
-  return (void *)(uintptr_t)t[0];
+  return alloc_at_scheduler(size, region);
 }
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
@@ -356,6 +361,14 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   return 0;
 }
 
+/* sys_free's round trip (not inlined, as alloc_at_scheduler). */
+static __attribute__((noinline)) int free_at_scheduler(void *ptr) {
+  RANK_GUARD();
+  proto_addr b = {.addr = (uintptr_t)ptr};
+  int rc = rpc_call(MSG_FREE, &b, NULL, NULL);
+  return rc ? fail_errno(rc) : 0;
+}
+
 int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!ah_self.up) return fail_errno(NOT_UP);
@@ -364,10 +377,7 @@ int sys_free(void *ptr) {
     int rc = cached_free((uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
-  RANK_GUARD();
-  proto_addr b = {.addr = (uintptr_t)ptr};
-  int rc = rpc_call(MSG_FREE, &b, NULL, NULL);
-  return rc ? fail_errno(rc) : 0;
+  return free_at_scheduler(ptr);
 }
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {

@@ -9,15 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One leased slab. */
+/* One leased slab, with copies of its bin's slot size and divisor, so that a free is checked
+ * without reading the bin. 56 bytes: a 64-B malloc chunk, as before the copies. */
 typedef struct cslab {
-  uintptr_t addr;
   uint64_t free;             /* bit i: slot i is in the cache, not handed out */
-  uint64_t all;              /* bits of the slab's real slots */
-  struct cbin *bin;
-  struct cslab *prev, *next; /* the bin's list of slabs with free slots */
+  uintptr_t addr;
+  uint32_t slot;             /* its bin's */
+  uint32_t recip;            /* its bin's: offset / slot as a multiply */
   int32_t sched;             /* the scheduler that leased it */
+  struct cbin *bin;          /* (its bitmap of real slots: bin->all) */
+  struct cslab *prev, *next; /* the bin's list of slabs with free slots */
 } cslab;
+_Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
 
 /* The slabs of one region and slot size. */
 typedef struct cbin {
@@ -222,7 +225,8 @@ static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint
       c->be.unlease(c->be.ctx, sched, pairs, 1, &dropped);
       continue;
     }
-    *s = (cslab){.addr = slabs[i], .free = b->all, .all = b->all, .bin = b, .sched = sched};
+    *s = (cslab){.addr = slabs[i], .free = b->all, .slot = b->slot, .recip = b->recip,
+                 .bin = b, .sched = sched};
     index_put(c->tab, c->tcap, s);
     c->tcount++;
     avail_push(b, s);
@@ -318,7 +322,7 @@ static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
 /* Hand out one slot of the bin's first available slab. */
 static inline uintptr_t take_slot(cache *c, cbin *b) {
   cslab *s = b->avail;
-  if (s->free == s->all) {
+  if (s->free == b->all) {
     b->nidle--;
     c->nidle--;
   }
@@ -329,8 +333,10 @@ static inline uintptr_t take_slot(cache *c, cbin *b) {
   return s->addr + (uintptr_t)i * b->slot;
 }
 
-int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
-  if (size == 0 || size > AH_SLAB_SIZE) return ENOTSUP;
+/* cache_alloc when the slot size's direct bin is not rid's or has no free slot: find the bin,
+ * lease if needed. (Not inlined: cache_alloc's own path then saves no registers.) */
+static __attribute__((noinline)) int alloc_slow(cache *c, size_t size, uint32_t rid,
+                                                uintptr_t *addr) {
   uint32_t slot = (uint32_t)ah_round_up(size, AH_SLOT_ALIGN);
   cbin **d = &c->direct[slot >> AH_SLOT_ALIGN_SHIFT], *b = *d;
   if (!b || b->rid != rid) b = bin_find(c, rid, slot); /* (a mix of sizes: no hash per call) */
@@ -339,6 +345,15 @@ int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
     if (rc) return rc;
   }
   *d = b;
+  *addr = take_slot(c, b);
+  c->st.allocs++;
+  return 0;
+}
+
+int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
+  if (size - 1 >= AH_SLAB_SIZE) return ENOTSUP; /* 0 (wraps) or over one slab */
+  cbin *b = c->direct[(size + AH_SLOT_ALIGN - 1) >> AH_SLOT_ALIGN_SHIFT];
+  if (__builtin_expect(!b || b->rid != rid || !b->avail, 0)) return alloc_slow(c, size, rid, addr);
   *addr = take_slot(c, b);
   c->st.allocs++;
   return 0;
@@ -368,15 +383,6 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
 
 /* ---- freeing ---- */
 
-/* Slot index of addr in s, or -1 when addr is not a slot's start. */
-static inline int slot_index(const cslab *s, uintptr_t addr) {
-  const cbin *b = s->bin;
-  uintptr_t off = addr - s->addr;
-  uint32_t i = (uint32_t)((off * b->recip) >> 32);
-  if ((uintptr_t)i * b->slot != off || !((b->all >> i) & 1)) return -1;
-  return (int)i;
-}
-
 /* Hand back up to max fully free slabs of bin b (every bin when b is NULL). */
 /* Forget one slab the scheduler took back (on its bin's available list iff it has a free slot). */
 static void forget_slab(cache *c, cslab *s) {
@@ -384,7 +390,7 @@ static void forget_slab(cache *c, cslab *s) {
   if (s->free) avail_remove(b, s);
   b->nfree -= (size_t)__builtin_popcountll(s->free);
   b->nslabs--;
-  if (s->free == s->all) {
+  if (s->free == b->all) {
     b->nidle--;
     c->nidle--;
   }
@@ -401,7 +407,7 @@ static int return_idle(cache *c, cbin *only, size_t max) {
     for (cbin *b = c->bins[i]; b && n < cap; b = b->hnext) {
       if (only && b != only) continue;
       for (cslab *s = b->avail; s && n < cap; s = s->next)
-        if (s->free == s->all) v[n++] = s;
+        if (s->free == b->all) v[n++] = s;
     }
   int rc = 0;
   uint64_t *pairs = malloc(2 * n * sizeof *pairs);
@@ -431,14 +437,17 @@ int cache_trim(cache *c) { return return_idle(c, NULL, c->nidle); }
 int cache_free(cache *c, uintptr_t addr) {
   cslab *s = index_find(c, addr);
   if (!s) return ESRCH;
-  int i = slot_index(s, addr);
-  if (i < 0 || ((s->free >> i) & 1)) return EINVAL; /* interior, or not handed out */
+  uintptr_t off = addr - s->addr;
+  uint32_t i = (uint32_t)((off * s->recip) >> 32); /* floor: exact below 4 KiB */
+  uint64_t bit = 1ull << i, f = s->free;
+  if ((uintptr_t)i * s->slot != off || off + s->slot > AH_SLAB_SIZE || (f & bit))
+    return EINVAL; /* interior, past the slab's last slot, or not handed out */
   cbin *b = s->bin;
-  if (!s->free) avail_push(b, s);
-  s->free |= 1ull << i;
+  if (!f) avail_push(b, s);
+  s->free = f |= bit;
   b->nfree++;
   c->st.frees++;
-  if (s->free == s->all) {
+  if (f == b->all) {
     b->nidle++;
     c->nidle++;
     /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
@@ -453,11 +462,11 @@ int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start
   const cslab *s = index_find(c, addr);
   if (!s) return ESRCH;
   const cbin *b = s->bin;
-  uint32_t i = (uint32_t)(((addr - s->addr) * b->recip) >> 32); /* floor: exact below 4 KiB */
+  uint32_t i = (uint32_t)(((addr - s->addr) * s->recip) >> 32); /* floor: exact below 4 KiB */
   if (!((b->all >> i) & 1) || ((s->free >> i) & 1)) return EINVAL;
   if (rid) *rid = b->rid;
-  if (start) *start = s->addr + (uintptr_t)i * b->slot;
-  if (size) *size = b->slot;
+  if (start) *start = s->addr + (uintptr_t)i * s->slot;
+  if (size) *size = s->slot;
   if (sched) *sched = s->sched;
   return 0;
 }
@@ -491,7 +500,7 @@ int cache_flush(cache *c) {
     int32_t sched = v[i]->sched;
     for (; i < n && v[i]->sched == sched && k < c->cfg.max_batch; i++, k++) {
       pairs[2 * k] = v[i]->addr;
-      pairs[2 * k + 1] = v[i]->all & ~v[i]->free;
+      pairs[2 * k + 1] = v[i]->bin->all & ~v[i]->free;
     }
     uint64_t dropped = 0;
     int rc = c->be.unlease(c->be.ctx, sched, pairs, (uint32_t)k, &dropped);

@@ -44,18 +44,29 @@ static struct {
 } T;
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* one flusher at a time */
-static _Thread_local tcache *mine;
+/* The calling thread's cache. Initial-exec TLS: one %fs-relative load, where the default model
+ * under -fPIC is a call (__tls_get_addr) to the compiler, which made every tcache_alloc keep its
+ * arguments in saved registers. A libantheap.so loaded with dlopen takes its 8 bytes from the
+ * static TLS surplus glibc keeps for that. */
+static _Thread_local tcache *mine __attribute__((tls_model("initial-exec")));
 
 /* ---- the owner's guard ---- */
 
-/* The owner enters an operation: true on the fast path (busy set, nobody stopping), false when
- * a stopper was there first (then the owner holds mu; the stopper has finished). */
-static inline bool enter(tcache *t) {
+/* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
+ * when a stopper is there (the caller then goes the guarded way, enter, which tries again). */
+static inline bool enter_fast(tcache *t) {
   atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
   if (T.fence) atomic_thread_fence(memory_order_seq_cst);
   else atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
   if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
   atomic_store_explicit(&t->busy, 0, memory_order_release);
+  return false;
+}
+
+/* The owner enters an operation: true on the fast path (busy set, nobody stopping), false when
+ * a stopper was there first (then the owner holds mu; the stopper has finished). */
+static inline bool enter(tcache *t) {
+  if (enter_fast(t)) return true;
   pthread_mutex_lock(&t->mu);
   return false;
 }
@@ -239,13 +250,33 @@ int tcaches_count(void) { return atomic_load(&T.count); }
 
 /* ---- the calling thread's operations ---- */
 
-int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
-  tcache *t = mine ? mine : get_mine();
+/* tcache_alloc's way when the thread has no cache yet or a stopper holds it (not inlined, so
+ * that the fast path saves few registers). */
+static __attribute__((noinline)) int alloc_guarded(size_t size, uint32_t rid, uintptr_t *addr) {
+  tcache *t = get_mine();
   if (!t) return ENOMEM;
   bool fast = enter(t);
   drain_if_any(t);
   int rc = cache_alloc(t->c, size, rid, addr);
   leave(t, fast);
+  return rc;
+}
+
+/* tcache_alloc, entered (fast), when other threads freed objects of t's. */
+static __attribute__((noinline)) int alloc_draining(tcache *t, size_t size, uint32_t rid,
+                                                    uintptr_t *addr) {
+  drain(t);
+  int rc = cache_alloc(t->c, size, rid, addr);
+  leave(t, true);
+  return rc;
+}
+
+int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
+  tcache *t = mine;
+  if (__builtin_expect(!t || !enter_fast(t), 0)) return alloc_guarded(size, rid, addr);
+  if (__builtin_expect(!mpsc_empty(&t->remote), 0)) return alloc_draining(t, size, rid, addr);
+  int rc = cache_alloc(t->c, size, rid, addr);
+  leave(t, true);
   return rc;
 }
 
@@ -269,9 +300,11 @@ static int free_remote(tcache *o, uintptr_t addr, size_t slot) {
   return 0;
 }
 
-int tcache_free(uintptr_t addr) {
+/* tcache_free when the fast entry failed (no cache yet, or a stopper holds it: the guarded
+ * way), or after the caller's own cache answered ESRCH (tried): the slab map's owner. */
+static __attribute__((noinline)) int free_guarded(uintptr_t addr, bool tried) {
   tcache *t = mine;
-  if (t) { /* most frees are of one's own objects: no map read */
+  if (t && !tried) {
     bool fast = enter(t);
     int rc = cache_free(t->c, addr);
     leave(t, fast);
@@ -281,6 +314,16 @@ int tcache_free(uintptr_t addr) {
   tcache *o = slabmap_owner(&T.map, addr, &slot);
   if (!o || o == t) return ESRCH; /* (t: handed back since the map was read) */
   return free_remote(o, addr, slot);
+}
+
+int tcache_free(uintptr_t addr) {
+  tcache *t = mine;
+  if (__builtin_expect(!t || !enter_fast(t), 0)) return free_guarded(addr, false);
+  /* most frees are of one's own objects: no map read */
+  int rc = cache_free(t->c, addr);
+  leave(t, true);
+  if (__builtin_expect(rc != ESRCH, 1)) return rc;
+  return free_guarded(addr, true);
 }
 
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched) {
