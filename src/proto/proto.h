@@ -132,6 +132,11 @@ typedef struct proto_msg {
   uint32_t ntail;
 } proto_msg;
 
+/* Does reply m continue in another message (PROTO_REPLY_MORE)? m must be a MSG_REPLY. */
+static inline bool proto_reply_more(const proto_msg *m) {
+  return (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
+}
+
 /* Validate buf[0..len) and fill *m. 0; EPROTO when the message cannot be read (bad magic,
  * version, type, length or tail count: *m is not filled); EINVAL or E2BIG when it reads well
  * but a field is out of range (a size of 0, a batch of more objects than one reply can carry):

@@ -83,11 +83,9 @@ int region_layer_add_ids(region_layer *L, rid_t first, rid_t count) {
   return rangeset_add(&L->free_ids, first, count);
 }
 
-/* Lease bookkeeping: one zombie count per zombie slab, and every quarantined ID (a freed
- * region's, with zombie slabs left) neither in use nor free, waiting for no more zombies than
- * there are. 0, or EINVAL. */
+/* Lease bookkeeping: every quarantined ID (a freed region's, with zombie slabs left) neither
+ * in use nor free, waiting for no more zombies than there are. 0, or EINVAL. */
 static int check_leases(const region_layer *L) {
-  if (L->zombie_slabs != trie_count(&L->zombies)) return EINVAL;
   trie_cursor c;
   uint64_t id;
   uintptr_t left;
@@ -97,19 +95,18 @@ static int check_leases(const region_layer *L) {
     if (trie_find(&L->used_ids, id) || rangeset_overlaps(&L->free_ids, id, 1)) return EINVAL;
     waiting += left;
   }
-  return waiting <= L->zombie_slabs ? 0 : EINVAL;
+  return waiting <= trie_count(&L->zombies) ? 0 : EINVAL;
 }
 
 /* The running counts the statistics read must be what a walk finds (Debug builds). */
 static int check_counts(const region_layer *L) {
   if (rangeset_check(&L->free_ids) || rangeset_check(&L->free_ranges)) return EINVAL;
-  if (rangeset_total(&L->free_ranges) != L->free_slabs) return EINVAL;
   return check_leases(L);
 }
 
 void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
   AH_ASSERT_CHECK(check_counts(L));
-  *st = (region_layer_stats){.regions = L->regions, .free_slabs = L->free_slabs,
+  *st = (region_layer_stats){.regions = L->regions, .free_slabs = rangeset_total(&L->free_ranges),
                              .free_ranges = rangeset_count(&L->free_ranges),
                              .used_ranges = L->used_range_count,
                              .free_ids = rangeset_total(&L->free_ids), .trims = L->trims,
@@ -117,7 +114,7 @@ void region_layer_get_stats(const region_layer *L, region_layer_stats *st) {
                              .need_pages_calls = L->need_pages_calls,
                              .stranded_slabs = L->stranded_slabs,
                              .stranded_ids = L->stranded_ids,
-                             .zombie_slabs = L->zombie_slabs,
+                             .zombie_slabs = trie_count(&L->zombies),
                              .quarantined_ids = trie_count(&L->quarantine)};
 }
 
@@ -137,7 +134,6 @@ int region_layer_take_pages(region_layer *L, size_t max_pages, uintptr_t *addr, 
   uint64_t start = end - n * per_page;
   int rc = rangeset_remove(&L->free_ranges, start, n * per_page);
   if (rc) return rc;
-  L->free_slabs -= n * per_page;
   *addr = layer_addr(L, start);
   *npages = n;
   return 0;

@@ -99,8 +99,7 @@ static void zombie_return(region_layer *L, uintptr_t addr) {
   uint64_t key = layer_key(L, addr);
   uintptr_t v = 0;
   trie_delete(&L->zombies, key, &v);
-  L->zombie_slabs--;
-  AH_ASSERT(v != 0 && L->zombie_slabs == trie_count(&L->zombies));
+  AH_ASSERT(v != 0);
   if (space_free_ranges_add(L, addr, 1)) layer_strand(L, 1, 0);
   rid_t id = zombie_rid(v);
   uintptr_t *left = trie_find_slot(&L->quarantine, id);
@@ -197,9 +196,6 @@ static int bury_one(region_layer *L, rid_t id, const lease_rec *l) {
     trie_delete(&L->zombies, key, NULL);
     return rc;
   }
-  L->free_slabs--;
-  L->zombie_slabs++;
-  AH_ASSERT(L->zombie_slabs == trie_count(&L->zombies));
   return 0;
 }
 

@@ -64,8 +64,7 @@ struct region_layer {
   rangeset free_ids;    /* ids */
   trie zombies;     /* slab key -> zombie lease (lease.c): leased slabs of freed regions */
   trie quarantine;  /* id -> zombie leases left: a freed region's ID, not reused until 0 */
-  size_t zombie_slabs;
-  size_t regions, used_range_count, free_slabs;
+  size_t regions, used_range_count;
   size_t trims, trimmed_slabs, need_pages_calls, stranded_slabs, stranded_ids;
   rid_t trim_cursor; /* trimming resumes after this region ID */
   /* First metadata chunks of freed regions, kept for the next regions (tree.c): a region made

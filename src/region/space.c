@@ -11,9 +11,7 @@
 #include "trie/rangeset.h"
 
 int space_free_ranges_add(region_layer *L, uintptr_t addr, size_t nslabs) {
-  int rc = rangeset_add(&L->free_ranges, layer_key(L, addr), nslabs);
-  if (rc == 0) L->free_slabs += nslabs;
-  return rc;
+  return rangeset_add(&L->free_ranges, layer_key(L, addr), nslabs);
 }
 
 /* Count address space or IDs that metadata exhaustion left neither free nor in use. */
@@ -110,7 +108,6 @@ int space_give(region_layer *L, region *r, size_t min_slabs, uintptr_t *addr, si
   if (!got) return ENOMEM;
   if (rec_add(L, r, key, got)) return ENOMEM;
   rangeset_take_end(&L->free_ranges, key, got);
-  L->free_slabs -= got;
   *addr = layer_addr(L, key);
   *len = got << AH_SLAB_SHIFT;
   return 0;

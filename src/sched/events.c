@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sched/server_internal.h"
+#include "sched/words.h"
 
 event *event_new(sched_server *s, unsigned type, const proto_msg *m, int remaining) {
   event *e = calloc(1, sizeof *e);
@@ -125,26 +126,9 @@ void event_on_unlink(sched_server *s, const proto_msg *m) {
 
 /* ---- rfree ---- */
 
-/* The IDs of a subtree about to be freed (region_subtree_walk's callback): after the free,
- * the remote children of exactly these are orphans. */
-typedef struct {
-  rid_t *v;
-  size_t n, cap;
-  bool oom;
-} id_list;
-
-static int list_id(void *ctx, rid_t id) {
-  id_list *l = ctx;
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    rid_t *w = realloc(l->v, cap * sizeof *w);
-    if (!w) return l->oom = true, 1;
-    l->v = w;
-    l->cap = cap;
-  }
-  l->v[l->n++] = id;
-  return 0;
-}
+/* The IDs of a subtree about to be freed (region_subtree_walk's callback, into a words): after
+ * the free, the remote children of exactly these are orphans. */
+static int list_id(void *ctx, rid_t id) { return words_push1(ctx, id); }
 
 /* An RFREE that another scheduler sent for a remote child of a region it freed: is rid still
  * that child? (Its ID may have been freed and given to another region meanwhile.) */
@@ -163,12 +147,12 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   }
   uintptr_t psched1 = trie_find(&s->remote_parent, rid);
   int rc = rid == REGION_ROOT ? EINVAL : region_check_subtree(s->layer, rid, m->h->origin);
-  id_list freed = {0}; /* whose remote children become orphans */
+  words freed = {0}; /* whose remote children become orphans */
   if (!rc && trie_count(&s->remote_kids) && region_subtree_walk(s->layer, rid, list_id, &freed))
     rc = ENOMEM; /* nothing freed yet */
   if (!rc) rc = region_free(s->layer, rid);
   if (rc) {
-    free(freed.v);
+    free(freed.w);
     srv_answer(s, m, rc, NULL, 0);
     return;
   }
@@ -182,8 +166,8 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   srv_report_load(s);
   trade_check_ceiling(s);
   rid_t *kids;
-  size_t n = kids_of_parents(s, freed.v, freed.n, &kids);
-  free(freed.v);
+  size_t n = kids_of_parents(s, freed.w, freed.n, &kids);
+  free(freed.w);
   event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;
   for (size_t i = 0; e && i < n; i++)
     if (!send_for_event(s, e, MSG_RFREE, kids[2 * i], kids[2 * i + 1])) e->remaining--;

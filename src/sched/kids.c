@@ -80,10 +80,10 @@ size_t kids_under(sched_server *s, rid_t rid, rid_t **out) {
   return a.n;
 }
 
-size_t kids_of_parents(sched_server *s, const rid_t *parents, size_t n, rid_t **out) {
+size_t kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out) {
   kids_acc a = {.s = s};
   for (size_t i = 0; i < n && trie_count(&s->remote_kids); i++)
-    if (kids_of(&a, parents[i])) break;
+    if (kids_of(&a, (rid_t)parents[i])) break;
   for (size_t i = 0; i < a.n; i++) kids_forget(s, a.v[2 * i]);
   *out = a.v;
   return a.n;

@@ -382,7 +382,7 @@ void event_packv(sched_server *s, const proto_msg *m) {
 /* A part of a move answered: its ranges join the event's, or its error fails the move. A part
  * that continues (PROTO_REPLY_MORE) is still awaited. */
 void move_on_reply(sched_server *s, event *e, const proto_msg *m) {
-  bool more = (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
+  bool more = proto_reply_more(m);
   if (m->h->status) {
     if (!e->status) e->status = m->h->status;
   } else {

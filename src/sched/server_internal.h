@@ -144,7 +144,7 @@ void kids_forget(sched_server *s, rid_t child);
 size_t kids_under(sched_server *s, rid_t rid, rid_t **out);
 /* The remote children of the n regions `parents` (freed: their children are orphans), as
  * {child, parent} pairs, forgotten here. */
-size_t kids_of_parents(sched_server *s, const rid_t *parents, size_t n, rid_t **out);
+size_t kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out);
 
 /* move.c */
 void event_pack(sched_server *s, const proto_msg *m);

@@ -78,7 +78,7 @@ static bool parts_append(sim_parts *p, const uint64_t *t, uint32_t n) {
 
 bool sim_join_reply(sim *S, int rank, proto_msg *m) {
   sim_parts *p = &S->parts[rank];
-  bool more = (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
+  bool more = proto_reply_more(m);
   if (p->n && p->req != m->h->req) {
     sim_fail(S, SIM_FAIL_WRONG, true, "worker %d: request %lu answered in the middle of the parts "
              "of request %lu", rank, (unsigned long)m->h->req, (unsigned long)p->req);

@@ -124,7 +124,6 @@ int slab_take_free(slab_pool *p, size_t max_slabs, uintptr_t *addr, size_t *len)
   pool_enter(p);
   int rc = rangeset_take_highest(&p->free, max_slabs, &k, &n);
   if (rc == 0) {
-    p->free_slabs -= n;
     *addr = slab_addr(p, k);
     *len = n << AH_SLAB_SHIFT;
   }
@@ -232,7 +231,7 @@ void slab_pool_destroy(slab_pool *p, slab_range_fn fn, void *ctx) {
 
 void slab_get_stats(const slab_pool *p, slab_stats *st) {
   *st = (slab_stats){.run_slabs = p->run_slabs, .runs = p->runs,
-                     .free_slabs = p->free_slabs, .free_ranges = rangeset_count(&p->free),
+                     .free_slabs = rangeset_total(&p->free), .free_ranges = rangeset_count(&p->free),
                      .objects = p->objects, .object_bytes = p->object_bytes,
                      .classes = p->classes, .leased_slabs = p->leased_slabs, .max_depth = p->max_depth,
                      .trie_nodes = p->used.nodes + p->partial.nodes + p->free.ranges.nodes +

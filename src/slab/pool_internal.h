@@ -65,7 +65,7 @@ struct slab_pool {
   slab_desc *last_desc;    /* fast path for free/lookup: the last descriptor found */
   slab_class *class_cache[SLAB_CLASS_UNITS + 1]; /* by slot units; mirrors Partial */
   slab_class *touched;     /* class whose empty list may need trimming */
-  size_t free_slabs, run_slabs, runs, objects, object_bytes, classes, leased_slabs;
+  size_t run_slabs, runs, objects, object_bytes, classes, leased_slabs;
   uint64_t pack_version;   /* changes whenever the set slab_pack reports may have changed */
   unsigned depth, max_depth;
   bool self_hosted, booting;

@@ -9,9 +9,7 @@
 #include "trie/rangeset.h"
 
 int free_range_add(slab_pool *p, uintptr_t addr, size_t nslabs) {
-  int rc = rangeset_add(&p->free, slab_key(p, addr), nslabs);
-  if (rc == 0) p->free_slabs += nslabs;
-  return rc;
+  return rangeset_add(&p->free, slab_key(p, addr), nslabs);
 }
 
 int free_range_pick(const slab_pool *p, size_t nslabs, uintptr_t *addr) {
@@ -23,7 +21,6 @@ int free_range_pick(const slab_pool *p, size_t nslabs, uintptr_t *addr) {
 
 void free_range_take(slab_pool *p, uintptr_t addr, size_t nslabs) {
   rangeset_take_end(&p->free, slab_key(p, addr), nslabs);
-  p->free_slabs -= nslabs;
 }
 
 bool free_range_overlaps(const slab_pool *p, uintptr_t addr, size_t len) {
