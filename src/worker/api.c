@@ -361,14 +361,6 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   return 0;
 }
 
-/* sys_free's round trip (not inlined, as alloc_at_scheduler). */
-static __attribute__((noinline)) int free_at_scheduler(void *ptr) {
-  RANK_GUARD();
-  proto_addr b = {.addr = (uintptr_t)ptr};
-  int rc = rpc_call(MSG_FREE, &b, NULL, NULL);
-  return rc ? fail_errno(rc) : 0;
-}
-
 int sys_free(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!ah_self.up) return fail_errno(NOT_UP);
@@ -377,7 +369,8 @@ int sys_free(void *ptr) {
     int rc = cached_free((uintptr_t)ptr);
     if (rc != ESRCH) return rc ? fail_errno(rc) : 0;
   }
-  return free_at_scheduler(ptr);
+  int rc = worker_free_at_scheduler((uintptr_t)ptr);
+  return rc ? fail_errno(rc) : 0;
 }
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {
@@ -562,7 +555,7 @@ long antheap_debug_reply_parts(void) { return ah_self.reply_parts; }
 
 int antheap_debug_memo_applies(int peer) {
   if (!ah_self.up) return fail_errno(NOT_UP);
-  if (peer < 0 || peer >= ah_self.nworkers || peer == ah_self.id) return fail_errno(EINVAL);
+  if (!valid_peer(peer)) return fail_errno(EINVAL);
   return ah_self.memo.on && share_with(&ah_self.share, peer);
 }
 

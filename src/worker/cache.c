@@ -479,6 +479,14 @@ static int cmp_by_sched(const void *a, const void *b) {
   return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+int cache_flush_counted(cache *c, uint64_t *returned, uint64_t *dropped) {
+  uint64_t slabs = c->st.returned_slabs, lost = c->st.dropped;
+  int rc = cache_flush(c);
+  *returned += c->st.returned_slabs - slabs;
+  *dropped += c->st.dropped - lost;
+  return rc;
+}
+
 int cache_flush(cache *c) {
   c->st.flushes++;
   if (c->tcount == 0) return 0;

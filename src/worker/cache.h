@@ -80,6 +80,9 @@ int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start
  * the backend. A batch a scheduler refused with ENOMEM (no metadata to take it: nothing taken)
  * stays in the cache for a later flush; any other error empties the cache as success does. */
 int cache_flush(cache *c);
+/* cache_flush, adding the slabs it handed back and the live slots it dropped (regions freed
+ * by another worker) to *returned and *dropped. */
+int cache_flush_counted(cache *c, uint64_t *returned, uint64_t *dropped);
 /* Hand back every fully free slab. */
 int cache_trim(cache *c);
 void cache_get_stats(const cache *c, cache_stats *st);

@@ -62,12 +62,7 @@ int worker_flush_cache(void) {
   uint64_t returned = 0, dropped = 0;
   int rc = 0;
   if (ah_self.cache) {
-    cache_stats before, after;
-    cache_get_stats(ah_self.cache, &before);
-    rc = cache_flush(ah_self.cache);
-    cache_get_stats(ah_self.cache, &after);
-    returned = after.returned_slabs - before.returned_slabs;
-    dropped = after.dropped - before.dropped;
+    rc = cache_flush_counted(ah_self.cache, &returned, &dropped);
   } else if (tcaches_on()) { /* every thread's (tcache.h: never under the rank lock) */
     AH_ASSERT(rank_lock_depth() == 0);
     rc = tcaches_flush(&returned, &dropped);
@@ -99,8 +94,8 @@ int worker_new_cache(void) {
   return cache_create(&ah_self.cache, &be, NULL);
 }
 
-/* A remote free whose slab went back to its scheduler before the owner took it (tcache.h). */
-static int free_at_scheduler(uintptr_t addr) {
+/* (worker.h) */
+int worker_free_at_scheduler(uintptr_t addr) {
   proto_addr b = {.addr = addr};
   return rpc_call(MSG_FREE, &b, NULL, NULL);
 }
@@ -111,7 +106,7 @@ static int start_tcaches(void) {
   tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc},
                     .lock = rank_lock, .unlock = rank_unlock,
                     .gas_base = g->base, .gas_size = g->size,
-                    .free_elsewhere = free_at_scheduler};
+                    .free_elsewhere = worker_free_at_scheduler};
   return tcaches_start(&s);
 }
 

@@ -97,10 +97,6 @@ static int check_memo(const move_desc *d, gas_range **r, size_t *n) {
   return rc;
 }
 
-/* Is peer another worker's index? */
-static bool valid_peer(int peer) {
-  return peer >= 0 && peer < ah_self.nworkers && peer != ah_self.id;
-}
 
 /* The link of a move with worker index peer. */
 static transfer_link link_with(int peer) {
@@ -195,7 +191,7 @@ static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *e
 
 int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   if (!ah_self.up) return fail_errno(NOT_UP);
-  if (peer < 0 || peer >= ah_self.nworkers || peer == ah_self.id || nreg < 0 || nobj < 0 ||
+  if (!valid_peer(peer) || nreg < 0 || nobj < 0 ||
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   move_expect e = {nreg, nobj, TRANSFER_COPY};

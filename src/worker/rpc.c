@@ -78,10 +78,6 @@ static int rpc_receive(uint64_t req, proto_msg *m) {
   return m->h->type == MSG_REPLY && m->h->req == req ? 0 : EPROTO;
 }
 
-static bool reply_continues(const proto_msg *m) {
-  return (((const proto_reply *)m->fixed)->flags & PROTO_REPLY_MORE) != 0;
-}
-
 /* One request (with a tail of out_n words) to the leaf and its reply: the reply's status (0 or
  * an errno code); the reply's tail (valid until the next call) in *tail / *ntail. A reply in
  * several messages is a protocol error here (only packs continue: rpc_gather). */
@@ -93,7 +89,7 @@ int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out
   int rc = rpc_send(type, fixed, out, out_n, &req);
   if (!rc) rc = rpc_receive(req, &m);
   if (rc) return rc;
-  if (reply_continues(&m)) return EPROTO;
+  if (proto_reply_more(&m)) return EPROTO;
   if (tail) *tail = m.tail;
   if (ntail) *ntail = m.ntail;
   return m.h->status;
@@ -113,7 +109,7 @@ int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t o
   bool bad = false; /* a part that continues must have status 0 */
   for (bool more = !rc; more;) {
     if ((rc = rpc_receive(req, &m))) break; /* the rest, if any, is lost with the protocol */
-    more = reply_continues(&m);
+    more = proto_reply_more(&m);
     ah_self.reply_parts += more;
     bad |= more && m.h->status;
     if (!status) status = m.h->status;

@@ -29,11 +29,9 @@ typedef struct tcache {
   cache *c;
   struct tcache *next;         /* the registry, newest first */
   _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
-  uint64_t remote_frees, remote_bad; /* taken from it; of those, not live objects (owner's) */
 } tcache;
 
 static struct {
-  bool on;
   bool fence;                  /* no membarrier: the owner orders its store with a fence */
   tcache_setup s;
   cache_config cfg;
@@ -115,9 +113,7 @@ static void drain(tcache *t) {
     next = mpsc_next(o);
     int rc = cache_free(t->c, o);
     if (rc == ESRCH && T.s.free_elsewhere) rc = T.s.free_elsewhere(o);
-    t->remote_frees++;
     if (rc == EINVAL) {
-      t->remote_bad++;
       fprintf(stderr, "antheap: a free from another thread of %#lx found no live object there "
               "(freed twice?); it and the frees queued before it are dropped\n",
               (unsigned long)o);
@@ -202,7 +198,7 @@ static tcache *get_mine(void) {
 /* A thread exits: its slabs go back, its cache waits for the next thread. */
 static void retire(void *p) {
   tcache *t = p;
-  if (!T.on) return;
+  if (!tcaches_running) return;
   stop(t);
   drain(t);
   cache_flush(t->c);
@@ -211,7 +207,7 @@ static void retire(void *p) {
 }
 
 int tcaches_start(const tcache_setup *s) {
-  if (T.on) return EINVAL;
+  if (tcaches_running) return EINVAL;
   T.s = *s;
   T.cfg = s->cfg ? *s->cfg : cache_config_default();
   const char *f = getenv("ANTHEAP_TCACHE_FENCE"); /* 1: the owner fences (for comparison) */
@@ -225,13 +221,13 @@ int tcaches_start(const tcache_setup *s) {
   }
   atomic_store(&T.all, NULL);
   atomic_store(&T.count, 0);
-  T.on = tcaches_running = true;
+  tcaches_running = true;
   return 0;
 }
 
 void tcaches_stop(void) {
-  if (!T.on) return;
-  T.on = tcaches_running = false;
+  if (!tcaches_running) return;
+  tcaches_running = false;
   for (tcache *t = atomic_load(&T.all), *next; t; t = next) {
     next = t->next;
     cache_destroy(t->c);
@@ -354,12 +350,7 @@ int tcaches_flush(uint64_t *returned, uint64_t *dropped) {
   int first = 0;
   for (tcache *t = head; t; t = t->next) {
     drain(t); /* frees of its objects before its slabs go back with their live bitmaps */
-    cache_stats a, b;
-    cache_get_stats(t->c, &a);
-    int rc = cache_flush(t->c);
-    cache_get_stats(t->c, &b);
-    *returned += b.returned_slabs - a.returned_slabs;
-    *dropped += b.dropped - a.dropped;
+    int rc = cache_flush_counted(t->c, returned, dropped);
     if (rc && !first) first = rc;
   }
   for (tcache *t = head; t; t = t->next) resume(t);

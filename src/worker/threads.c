@@ -7,7 +7,6 @@
 #include "common/assert.h"
 
 bool threads_multi_on;
-static int level = MPI_THREAD_SINGLE;
 static pthread_mutex_t lock;
 static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
 static _Thread_local int depth; /* this thread's holds of the rank lock */
@@ -22,11 +21,8 @@ static void lock_init(void) {
 
 void threads_set_level(int provided) {
   pthread_once(&lock_once, lock_init);
-  level = provided;
   threads_multi_on = provided == MPI_THREAD_MULTIPLE;
 }
-
-int threads_level(void) { return level; }
 
 void rank_lock(void) {
   if (!threads_multi_on) return;

@@ -16,7 +16,6 @@
 
 /* The level the library provides (an MPI_THREAD_* value); set once in sys_init_thread. */
 void threads_set_level(int provided);
-int threads_level(void);
 
 /* true at MPI_THREAD_MULTIPLE: sys_* from any thread (read on every call, set once). */
 extern bool threads_multi_on;

@@ -54,6 +54,11 @@ extern worker_state ah_self;
  * sys_finalize they fail with this errno (antheap.h), which no other failure uses. */
 #define NOT_UP ENOTCONN
 
+/* Is peer another worker's index? */
+static inline bool valid_peer(int peer) {
+  return peer >= 0 && peer < ah_self.nworkers && peer != ah_self.id;
+}
+
 /* Fail an API call with errno err: -1. */
 static inline int fail_errno(int err) {
   errno = err;
@@ -88,6 +93,9 @@ int worker_new_cache(void);
 /* Hand every cached slab back before the schedulers must see every object (rfree, send,
  * barrier, finalize): 0 or the flush's error. */
 int worker_flush_cache(void);
+/* sys_free's round trip (MSG_FREE), also a remote free whose slab went back to its scheduler
+ * before the owning thread took it (tcache.h): 0 or an errno. */
+int worker_free_at_scheduler(uintptr_t addr);
 
 /* move.c */
 /* One MSG_PACKV naming what d names, with flags (proto.h) and the world rank they concern: the
