@@ -27,6 +27,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,15 +191,16 @@ static void turn_pass(lxt_turn *t) {
   pthread_mutex_unlock(&t->mu);
 }
 
-/* One swap with worker rank `rank` (the lower worker sends first). */
-static int swap(int me, int peer, int rank, rid_t *give_r, void **give_o, rid_t *get_r,
-                void **get_o) {
-  if (me < peer) {
-    if (sys_send(rank, give_r, 1, give_o, 1)) return -1;
-    return sys_recv(rank, get_r, 1, get_o, 1);
+/* One swap of n regions and objects with worker rank `rank`: the side that sends first (the
+ * lower worker) sends, then receives; the other receives, then sends. */
+static int swap(bool send_first, int rank, rid_t *give_r, void **give_o, rid_t *get_r,
+                void **get_o, int n) {
+  if (send_first) {
+    if (sys_send(rank, give_r, n, give_o, n)) return -1;
+    return sys_recv(rank, get_r, n, get_o, n);
   }
-  if (sys_recv(rank, get_r, 1, get_o, 1)) return -1;
-  return sys_send(rank, give_r, 1, give_o, 1);
+  if (sys_recv(rank, get_r, n, get_o, n)) return -1;
+  return sys_send(rank, give_r, n, give_o, n);
 }
 
 static void modify_all(lx_ctx *c, lx_node *head, int peer) {
@@ -231,7 +233,7 @@ static int lxt_exchange(lx_ctx *c, int peer) {
   double t0 = now(st);
   turn_wait(turn, epoch, k);
   double t1 = now(st);
-  int rc = swap(c->me, peer, prank, &mine, &my_head, &theirs, &their_head);
+  int rc = swap(c->me < peer, prank, &mine, &my_head, &theirs, &their_head, 1);
   turn_pass(turn); /* (after a failure too: the job ends, but its peers must not hang here) */
   double t2 = now(st);
   if (rc) {
@@ -243,7 +245,7 @@ static int lxt_exchange(lx_ctx *c, int peer) {
   double t3 = now(st);
   turn_wait(turn, epoch, m + k);
   double t4 = now(st);
-  rc = swap(c->me, peer, prank, &theirs, &their_head, &back, &back_head);
+  rc = swap(c->me < peer, prank, &theirs, &their_head, &back, &back_head, 1);
   turn_pass(turn);
   if (st->phases) {
     double t5 = now(st);
@@ -293,10 +295,7 @@ static int lxt_exchange_bundled(lx_ctx *c, int peer) {
     while (b->arrived < m) pthread_cond_wait(&b->cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
     t1 = now(st);
-    int rc = lower ? sys_send(prank, b->give_r, m, b->give_o, m) ||
-                         sys_recv(prank, b->got_r, m, b->got_o, m)
-                   : sys_recv(prank, b->got_r, m, b->got_o, m) ||
-                         sys_send(prank, b->give_r, m, b->give_o, m);
+    int rc = swap(lower, prank, b->give_r, b->give_o, b->got_r, b->got_o, m);
     if (rc)
       fprintf(stderr, "listx: worker %d: the bundled fetch with rank %d: %s\n", c->me, prank,
               sys_strerror(errno));
@@ -321,10 +320,7 @@ static int lxt_exchange_bundled(lx_ctx *c, int peer) {
     while (b->walked < m) pthread_cond_wait(&b->cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
     t4 = now(st);
-    int rc = lower ? sys_send(prank, b->got_r, m, b->got_o, m) ||
-                         sys_recv(prank, b->back_r, m, b->back_o, m)
-                   : sys_recv(prank, b->back_r, m, b->back_o, m) ||
-                         sys_send(prank, b->got_r, m, b->got_o, m);
+    int rc = swap(lower, prank, b->got_r, b->got_o, b->back_r, b->back_o, m);
     if (rc)
       fprintf(stderr, "listx: worker %d: the bundled give-back with rank %d: %s\n", c->me,
               prank, sys_strerror(errno));
