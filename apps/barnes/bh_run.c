@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@
 
 #include "bench.h"
 
-/* Where a worker's step goes (BARNES_PHASES=1 prints the slowest, average and fastest). */
+/* Where a worker's step goes (BARNES_PHASES=1 prints the slowest, average and fastest; 2 also
+ * traces each step's walk per worker: trace_step). */
 enum { PH_DOMAINS, PH_TREE, PH_TOP, PH_LETS, PH_WALK, PH_BARRIER, PH_FREE, PH_N };
 static const char *const phase_name[PH_N] = {"cube+domains", "tree", "branches+top",
                                             "LETs made+moved", "walk", "barrier", "free"};
@@ -276,6 +278,36 @@ static void walk_all(run *R, const bh_cell *root) {
   free(j);
 }
 
+/* BARNES_PHASES=2: after each step's walk, a line per worker: its bodies, the weight the cut gave
+ * it (the sum of its bodies' weights, ns), its walk's seconds and interactions, its CPU. */
+static int tracing(void) {
+  static int on = -1;
+  if (on < 0) on = getenv("BARNES_PHASES") && !strcmp(getenv("BARNES_PHASES"), "2");
+  return on;
+}
+
+static double weight_held(const run *R) {
+  double w = 0;
+  for (size_t i = 0; i < R->n; i++) w += (double)bh_weight(&R->b[i]);
+  return w;
+}
+
+static void trace_step(const run *R, double weight, double walk_s) {
+  int64_t work = 0;
+  for (size_t i = 0; i < R->n; i++) work += R->b[i].work;
+  double mine[5] = {(double)R->n, weight * 1e-9, walk_s, (double)work, (double)sched_getcpu()};
+  double *all = R->me == 0 ? malloc((size_t)R->P * sizeof mine) : NULL;
+  MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, R->comm);
+  if (!all) return;
+  static int step;
+  printf("barnes trace: step %d: worker bodies weight_s walk_s interactions cpu\n", step++);
+  for (int p = 0; p < R->P; p++) {
+    const double *v = all + 5 * p;
+    printf("barnes trace: %3d %8.0f %8.4f %8.4f %12.0f %3.0f\n", p, v[0], v[1], v[2], v[3], v[4]);
+  }
+  free(all);
+}
+
 static void forces(run *R) {
   double t0 = now();
   bh_cube cube = global_cube(R);
@@ -290,8 +322,11 @@ static void forces(run *R) {
   lap(R, PH_TOP, &t0);
   exchange_lets(R, &g);
   lap(R, PH_LETS, &t0);
+  double weight = tracing() ? weight_held(R) : 0, walk0 = now();
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
+  double walk_s = now() - walk0;
   lap(R, PH_WALK, &t0);
+  if (tracing()) trace_step(R, weight, walk_s);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
   lap(R, PH_BARRIER, &t0);
@@ -302,10 +337,10 @@ static void forces(run *R) {
   lap(R, PH_FREE, &t0);
 }
 
-/* BARNES_PHASES=1: per phase of the timed steps, the slowest, average and fastest worker. */
+/* BARNES_PHASES=1 (or 2): per phase of the timed steps, the slowest, average and fastest worker. */
 static void print_phases(run *R) {
   const char *e = getenv("BARNES_PHASES");
-  if (!e || strcmp(e, "1")) return;
+  if (!e || (strcmp(e, "1") && strcmp(e, "2"))) return;
   double mx[PH_N], mn[PH_N], sum[PH_N];
   MPI_Reduce(R->phase, mx, PH_N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
   MPI_Reduce(R->phase, mn, PH_N, MPI_DOUBLE, MPI_MIN, 0, R->comm);

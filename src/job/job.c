@@ -69,7 +69,8 @@ int job_setup(int *argc, char ***argv, ah_job *j, const char *who, const char *r
                            ENOMEM);
   }
   j->is_sched = j->plan.ranks[j->rank].role == PLAN_SCHEDULER;
-  bool own_core = j->plan.ranks[j->rank].core >= 0;
+  /* a core of its own, on a host with no more ranks than cores: waits may spin */
+  bool own_core = j->plan.ranks[j->rank].core >= 0 && j->plan.local_ranks <= j->plan.host_cores;
   j->idle_cap_ns = own_core ? 0 : idle_cap_ns(j->plan.local_ranks, j->plan.host_cores);
   MPI_Comm_dup(MPI_COMM_WORLD, &j->proto);
   int key = j->is_sched ? 0 : j->plan.ranks[j->rank].worker_index;

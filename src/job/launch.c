@@ -278,6 +278,20 @@ static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
   hwloc_bitmap_free(set);
 }
 
+/* This host's topology, only what placement needs (cores, PUs, NUMA nodes): a full topology
+ * with caches and packages takes about ten times as long to load, and every rank loads it.
+ * 0, or -1 when hwloc cannot load one. */
+static int load_topology(hwloc_topology_t *topo) {
+  if (hwloc_topology_init(topo) != 0) return -1;
+  hwloc_topology_set_all_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+  hwloc_topology_set_type_filter(*topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
+  hwloc_topology_set_type_filter(*topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
+  hwloc_topology_set_type_filter(*topo, HWLOC_OBJ_NUMANODE, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (hwloc_topology_load(*topo) == 0) return 0;
+  hwloc_topology_destroy(*topo);
+  return -1;
+}
+
 /* Place this rank with a fresh hwloc topology; -1 when hwloc cannot load one. */
 static int place_with_hwloc(MPI_Comm world, rank_report *me) {
   MPI_Comm node;
@@ -287,20 +301,21 @@ static int place_with_hwloc(MPI_Comm world, rank_report *me) {
   MPI_Comm_size(node, &local_ranks);
   MPI_Comm_free(&node);
   hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return -1;
-  /* Only what placement needs (cores, PUs, NUMA nodes): a full topology with caches and
-   * packages takes about ten times as long to load, and every rank loads it. */
-  hwloc_topology_set_all_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_ALL);
-  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PU, HWLOC_TYPE_FILTER_KEEP_ALL);
-  hwloc_topology_set_type_filter(topo, HWLOC_OBJ_NUMANODE, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_load(topo) != 0) {
-    hwloc_topology_destroy(topo);
-    return -1;
-  }
+  if (load_topology(&topo)) return -1;
   place_rank(topo, local_index, local_ranks, me);
   hwloc_topology_destroy(topo);
   return 0;
+}
+
+/* Bind this rank to the core'th core of its host; 0 or -1. */
+static int bind_to_core(int core) {
+  hwloc_topology_t topo;
+  if (load_topology(&topo)) return -1;
+  hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)core);
+  if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)core);
+  int rc = obj && hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_PROCESS) == 0 ? 0 : -1;
+  hwloc_topology_destroy(topo);
+  return rc;
 }
 
 /* ---- the gathered table ---- */
@@ -377,12 +392,49 @@ static void note_conflict(launch_plan *p, const char *what, int rank, int used) 
               used);
 }
 
+/* The workers of host h, or -1 when its ranks are not all in the table. */
+static int workers_on_host(const launch_plan *p, int h) {
+  int w = 0;
+  for (int r = 0; r < p->nranks; r++) w += p->ranks[r].host == h && p->ranks[r].role == PLAN_WORKER;
+  return w;
+}
+
+/* A host with more ranks than cores whose workers alone fit (a job of one worker a core and its
+ * schedulers): each worker gets a core, in rank order, and the schedulers none; they sleep when
+ * idle (job.c's idle cap), while a worker on a core of its own never migrates. The plan's core
+ * of those workers is set alike on every rank; each binds itself (bind_assigned_core). */
+static void assign_worker_cores(launch_plan *p, const rank_report *all) {
+  for (int h = 0; h < p->nhosts; h++) {
+    int first = 0;
+    while (first < p->nranks && p->ranks[first].host != h) first++;
+    if (first == p->nranks || all[first].bind != BIND_FEW_CORES) continue;
+    if (workers_on_host(p, h) > all[first].host_cores) continue;
+    int core = 0;
+    for (int r = first; r < p->nranks; r++)
+      if (p->ranks[r].host == h && p->ranks[r].role == PLAN_WORKER) p->ranks[r].core = core++;
+  }
+}
+
+/* This rank's part of assign_worker_cores; a worker hwloc cannot bind stays unbound. */
+static void bind_assigned_core(launch_plan *p, const rank_report *mine) {
+  plan_rank *me = &p->ranks[p->self];
+  if (mine->bind != BIND_FEW_CORES || me->role != PLAN_WORKER || me->core < 0) return;
+  if (bind_to_core(me->core) == 0) return;
+  plan_warn(p, "rank %d: hwloc could not bind it to core %d; not bound", p->self, me->core);
+  me->core = -1;
+}
+
 static void note_binding(launch_plan *p, const rank_report *all) {
   for (int h = 0; h < p->nhosts; h++) {
     int r = 0;
     while (r < p->nranks && p->ranks[r].host != h) r++;
     if (r == p->nranks) continue;
-    if (all[r].bind == BIND_FEW_CORES)
+    int w = workers_on_host(p, h);
+    if (all[r].bind == BIND_FEW_CORES && w <= all[r].host_cores)
+      plan_warn(p, "host %s: %d ranks on %d cores; its %d workers bound one a core, its %d "
+                "schedulers not bound", p->host_names[h], all[r].local_ranks, all[r].host_cores, w,
+                all[r].local_ranks - w);
+    else if (all[r].bind == BIND_FEW_CORES)
       plan_warn(p, "host %s: %d ranks on %d cores; ranks not bound", p->host_names[h],
                 all[r].local_ranks, all[r].host_cores);
     else if (all[r].bind == BIND_LAUNCHER)
@@ -423,6 +475,7 @@ static int plan_from_table(const rank_report *all, int n, launch_plan *out, char
   if (st != PLAN_OK) return -1;
   note_conflict(out, "scheduler count", cs, s);
   note_conflict(out, "fan-out", cf, f);
+  assign_worker_cores(out, all);
   note_binding(out, all);
   for (int r = 0; r < n; r++) out->topology_only |= all[r].topology != 0;
   out->share_host = true; /* any rank asking for none turns sharing off for the job */
@@ -502,6 +555,7 @@ int launch_plan_build_ex(MPI_Comm world, int *argc, char ***argv, launch_extra *
     out->retain_mib = o.retain_mib;
     out->local_ranks = mine.local_ranks;
     out->host_cores = mine.host_cores;
+    bind_assigned_core(out, &mine);
     agree_stats(world, all, n, &o, out);
   }
   free(all);
