@@ -401,7 +401,8 @@ static const gas_bounds *map_gas(bool share, share_group *g) {
   const char *s = getenv("ANTHEAP_GAS_BASE");
   uintptr_t base = s && *s ? (uintptr_t)strtoull(s, NULL, 0) : GAS_BUILD_BASE;
   char err[512];
-  int rc = share_map_gas(MPI_COMM_WORLD, share, base, AH_GAS_DEFAULT_SIZE, g, err, sizeof err);
+  int rc = share_map_gas(MPI_COMM_WORLD, share, SHARE_MAX_OBJECTS, base, AH_GAS_DEFAULT_SIZE, g,
+                         err, sizeof err);
   if (rc) {
     fprintf(stderr, "bench-send: rank %d: %s\n", rank, err);
     MPI_Abort(MPI_COMM_WORLD, 1);

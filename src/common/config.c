@@ -27,10 +27,11 @@ static int env_number(const char *name, uint64_t lo, uint64_t hi, uint64_t *v, c
 int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   *c = (ah_config){.gas_base = AH_GAS_BUILD_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
                    .boot_pages = 64, .refill_pages = 64, .boot_ids = 4096, .refill_ids = 4096,
-                   .ceiling_pages = 256, .high_watermark = 16, .low_watermark = 2};
+                   .ceiling_pages = 256, .high_watermark = 16, .low_watermark = 2,
+                   .share_objects = 64};
   uint64_t base = c->gas_base, mib = c->gas_size >> 20, bp = c->boot_pages, rp = c->refill_pages,
            bi = c->boot_ids, ri = c->refill_ids, hw = c->high_watermark, lw = c->low_watermark,
-           cp = c->ceiling_pages;
+           cp = c->ceiling_pages, so = (uint64_t)c->share_objects;
   int rc = env_number("ANTHEAP_GAS_BASE", AH_PAGE_SIZE, (uint64_t)1 << 47, &base, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_GAS_SIZE_MIB", 16, (uint64_t)1 << 26, &mib, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_BOOT_PAGES", 0, (uint64_t)1 << 26, &bp, err, errlen);
@@ -40,6 +41,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   if (!rc) rc = env_number("ANTHEAP_CEILING_PAGES", 0, (uint64_t)1 << 26, &cp, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_HIGH_WATERMARK", 1, 1u << 20, &hw, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_LOW_WATERMARK", 0, 1u << 20, &lw, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_SHARE_OBJECTS", 1, 64, &so, err, errlen);
   if (rc) return rc;
   if (base % AH_PAGE_SIZE || base + (mib << 20) > ((uint64_t)1 << 47) || lw > hw) {
     snprintf(err, errlen, "ANTHEAP_GAS_BASE must be 1 MiB-aligned with the GAS below 2^47, and "
@@ -48,7 +50,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   }
   *c = (ah_config){.gas_base = base, .gas_size = mib << 20, .boot_pages = bp, .refill_pages = rp,
                    .boot_ids = (uint32_t)bi, .refill_ids = (uint32_t)ri, .ceiling_pages = cp,
-                   .high_watermark = hw, .low_watermark = lw};
+                   .high_watermark = hw, .low_watermark = lw, .share_objects = (int)so};
   return 0;
 }
 
@@ -63,5 +65,8 @@ const char *ah_config_help(void) {
          "  ANTHEAP_REFILL_IDS       region IDs per refill (default 4096)\n"
          "  ANTHEAP_CEILING_PAGES    free pages a scheduler keeps; more go back up (default 256)\n"
          "  ANTHEAP_HIGH_WATERMARK   free slabs a new region starts with (default 16)\n"
-         "  ANTHEAP_LOW_WATERMARK    free slabs trimming leaves a region (default 2)\n";
+         "  ANTHEAP_LOW_WATERMARK    free slabs trimming leaves a region (default 2)\n"
+         "  ANTHEAP_SHARE_OBJECTS    memory objects a host's shared GAS is striped over, 1 to 64\n"
+         "                           (default 64: first touches in different stripes do not\n"
+         "                           wait for each other; 1: one object, one mapping)\n";
 }

@@ -392,7 +392,7 @@ static void note_conflict(launch_plan *p, const char *what, int rank, int used) 
               used);
 }
 
-/* The workers of host h, or -1 when its ranks are not all in the table. */
+/* The workers of host h. */
 static int workers_on_host(const launch_plan *p, int h) {
   int w = 0;
   for (int r = 0; r < p->nranks; r++) w += p->ranks[r].host == h && p->ranks[r].role == PLAN_WORKER;
@@ -407,15 +407,20 @@ static void assign_worker_cores(launch_plan *p, const rank_report *all) {
   for (int h = 0; h < p->nhosts; h++) {
     int first = 0;
     while (first < p->nranks && p->ranks[first].host != h) first++;
-    if (first == p->nranks || all[first].bind != BIND_FEW_CORES) continue;
-    if (workers_on_host(p, h) > all[first].host_cores) continue;
+    if (first == p->nranks || workers_on_host(p, h) > all[first].host_cores) continue;
+    bool few = true; /* every rank of the host left unbound for want of cores (none bound by
+                        the launcher, none at MPI_THREAD_MULTIPLE) */
+    for (int r = first; r < p->nranks; r++)
+      few &= p->ranks[r].host != h || all[r].bind == BIND_FEW_CORES;
+    if (!few) continue;
     int core = 0;
     for (int r = first; r < p->nranks; r++)
       if (p->ranks[r].host == h && p->ranks[r].role == PLAN_WORKER) p->ranks[r].core = core++;
   }
 }
 
-/* This rank's part of assign_worker_cores; a worker hwloc cannot bind stays unbound. */
+/* This rank's part of assign_worker_cores; a worker hwloc cannot bind stays unbound (its core
+ * is -1 in its own plan only: a rank reads only its own core, job.c). */
 static void bind_assigned_core(launch_plan *p, const rank_report *mine) {
   plan_rank *me = &p->ranks[p->self];
   if (mine->bind != BIND_FEW_CORES || me->role != PLAN_WORKER || me->core < 0) return;

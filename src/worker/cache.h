@@ -33,6 +33,10 @@ typedef struct cache_backend {
   /* Hand n slabs back to scheduler sched: pairs {slab address, live slots bitmap}; *dropped
    * counts live slots of regions freed meanwhile. */
   int (*unlease)(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t n, uint64_t *dropped);
+  /* Optional: the n slabs a lease just brought, before the cache hands out any of their slots,
+   * called outside whatever lock lease takes (the worker maps a big lease's pages here, so
+   * that other threads do not wait for it). */
+  void (*leased)(void *ctx, const uintptr_t *slabs, uint32_t n);
   void *ctx;
 } cache_backend;
 

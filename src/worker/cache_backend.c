@@ -24,7 +24,7 @@ static void populate_runs(const uintptr_t *slabs, uint32_t n) {
 static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32_t min,
                      int32_t *sched, uint32_t *slot, uintptr_t *slabs, uint32_t *got) {
   (void)ctx;
-  RANK_GUARD(); /* the request channel, the retain budget, the GAS's populated chunks */
+  RANK_GUARD(); /* the request channel, the retain budget */
   proto_lease b = {.size = size, .rid = rid, .want = want, .min = min};
   const uint64_t *t;
   uint32_t n;
@@ -37,8 +37,15 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
   for (uint32_t i = 0; i < *got; i++) slabs[i] = (uintptr_t)t[2 + i];
   for (uint32_t i = 0; guard_on() && i < *got; i++) guard_release(slabs[i], AH_SLAB_SIZE);
   retain_reused(&ah_self.kept, (size_t)*got * AH_SLAB_SIZE);
-  if (*got >= 16) populate_runs(slabs, *got); /* big leases: a call per run, not a fault a page */
   return 0;
+}
+
+/* A big lease's pages are mapped at once (a call per run, not a fault a page), outside the rank
+ * lock (cache_backend.leased): at MPI_THREAD_MULTIPLE the rank's other threads do not wait
+ * while up to 4 MiB is faulted in (gas_populate is thread-safe). */
+static void lease_leased(void *ctx, const uintptr_t *slabs, uint32_t n) {
+  (void)ctx;
+  if (n >= 16) populate_runs(slabs, n);
 }
 
 /* The reply comes back through our leaf whichever scheduler granted the slabs: the request
@@ -90,7 +97,7 @@ static int cache_setting(bool *on, char *err, size_t errlen) {
 }
 
 int worker_new_cache(void) {
-  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc};
+  cache_backend be = {.lease = lease_rpc, .unlease = unlease_rpc, .leased = lease_leased};
   return cache_create(&ah_self.cache, &be, NULL);
 }
 
@@ -103,7 +110,7 @@ int worker_free_at_scheduler(uintptr_t addr) {
 /* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). */
 static int start_tcaches(void) {
   const gas_bounds *g = gas_current();
-  tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc},
+  tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc, .leased = lease_leased},
                     .lock = rank_lock, .unlock = rank_unlock,
                     .gas_base = g->base, .gas_size = g->size,
                     .free_elsewhere = worker_free_at_scheduler};

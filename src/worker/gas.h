@@ -53,6 +53,13 @@ int gas_map(uintptr_t base, size_t size, char *err, size_t errlen);
 
 /* The same, shared: the GAS is the memory object fd (at least size bytes), MAP_SHARED. */
 int gas_map_shared(uintptr_t base, size_t size, int fd, char *err, size_t errlen);
+/* The same from nfds memory objects in stripes: stripe j, [base + j * stride, + stride), is
+ * fds[j % nfds] at offset (j / nfds) * stride (each object at least ceil(stripes / nfds) *
+ * stride bytes; stride a multiple of the page size). The kernel serializes first touches of one
+ * shared object's pages (its page cache and accounting locks): workers faulting in different
+ * stripes at once do not wait for each other. nfds 1 is gas_map_shared. */
+int gas_map_striped(uintptr_t base, size_t size, const int *fds, int nfds, size_t stride,
+                    char *err, size_t errlen);
 /* Is the mapped GAS shared with other workers? */
 bool gas_is_shared(void);
 /* Give the whole pages inside [addr, addr + len) back to the OS (they read as zeros after):
@@ -63,7 +70,8 @@ int gas_release(uintptr_t addr, size_t len);
 /* Map the pages of [addr, addr + len) writable now, in one call, instead of one page fault
  * each at first touch (MADV_POPULATE_WRITE; a hint: kernels without it ignore it). Chunks this
  * process populated before and has not released since are skipped: walking the page tables
- * of a region that is already mapped costs as much as a small move. */
+ * of a region that is already mapped costs as much as a small move. Thread-safe, as is
+ * gas_release (the chunks' bits change atomically). */
 void gas_populate(uintptr_t addr, size_t len);
 
 /* Unmap the GAS mapped by gas_map (its data is lost). Returns 0, or EINVAL when none is. */

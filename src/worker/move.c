@@ -199,7 +199,7 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   transfer_receipt got;
   int rc = transfer_recv(link_with(peer), &policy, &got);
   if (rc) return fail_errno(rc);
-  RANK_GUARD(); /* the memo, the GAS's populated chunks */
+  RANK_GUARD(); /* the memo */
   gas_range *r = got.r;
   size_t n = got.n;
   /* Shared: the bytes are there, but not yet in our page tables: map them in one call per

@@ -1,6 +1,6 @@
-/* share.c: one GAS memory object per host (share.h): created by the host's first worker
- * (memfd, else POSIX shm), opened by the others, mapped by everyone; who shares with whom.
- * Main entry: share_map_gas. */
+/* share.c: the GAS memory objects of a host (share.h): created by the host's first worker
+ * (memfds in stripes, else one POSIX shm object), opened by the others, mapped by everyone; who
+ * shares with whom. Main entry: share_map_gas. */
 #include "worker/share.h"
 #include "worker/transfer.h"
 
@@ -17,18 +17,38 @@
 
 /* What the host's first worker tells the others. */
 typedef struct {
-  int32_t ok, pid, fd;
+  int32_t ok, pid, nfds;
+  int32_t fd[SHARE_MAX_OBJECTS];
   char name[64]; /* POSIX shm name */
 } object_note;
 
-/* The leader's memfd of size bytes; -1 on failure. */
-static int leader_memfd(size_t size) {
-  int fd = memfd_create("antheap-gas", MFD_CLOEXEC);
-  if (fd >= 0 && ftruncate(fd, (off_t)size)) {
-    close(fd);
-    fd = -1;
+/* How the GAS of size bytes is cut over at most `objects` memfds: stripes of *stride bytes (at
+ * least 4 MiB, and at most 16,384 of them: each is a mapping of its own in every worker), taken
+ * by the objects in turn; returns the number of objects (at most the stripes). */
+static int stripes_of(size_t size, int objects, size_t *stride) {
+  size_t s = (size_t)4 << 20;
+  while ((size + s - 1) / s > 16384) s *= 2;
+  size_t n = (size + s - 1) / s;
+  *stride = s;
+  if (objects > SHARE_MAX_OBJECTS) objects = SHARE_MAX_OBJECTS;
+  return objects < 2 || n < 2 ? 1 : (size_t)objects < n ? objects : (int)n;
+}
+
+/* The leader's memfds (note->nfds of them) holding the GAS of size bytes in stripes of stride;
+ * 0, or -1 with none left open. */
+static int leader_memfds(size_t size, size_t stride, object_note *note) {
+  size_t stripes = (size + stride - 1) / stride, n = (size_t)note->nfds;
+  off_t each = note->nfds == 1 ? (off_t)size : (off_t)(((stripes + n - 1) / n) * stride);
+  for (int i = 0; i < note->nfds; i++) {
+    int fd = memfd_create("antheap-gas", MFD_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, each)) close(fd), fd = -1;
+    if (fd < 0) {
+      while (i-- > 0) close(note->fd[i]);
+      return -1;
+    }
+    note->fd[i] = fd;
   }
-  return fd;
+  return 0;
 }
 
 static int leader_posix(size_t size, char *name, size_t cap) {
@@ -42,50 +62,95 @@ static int leader_posix(size_t size, char *name, size_t cap) {
   return fd;
 }
 
-/* One attempt at a host-wide object (posix: a /dev/shm object, else a memfd). Returns this
- * worker's descriptor when every worker of the host opened it, else -1 (all closed). */
-static int open_on_host(MPI_Comm host, int hr, bool posix, size_t size) {
-  object_note note = {0};
-  int fd = -1;
+/* One attempt at the host-wide objects (posix: one /dev/shm object, else memfds in stripes of
+ * stride: nfds of them). Fills fds[] with this worker's descriptors and returns how many when
+ * every worker of the host opened them all, else 0 (all closed). */
+static int open_on_host(MPI_Comm host, int hr, bool posix, size_t size, int nfds, size_t stride,
+                        int *fds) {
+  object_note note = {.nfds = posix ? 1 : nfds};
+  int got = 0;
   if (hr == 0) {
-    fd = posix ? leader_posix(size, note.name, sizeof note.name) : leader_memfd(size);
-    note.ok = fd >= 0;
+    if (posix) {
+      note.fd[0] = leader_posix(size, note.name, sizeof note.name);
+      note.ok = note.fd[0] >= 0;
+    } else {
+      note.ok = leader_memfds(size, stride, &note) == 0;
+    }
     note.pid = (int32_t)getpid();
-    note.fd = fd;
+    if (note.ok) memcpy(fds, note.fd, (size_t)note.nfds * sizeof *fds), got = note.nfds;
   }
   MPI_Bcast(&note, (int)sizeof note, MPI_BYTE, 0, host);
   if (hr != 0 && note.ok) {
-    if (posix) {
-      fd = shm_open(note.name, O_RDWR | O_CLOEXEC, 0600);
-    } else {
-      char path[64];
-      snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)note.pid, (int)note.fd);
-      fd = open(path, O_RDWR | O_CLOEXEC);
+    for (; got < note.nfds; got++) {
+      if (posix) {
+        fds[got] = shm_open(note.name, O_RDWR | O_CLOEXEC, 0600);
+      } else {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)note.pid, (int)note.fd[got]);
+        fds[got] = open(path, O_RDWR | O_CLOEXEC);
+      }
+      if (fds[got] < 0) break;
     }
   }
-  int mine = fd >= 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host); /* also: everyone has opened it */
+  int mine = note.ok && got == note.nfds, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host); /* also: everyone has opened them */
   if (hr == 0 && posix && note.ok) shm_unlink(note.name);
-  if (!all && fd >= 0) {
-    close(fd);
-    fd = -1;
+  if (!all) {
+    while (got-- > 0) close(fds[got]);
+    return 0;
   }
-  return fd;
+  return note.nfds;
 }
 
-/* This host's shared descriptor, or -1 (private GAS); *how says which. */
-static int host_object(MPI_Comm host, int hr, size_t size, const char **how) {
-  int fd = open_on_host(host, hr, false, size);
-  *how = "memfd";
-  if (fd < 0) {
-    fd = open_on_host(host, hr, true, size);
+/* This host's shared descriptors (their number; 0: private GAS); *how says which. Striped
+ * memfds first, then one memfd (a low limit of open files can refuse 64 of them), then one
+ * POSIX shm object. */
+static int host_objects(MPI_Comm host, int hr, size_t size, int objects, size_t *stride,
+                        int *fds, const char **how) {
+  int nfds = stripes_of(size, objects, stride);
+  int got = open_on_host(host, hr, false, size, nfds, *stride, fds);
+  if (!got && nfds > 1) *stride = size, got = open_on_host(host, hr, false, size, 1, size, fds);
+  *how = got > 1 ? "memfds" : "memfd";
+  if (!got) {
+    *stride = size;
+    got = open_on_host(host, hr, true, size, 1, size, fds);
     *how = "posix shm";
   }
-  if (fd < 0) *how = "private";
-  return fd;
+  if (!got) *how = "private";
+  return got;
 }
 
-int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t size,
+/* Map the GAS from the host's nfds objects, on every worker of the host or none: when a
+ * worker cannot map the stripes (vm.max_map_count), the host maps one object whole instead,
+ * reopened; when that fails too, each maps privately. Closes fds; 0 or an errno with err. */
+static int map_on_host(MPI_Comm host, int hr, uintptr_t base, size_t size, int *fds, int *nfds,
+                       size_t stride, const char **how, char *err, size_t errlen) {
+  int rc = *nfds ? gas_map_striped(base, size, fds, *nfds, stride, err, errlen)
+                 : gas_map(base, size, err, errlen);
+  for (int i = 0; i < *nfds; i++) close(fds[i]); /* the mappings keep the objects */
+  if (!*nfds) return rc;
+  int mine = rc == 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host);
+  if (all) return 0;
+  if (rc == 0) gas_unmap();
+  if (rc) fprintf(stderr, "%s\n", err);
+  if (hr == 0)
+    fprintf(stderr, "antheap: warning: a worker of this host could not map the shared GAS from "
+                    "%d memory object(s); trying %s\n", *nfds, *nfds > 1 ? "one" : "private GASes");
+  *nfds = *nfds > 1 ? open_on_host(host, hr, false, size, 1, size, fds) : 0;
+  *how = *nfds ? "memfd" : "private";
+  rc = *nfds ? gas_map_shared(base, size, fds[0], err, errlen) : gas_map(base, size, err, errlen);
+  if (*nfds) close(fds[0]);
+  mine = rc == 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host);
+  if (all || !*nfds) return rc;
+  if (rc == 0) gas_unmap();
+  *nfds = 0;
+  *how = "private";
+  return gas_map(base, size, err, errlen);
+}
+
+int share_map_gas(MPI_Comm workers, bool want_shared, int objects, uintptr_t base, size_t size,
                   share_group *g, char *err, size_t errlen) {
   memset(g, 0, sizeof *g);
   MPI_Comm_rank(workers, &g->me);
@@ -103,19 +168,19 @@ int share_map_gas(MPI_Comm workers, bool want_shared, uintptr_t base, size_t siz
   MPI_Comm_rank(host, &hr);
   MPI_Comm_size(host, &hs);
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
-  int fd = -1;
+  int fds[SHARE_MAX_OBJECTS], nfds = 0;
+  size_t stride = size;
   g->how = "private";
   if (want_shared && hs > 1) {
-    fd = host_object(host, hr, size, &g->how);
-    if (fd < 0 && hr == 0)
+    nfds = host_objects(host, hr, size, objects, &stride, fds, &g->how);
+    if (!nfds && hr == 0)
       fprintf(stderr, "antheap: warning: the %d workers of this host could not share one GAS "
                       "(memfd and /dev/shm both failed): every move between them copies\n", hs);
   }
-  int rc = fd >= 0 ? gas_map_shared(base, size, fd, err, errlen) : gas_map(base, size, err, errlen);
-  if (fd >= 0) close(fd); /* the mapping keeps the object */
+  int rc = map_on_host(host, hr, base, size, fds, &nfds, stride, &g->how, err, errlen);
   int leader = world;
   MPI_Bcast(&leader, 1, MPI_INT, 0, host);
-  int domain = fd >= 0 ? leader : -1;
+  int domain = nfds ? leader : -1;
   MPI_Allgather(&domain, 1, MPI_INT, g->domain_of, 1, MPI_INT, workers);
   MPI_Allgather(&leader, 1, MPI_INT, g->host_of, 1, MPI_INT, workers);
   g->mpi_shm = transfer_host_uses_shm();

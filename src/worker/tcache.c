@@ -149,6 +149,12 @@ static int lease_owned(void *ctx, uint32_t rid, size_t size, uint32_t want, uint
   return rc;
 }
 
+/* The slabs are this cache's alone: no lock. */
+static void leased_owned(void *ctx, const uintptr_t *slabs, uint32_t n) {
+  (void)ctx;
+  if (T.s.be.leased) T.s.be.leased(T.s.be.ctx, slabs, n);
+}
+
 /* The map forgets the slabs after their scheduler took them, under the same lock: a thread
  * that then finds no owner asks the scheduler, which has them back by then. (ENOMEM: nothing
  * taken back, the cache keeps them.) */
@@ -171,7 +177,8 @@ static tcache *new_tcache(void) {
   memset(t, 0, sizeof *t);
   pthread_mutex_init(&t->mu, NULL);
   atomic_init(&t->owned, true);
-  cache_backend be = {.lease = lease_owned, .unlease = unlease_owned, .ctx = t};
+  cache_backend be = {.lease = lease_owned, .unlease = unlease_owned, .leased = leased_owned,
+                      .ctx = t};
   if (cache_create(&t->c, &be, &T.cfg)) {
     pthread_mutex_destroy(&t->mu);
     free(t);

@@ -2,7 +2,7 @@
  *
  * At MPI_THREAD_MULTIPLE every sys_* call may come from any thread of a worker rank. The state
  * the threads share (the request channel to the leaf scheduler, its request numbers, the GAS
- * bookkeeping: populated chunks, retained memory, the checked mode's spans) is used under one
+ * bookkeeping: retained memory, the checked mode's spans) is used under one
  * recursive mutex, the rank lock. It is held for request/reply round trips, never across a
  * move's wait for its peer (sys_send / sys_recv run their transfers unlocked, so that threads
  * move to different peers at once) and never while a flush waits for a thread's allocation

@@ -1178,9 +1178,11 @@ static bool test_share_map_gas_shares_within_the_host(void) {
   char err[512] = "";
   CHECK(gas_unmap() == 0 && !gas_is_shared());
   share_group g;
-  int rc = share_map_gas(WORLD, true, gas_base, SHARED_SIZE, &g, err, sizeof err);
+  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+                         sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0);
+  CHECK(strcmp(g.how, "memfds") == 0 || strcmp(g.how, "posix shm") == 0);
   bool ok = g.nworkers == 2 && g.me == rank && gas_is_shared() && strcmp(g.how, "private") != 0 &&
             share_with(&g, 1 - rank) && share_with(&g, rank) && !share_with(&g, 2) &&
             !share_with(&g, -1) && g.domain_of[0] == 0 && g.domain_of[1] == 0;
@@ -1209,11 +1211,75 @@ static bool test_share_map_gas_shares_within_the_host(void) {
   return no_data_message_waits(ok);
 }
 
+/* Every byte the other worker writes shows, in any stripe (a 4 MiB stripe of 64 memfds, or
+ * the one object): a marker at each stripe's first and last byte and in its middle. */
+static bool shared_everywhere(size_t size) {
+  const size_t stripe = (size_t)4 << 20;
+  unsigned char *base = (unsigned char *)gas_base;
+  if (rank == 0)
+    for (size_t at = 0; at < size; at += stripe) {
+      size_t last = (at + stripe < size ? at + stripe : size) - 1;
+      base[at] = 0x51, base[at + (last - at) / 2] = 0x52, base[last] = 0x53;
+    }
+  MPI_Barrier(WORLD);
+  size_t bad = 0;
+  for (size_t at = 0; at < size; at += stripe) {
+    size_t last = (at + stripe < size ? at + stripe : size) - 1;
+    bad += base[at] != 0x51 || base[at + (last - at) / 2] != 0x52 || base[last] != 0x53;
+  }
+  MPI_Barrier(WORLD);
+  if (bad) fprintf(stderr, "rank %d: %zu stripes of the shared GAS not shared\n", rank, bad);
+  return bad == 0;
+}
+
+static bool test_share_map_gas_stripes_share_every_byte(void) {
+  char err[512] = "";
+  CHECK(gas_unmap() == 0);
+  share_group g;
+  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+                         sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CHECK(rc == 0 && gas_is_shared());
+  bool ok = shared_everywhere(SHARED_SIZE);
+  /* a page given back reads as zeros on both, in another object than the first */
+  unsigned char *p = (unsigned char *)(gas_base + ((size_t)130 << 20));
+  if (rank == 0) memset(p, 0x77, 4096);
+  MPI_Barrier(WORLD);
+  ok = ok && p[0] == 0x77;
+  MPI_Barrier(WORLD);
+  if (rank == 1) ok = gas_release((uintptr_t)p, 4096) == 0 && ok;
+  MPI_Barrier(WORLD);
+  ok = ok && p[0] == 0;
+  share_free(&g);
+  CHECK(gas_unmap() == 0);
+  rc = share_map_gas(WORLD, true, 1, gas_base, SHARED_SIZE, &g, err, sizeof err); /* one object */
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CHECK(rc == 0 && gas_is_shared());
+  CHECK(strcmp(g.how, "memfd") == 0 || strcmp(g.how, "posix shm") == 0);
+  ok = shared_everywhere(SHARED_SIZE) && ok;
+  share_free(&g);
+  /* three objects for a GAS of 63 stripes and a 3 MiB piece: each object holds stripes at
+   * offsets past 0, and the last stripe is partial */
+  CHECK(gas_unmap() == 0);
+  size_t odd = SHARED_SIZE - ((size_t)1 << 20);
+  rc = share_map_gas(WORLD, true, 3, gas_base, odd, &g, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CHECK(rc == 0 && gas_is_shared());
+  ok = shared_everywhere(odd) && ok;
+  share_free(&g);
+  CHECK(gas_unmap() == 0);
+  rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err, sizeof err);
+  CHECK(rc == 0);
+  share_free(&g);
+  return all_ranks(ok);
+}
+
 static bool test_share_map_gas_private_when_not_wanted(void) {
   char err[512] = "";
   CHECK(gas_unmap() == 0);
   share_group g;
-  int rc = share_map_gas(WORLD, false, gas_base, SHARED_SIZE, &g, err, sizeof err);
+  int rc = share_map_gas(WORLD, false, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+                         sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0);
   bool ok = !gas_is_shared() && strcmp(g.how, "private") == 0 && !share_with(&g, 1 - rank) &&
@@ -1313,6 +1379,7 @@ int main(int argc, char **argv) {
       free(got);
       got = NULL;
       RUN(test_share_map_gas_shares_within_the_host);
+      RUN(test_share_map_gas_stripes_share_every_byte);
       RUN(test_share_map_gas_private_when_not_wanted);
       gas_unmap();
     }

@@ -47,8 +47,10 @@ typedef struct {
   size_t nunlease;
   uint64_t pair_addr[FAKE_SLABS], pair_live[FAKE_SLABS];
   size_t npairs;
-  char log[2 * FAKE_CALLS + 1]; /* 'L' lease, 'U' unlease, in order */
+  char log[3 * FAKE_CALLS + 1]; /* 'L' lease, 'U' unlease, 'P' leased, in order */
   size_t nlog;
+  uint64_t leased_first; /* the slabs of the last leased call */
+  uint32_t leased_n;
   /* per slab number */
   uint8_t state[FAKE_SLABS];
   uint32_t slot[FAKE_SLABS], rid[FAKE_SLABS];
@@ -124,10 +126,22 @@ static int fake_unlease(void *ctx, int32_t sched, const uint64_t *pairs, uint32_
   return 0;
 }
 
+/* The backend's hook after a lease: the slabs of the lease just made, in order. */
+static void fake_leased(void *ctx, const uintptr_t *slabs, uint32_t n) {
+  fake *f = ctx;
+  REQUIRE(f->nlog < sizeof f->log - 1);
+  f->log[f->nlog++] = 'P';
+  REQUIRE(n >= 1);
+  for (uint32_t i = 0; i < n; i++) REQUIRE_EQ(f->state[slab_no(slabs[i])], LEASED);
+  f->leased_first = slabs[0];
+  f->leased_n = n;
+}
+
 static cache *make_cache(const cache_config *cfg) {
   memset(&F, 0, sizeof F);
   F.sched = 1;
-  cache_backend be = {fake_lease, fake_unlease, &F};
+  cache_backend be = {.lease = fake_lease, .unlease = fake_unlease, .leased = fake_leased,
+                      .ctx = &F};
   cache *c = NULL;
   REQUIRE_EQ(cache_create(&c, &be, cfg), 0);
   return c;
@@ -179,6 +193,29 @@ START_TEST(test_allocations_are_distinct_aligned_and_inside_leased_slabs_of_thei
   cache_get_stats(c, &st);
   REQUIRE_EQ(st.allocs, N);
   REQUIRE_EQ(st.slabs, slabs_leased());
+  cache_destroy(c);
+}
+END_TEST
+
+/* Every lease is followed by one leased call with its slabs, before the next call to the
+ * backend (so before any slot of them is handed out: cache_alloc returns after both). */
+START_TEST(test_every_lease_is_followed_by_leased_with_its_slabs) {
+  cache_config cfg = cache_config_default();
+  cache *c = make_cache(&cfg);
+  for (int i = 0; i < 2000; i++) {
+    uintptr_t p = 0;
+    size_t before = F.nlog;
+    REQUIRE_EQ(cache_alloc(c, 64, 7, &p), 0);
+    if (F.nlog > before) { /* this call leased: its object is in the slabs just leased */
+      REQUIRE_EQ(F.log[F.nlog - 1], 'P');
+      REQUIRE_EQ(F.leased_n, F.lease[F.nlease - 1].got);
+      REQUIRE(p >= F.leased_first);
+      REQUIRE(p < F.leased_first + ((uintptr_t)F.leased_n << AH_SLAB_SHIFT));
+    }
+  }
+  REQUIRE(F.nlease >= 2);
+  for (size_t i = 0; i < F.nlog; i++)
+    if (F.log[i] == 'L') REQUIRE_EQ(F.log[i + 1], 'P');
   cache_destroy(c);
 }
 END_TEST
@@ -561,7 +598,8 @@ START_TEST(test_enomem_from_the_backend_trims_idle_slabs_and_retries_once) {
   F.refuse_left = 1; /* the first call only */
   REQUIRE_EQ(cache_alloc(c, 64, 2, &b), 0);
   F.log[F.nlog] = 0;
-  REQUIRE(strcmp(F.log, "LLUL") == 0); /* lease, refused lease, hand back idle, retry */
+  /* lease (its leased hook), refused lease, hand back idle, retry (its hook) */
+  REQUIRE(strcmp(F.log, "LPLULP") == 0);
   REQUIRE_EQ(F.lease[1].rc, ENOMEM);
   REQUIRE_EQ(F.unlease[0].n, 3);
   for (size_t i = 0; i < F.npairs; i++) {
@@ -668,7 +706,8 @@ START_TEST(test_a_grant_of_the_wrong_slot_size_is_eproto_and_goes_back) {
 END_TEST
 
 START_TEST(test_bad_configurations_are_einval) {
-  cache_backend be = {fake_lease, fake_unlease, &F}, none = {NULL, fake_unlease, &F};
+  cache_backend be = {.lease = fake_lease, .unlease = fake_unlease, .ctx = &F},
+                none = {.lease = NULL, .unlease = fake_unlease, .ctx = &F};
   cache *c;
   cache_config cfg = cache_config_default();
   REQUIRE_EQ(cache_create(&c, NULL, &cfg), EINVAL);
@@ -692,6 +731,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_allocations_are_distinct_aligned_and_inside_leased_slabs_of_their_slot);
+  tcase_add_test(tc, test_every_lease_is_followed_by_leased_with_its_slabs);
   tcase_add_test(tc, test_free_then_alloc_reuses_the_slot);
   tcase_add_test(tc, test_double_free_is_einval);
   tcase_add_test(tc, test_free_of_an_interior_pointer_is_einval);
