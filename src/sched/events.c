@@ -148,14 +148,19 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   uintptr_t psched1 = trie_find(&s->remote_parent, rid);
   int rc = rid == REGION_ROOT ? EINVAL : region_check_subtree(s->layer, rid, m->h->origin);
   words freed = {0}; /* whose remote children become orphans */
+  rid_t *kids = NULL;
+  size_t n = 0;
   if (!rc && trie_count(&s->remote_kids) && region_subtree_walk(s->layer, rid, list_id, &freed))
     rc = ENOMEM; /* nothing freed yet */
+  if (!rc) rc = kids_of_parents(s, freed.w, freed.n, &kids, &n); /* all of them, or ENOMEM */
+  free(freed.w);
   if (!rc) rc = region_free(s->layer, rid);
   if (rc) {
-    free(freed.w);
+    free(kids);
     srv_answer(s, m, rc, NULL, 0);
     return;
   }
+  for (size_t i = 0; i < n; i++) kids_forget(s, kids[2 * i]);
   if (psched1) { /* the parent's scheduler forgets this remote child */
     trie_delete(&s->remote_parent, rid, NULL);
     proto_created c = {.rid = rid};
@@ -165,9 +170,6 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   }
   srv_report_load(s);
   trade_check_ceiling(s);
-  rid_t *kids;
-  size_t n = kids_of_parents(s, freed.w, freed.n, &kids);
-  free(freed.w);
   event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;
   for (size_t i = 0; e && i < n; i++)
     if (!send_for_event(s, e, MSG_RFREE, kids[2 * i], kids[2 * i + 1])) e->remaining--;

@@ -62,29 +62,39 @@ typedef struct {
   size_t n, cap;
 } kids_acc;
 
-/* The remote children of one parent (region_subtree_walk's callback). */
+/* The remote children of one parent (region_subtree_walk's callback): 0, or ENOMEM. */
 static int kids_of(void *ctx, rid_t parent) {
   kids_acc *a = ctx;
   trie_cursor c;
   uint64_t k;
   trie_cursor_seek(&c, &a->s->kids_by_parent, pair_key(parent, 0));
   while (trie_cursor_next(&c, &k, NULL) && (rid_t)(k >> 32) == parent)
-    if (!push_pair(&a->v, &a->n, &a->cap, (rid_t)k, parent)) return 1;
+    if (!push_pair(&a->v, &a->n, &a->cap, (rid_t)k, parent)) return ENOMEM;
   return 0;
 }
 
-size_t kids_under(sched_server *s, rid_t rid, rid_t **out) {
-  kids_acc a = {.s = s};
-  if (trie_count(&s->remote_kids)) region_subtree_walk(s->layer, rid, kids_of, &a);
-  *out = a.v;
-  return a.n;
+/* Hand the pairs found over, or none of them: 0, or ENOMEM with *out NULL and *n 0. */
+static int kids_result(kids_acc *a, int rc, rid_t **out, size_t *n) {
+  if (rc == ENOMEM) {
+    free(a->v);
+    a->v = NULL, a->n = 0;
+  }
+  *out = a->v;
+  *n = a->n;
+  return rc == ENOMEM ? ENOMEM : 0;
 }
 
-size_t kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out) {
+int kids_under(sched_server *s, rid_t rid, rid_t **out, size_t *n) {
   kids_acc a = {.s = s};
-  for (size_t i = 0; i < n && trie_count(&s->remote_kids); i++)
-    if (kids_of(&a, (rid_t)parents[i])) break;
-  for (size_t i = 0; i < a.n; i++) kids_forget(s, a.v[2 * i]);
-  *out = a.v;
-  return a.n;
+  int rc = trie_count(&s->remote_kids) ? region_subtree_walk(s->layer, rid, kids_of, &a) : 0;
+  return kids_result(&a, rc, out, n);
+}
+
+int kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out,
+                    size_t *nout) {
+  kids_acc a = {.s = s};
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc && trie_count(&s->remote_kids); i++)
+    rc = kids_of(&a, (rid_t)parents[i]);
+  return kids_result(&a, rc, out, nout);
 }

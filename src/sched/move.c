@@ -201,6 +201,9 @@ static int check_region(sched_server *s, const move_ask *a, rid_t rid) {
 static int local_region(sched_server *s, const move_ask *a, rid_t rid, words *b, pack_parts *p) {
   bool commit = (a->flags & PACKV_COMMIT) != 0;
   int rc = commit ? 0 : check_region(s, a, rid);
+  rid_t *kids = NULL;
+  size_t n = 0;
+  if (!rc) rc = kids_under(s, rid, &kids, &n); /* before the hand-over: ENOMEM changes nothing */
   if (!rc && commit)
     rc = region_hand_subtree(s->layer, rid, a->flags & PACKV_HANDBACK ? a->origin : a->peer);
   size_t nranges;
@@ -208,9 +211,10 @@ static int local_region(sched_server *s, const move_ask *a, rid_t rid, words *b,
     rc = region_pack_owned(s->layer, rid, words_push_range, b, &nranges);
   else if (!rc && !(a->flags & PACKV_NO_RANGES))
     rc = region_pack(s->layer, &rid, 1, NULL, 0, words_push_range, b, &nranges);
-  if (rc) return rc;
-  rid_t *kids;
-  size_t n = kids_under(s, rid, &kids);
+  if (rc) {
+    free(kids);
+    return rc;
+  }
   for (size_t i = 0; i < n; i++) part_region(s, p, true, kids[2 * i], kids[2 * i + 1]);
   free(kids);
   return 0;

@@ -676,6 +676,77 @@ START_TEST(test_remote_children_are_found_by_their_parent) {
 }
 END_TEST
 
+/* realloc fails once, at the realloc_fail_at-th call from when it is set (-1: never): this
+ * test links with -Wl,--wrap=realloc, so the scheduler's own reallocs come here. */
+static long realloc_fail_at = -1;
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n) {
+  if (realloc_fail_at == 0) {
+    realloc_fail_at = -1;
+    return NULL;
+  }
+  if (realloc_fail_at > 0) realloc_fail_at--;
+  return __real_realloc(p, n);
+}
+
+/* An RFREE of a region with 40 remote children, its k-th realloc failing: the answer is ENOMEM
+ * with nothing freed (freeing it again sends all 40 parts), or all 40 parts; never a free that
+ * tells only some of its children (they would stay allocated on the leaf for good). */
+START_TEST(test_an_rfree_out_of_memory_frees_nothing_or_tells_every_child) {
+  enum { KIDS = 40 };
+  bool untouched = false;
+  for (long k = 0; !untouched; k++) {
+    uint32_t top = root_region_with_leaf_kids(KIDS);
+    proto_rid rf = {.rid = top};
+    nlog = 0;
+    realloc_fail_at = k;
+    from_leaf(MSG_RFREE, 400 + (uint64_t)k, PROTO_NO_DEST, 0, &rf, NULL, 0);
+    untouched = realloc_fail_at > 0; /* fewer than k reallocs: the last round, no failure */
+    realloc_fail_at = -1;
+    if (nlog == 1) { /* the answer alone: ENOMEM, and the region still there */
+      proto_msg m;
+      REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
+      REQUIRE_EQ(m.h->type, MSG_REPLY);
+      REQUIRE_EQ(m.h->status, ENOMEM);
+      nlog = 0;
+      from_leaf(MSG_RFREE, 500 + (uint64_t)k, PROTO_NO_DEST, 0, &rf, NULL, 0);
+    }
+    REQUIRE_EQ(nlog, KIDS); /* an RFREE part for every child */
+    for (int i = 0; i < nlog; i++) {
+      proto_msg m;
+      REQUIRE_EQ(proto_decode(sent_log[i].msg, sent_log[i].len, &m), 0);
+      REQUIRE_EQ(m.h->type, MSG_RFREE);
+    }
+  }
+}
+END_TEST
+
+/* A PACK of a region with 40 remote children, its k-th realloc failing: ENOMEM alone, or one
+ * PACKV naming every child; never a pack that leaves some out (their bytes would not move). */
+START_TEST(test_a_pack_out_of_memory_fails_or_names_every_child) {
+  enum { KIDS = 40 };
+  bool untouched = false;
+  for (long k = 0; !untouched; k++) {
+    uint32_t top = root_region_with_leaf_kids(KIDS);
+    proto_rid pr = {.rid = top};
+    nlog = 0;
+    realloc_fail_at = k;
+    from_leaf(MSG_PACK, 600 + (uint64_t)k, PROTO_NO_DEST, 0, &pr, NULL, 0);
+    untouched = realloc_fail_at > 0;
+    realloc_fail_at = -1;
+    proto_msg m;
+    one_sent(&m, 1);
+    if (m.h->type == MSG_REPLY) {
+      REQUIRE_EQ(m.h->status, ENOMEM);
+      continue;
+    }
+    REQUIRE_EQ(m.h->type, MSG_PACKV);
+    REQUIRE_EQ(((const proto_packv *)m.fixed)->nreg, KIDS);
+  }
+}
+END_TEST
+
 START_TEST(test_a_failed_part_fails_the_whole_pack) {
   uint32_t top = root_region_with_leaf_kids(3);
   nlog = 0;
@@ -1112,6 +1183,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_pack_asks_the_leaf_once_for_all_its_remote_children);
   tcase_add_test(tp, test_a_failed_part_fails_the_whole_pack);
   tcase_add_test(tp, test_remote_children_are_found_by_their_parent);
+  tcase_add_test(tp, test_an_rfree_out_of_memory_frees_nothing_or_tells_every_child);
+  tcase_add_test(tp, test_a_pack_out_of_memory_fails_or_names_every_child);
   tcase_add_test(tp, test_packv_skips_gone_children_only_when_told);
   tcase_add_test(tp, test_a_hand_over_across_schedulers_commits_only_after_every_part_checked);
   tcase_add_test(tp, test_a_hand_over_whose_part_is_refused_changes_no_holder);
