@@ -154,8 +154,11 @@ void event_rfree(sched_server *s, const proto_msg *m) {
     rc = ENOMEM; /* nothing freed yet */
   if (!rc) rc = kids_of_parents(s, freed.w, freed.n, &kids, &n); /* all of them, or ENOMEM */
   free(freed.w);
+  event *e = NULL; /* the children's answers, made before the free for the same reason */
+  if (!rc && n && !(e = event_new(s, MSG_RFREE, m, (int)n))) rc = ENOMEM;
   if (!rc) rc = region_free(s->layer, rid);
   if (rc) {
+    if (e) event_drop(s, e);
     free(kids);
     srv_answer(s, m, rc, NULL, 0);
     return;
@@ -170,7 +173,6 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   }
   srv_report_load(s);
   trade_check_ceiling(s);
-  event *e = n ? event_new(s, MSG_RFREE, m, (int)n) : NULL;
   for (size_t i = 0; e && i < n; i++)
     if (!send_for_event(s, e, MSG_RFREE, kids[2 * i], kids[2 * i + 1])) e->remaining--;
   free(kids);

@@ -676,19 +676,24 @@ START_TEST(test_remote_children_are_found_by_their_parent) {
 }
 END_TEST
 
-/* realloc fails once, at the realloc_fail_at-th call from when it is set (-1: never): this
- * test links with -Wl,--wrap=realloc, so the scheduler's own reallocs come here. */
+/* realloc or calloc fails once, at the realloc_fail_at-th call of either from when it is set
+ * (-1: never): this test links with -Wl,--wrap=realloc,--wrap=calloc, so the scheduler's own
+ * calls come here. */
 static long realloc_fail_at = -1;
-void *__real_realloc(void *p, size_t n);
-void *__wrap_realloc(void *p, size_t n);
-void *__wrap_realloc(void *p, size_t n) {
+static bool fail_now(void) {
   if (realloc_fail_at == 0) {
     realloc_fail_at = -1;
-    return NULL;
+    return true;
   }
   if (realloc_fail_at > 0) realloc_fail_at--;
-  return __real_realloc(p, n);
+  return false;
 }
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n) { return fail_now() ? NULL : __real_realloc(p, n); }
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size) { return fail_now() ? NULL : __real_calloc(n, size); }
 
 /* An RFREE of a region with 40 remote children, its k-th realloc failing: the answer is ENOMEM
  * with nothing freed (freeing it again sends all 40 parts), or all 40 parts; never a free that
