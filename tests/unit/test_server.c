@@ -694,6 +694,77 @@ void *__wrap_realloc(void *p, size_t n) { return fail_now() ? NULL : __real_real
 void *__real_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_calloc(size_t n, size_t size) { return fail_now() ? NULL : __real_calloc(n, size); }
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_malloc(size_t n) { return fail_now() ? NULL : __real_malloc(n); }
+
+/* A session of every kind of request two workers make (regions, a child region, objects of
+ * many sizes, a batch, reallocations, frees, a lease and its hand-back, queries, a pack, region
+ * frees), each answered with 0 or an errno; then both workers finalize. */
+static void a_session(void) {
+  uint64_t r1 = 0, r2 = 0, r3 = 0, addr[24] = {0}, t[64];
+  size_t nt;
+  proto_ralloc ra = {.parent = 0, .level_hint = -1};
+  REQUIRE(ask(1, MSG_RALLOC, &ra, &r1) >= 0);
+  proto_ralloc child = {.parent = (uint32_t)r1, .level_hint = -1};
+  REQUIRE(ask(1, MSG_RALLOC, &child, &r2) >= 0);
+  REQUIRE(ask(2, MSG_RALLOC, &ra, &r3) >= 0);
+  for (int i = 0; i < 24; i++) {
+    proto_alloc al = {.size = (uint64_t)24 << (i % 16), .rid = (uint32_t)(i % 3 ? r1 : r2), .n = 1};
+    REQUIRE(ask(1, MSG_ALLOC, &al, &addr[i]) >= 0);
+  }
+  proto_alloc bal = {.size = 200, .rid = (uint32_t)r3, .n = 500};
+  REQUIRE(ask(2, MSG_BALLOC, &bal, NULL) >= 0);
+  for (int i = 0; i < 24; i += 3) {
+    proto_realloc re = {.addr = addr[i], .size = 3000, .rid = (uint32_t)r1};
+    REQUIRE(ask(1, MSG_REALLOC, &re, &addr[i]) >= 0);
+  }
+  for (int i = 1; i < 24; i += 2) {
+    proto_addr q = {.addr = addr[i]};
+    REQUIRE(ask(2, MSG_QUERY, &q, NULL) >= 0);
+    REQUIRE(ask(1, MSG_FREE, &q, NULL) >= 0);
+  }
+  if (lease(1, (uint32_t)r1, 64, 8, t, &nt) == 0 && nt > 2) {
+    uint64_t pairs[4] = {t[2], 1, nt > 3 ? t[3] : t[2], 0};
+    proto_unlease u = {.n = nt > 3 ? 2 : 1};
+    REQUIRE(ask_tail(1, MSG_UNLEASE, &u, pairs, 2 * u.n, t, 64, &nt) >= 0);
+  }
+  proto_rid pr = {.rid = (uint32_t)r1};
+  REQUIRE(ask_tail(1, MSG_PACK, &pr, NULL, 0, t, 64, &nt) >= -1); /* may need more than 64 */
+  proto_rid f2 = {.rid = (uint32_t)r2}, f3 = {.rid = (uint32_t)r3};
+  REQUIRE(ask(1, MSG_RFREE, &f2, NULL) >= 0);
+  REQUIRE(ask(2, MSG_RFREE, &f3, NULL) >= 0);
+}
+
+static void finalize_both(void) {
+  unsigned char msg[64];
+  for (int w = 1; w <= 2; w++) {
+    size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, 1, w, PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
+    REQUIRE_EQ(sched_server_handle(srv, w, msg, len), 0);
+  }
+}
+
+/* The session with the k-th allocation of the scheduler failing, for every k: every request is
+ * answered (0 or an errno, never a crash), the server's own checks hold (Debug builds assert
+ * them), and at shutdown every page and region ID is accounted for. */
+START_TEST(test_every_allocation_failing_in_turn_loses_nothing) {
+  bool untouched = false;
+  long k = 0;
+  for (; !untouched; k++) {
+    teardown();
+    setup();
+    realloc_fail_at = k;
+    a_session();
+    untouched = realloc_fail_at > 0;
+    realloc_fail_at = -1;
+    finalize_both();
+    REQUIRE(sched_server_done(srv));
+    REQUIRE_EQ(sched_server_conservation(srv), 0);
+  }
+  REQUIRE(k > 2); /* some allocations failed (the metadata itself comes from the scheduler's own
+                     pools, not malloc: this sweeps the heap allocations around it) */
+}
+END_TEST
 
 /* An RFREE of a region with 40 remote children, its k-th realloc failing: the answer is ENOMEM
  * with nothing freed (freeing it again sends all 40 parts), or all 40 parts; never a free that
@@ -1165,6 +1236,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("server");
   TCase *tc = tcase_create("core");
   tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_every_allocation_failing_in_turn_loses_nothing);
   tcase_add_test(tc, test_local_requests_are_served);
   tcase_add_test(tc, test_unknown_regions_and_wild_pointers_get_errors);
   tcase_add_test(tc, test_bad_input_is_counted_dropped_and_changes_nothing);
