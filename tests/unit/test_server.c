@@ -676,16 +676,16 @@ START_TEST(test_remote_children_are_found_by_their_parent) {
 }
 END_TEST
 
-/* realloc or calloc fails once, at the realloc_fail_at-th call of either from when it is set
- * (-1: never): this test links with -Wl,--wrap=realloc,--wrap=calloc, so the scheduler's own
- * calls come here. */
-static long realloc_fail_at = -1;
+/* malloc, calloc or realloc fails once, at the alloc_fail_at-th call of any of them from when
+ * it is set (-1: never): this test links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,
+ * so the scheduler's own calls come here. */
+static long alloc_fail_at = -1;
 static bool fail_now(void) {
-  if (realloc_fail_at == 0) {
-    realloc_fail_at = -1;
+  if (alloc_fail_at == 0) {
+    alloc_fail_at = -1;
     return true;
   }
-  if (realloc_fail_at > 0) realloc_fail_at--;
+  if (alloc_fail_at > 0) alloc_fail_at--;
   return false;
 }
 void *__real_realloc(void *p, size_t n);
@@ -753,10 +753,10 @@ START_TEST(test_every_allocation_failing_in_turn_loses_nothing) {
   for (; !untouched; k++) {
     teardown();
     setup();
-    realloc_fail_at = k;
+    alloc_fail_at = k;
     a_session();
-    untouched = realloc_fail_at > 0;
-    realloc_fail_at = -1;
+    untouched = alloc_fail_at > 0;
+    alloc_fail_at = -1;
     finalize_both();
     REQUIRE(sched_server_done(srv));
     REQUIRE_EQ(sched_server_conservation(srv), 0);
@@ -766,7 +766,18 @@ START_TEST(test_every_allocation_failing_in_turn_loses_nothing) {
 }
 END_TEST
 
-/* An RFREE of a region with 40 remote children, its k-th realloc failing: the answer is ENOMEM
+/* Send a message from the leaf to the root with the k-th allocation failing; whether it made
+ * fewer than k allocations (then nothing failed). */
+static bool from_leaf_failing_at(long k, unsigned type, uint64_t req, const void *fixed) {
+  nlog = 0;
+  alloc_fail_at = k;
+  from_leaf(type, req, PROTO_NO_DEST, 0, fixed, NULL, 0);
+  bool untouched = alloc_fail_at > 0;
+  alloc_fail_at = -1;
+  return untouched;
+}
+
+/* An RFREE of a region with 40 remote children, its k-th allocation failing: the answer is ENOMEM
  * with nothing freed (freeing it again sends all 40 parts), or all 40 parts; never a free that
  * tells only some of its children (they would stay allocated on the leaf for good). */
 START_TEST(test_an_rfree_out_of_memory_frees_nothing_or_tells_every_child) {
@@ -775,11 +786,7 @@ START_TEST(test_an_rfree_out_of_memory_frees_nothing_or_tells_every_child) {
   for (long k = 0; !untouched; k++) {
     uint32_t top = root_region_with_leaf_kids(KIDS);
     proto_rid rf = {.rid = top};
-    nlog = 0;
-    realloc_fail_at = k;
-    from_leaf(MSG_RFREE, 400 + (uint64_t)k, PROTO_NO_DEST, 0, &rf, NULL, 0);
-    untouched = realloc_fail_at > 0; /* fewer than k reallocs: the last round, no failure */
-    realloc_fail_at = -1;
+    untouched = from_leaf_failing_at(k, MSG_RFREE, 400 + (uint64_t)k, &rf);
     if (nlog == 1) { /* the answer alone: ENOMEM, and the region still there */
       proto_msg m;
       REQUIRE_EQ(proto_decode(sent_log[0].msg, sent_log[0].len, &m), 0);
@@ -798,7 +805,7 @@ START_TEST(test_an_rfree_out_of_memory_frees_nothing_or_tells_every_child) {
 }
 END_TEST
 
-/* A PACK of a region with 40 remote children, its k-th realloc failing: ENOMEM alone, or one
+/* A PACK of a region with 40 remote children, its k-th allocation failing: ENOMEM alone, or one
  * PACKV naming every child; never a pack that leaves some out (their bytes would not move). */
 START_TEST(test_a_pack_out_of_memory_fails_or_names_every_child) {
   enum { KIDS = 40 };
@@ -806,11 +813,7 @@ START_TEST(test_a_pack_out_of_memory_fails_or_names_every_child) {
   for (long k = 0; !untouched; k++) {
     uint32_t top = root_region_with_leaf_kids(KIDS);
     proto_rid pr = {.rid = top};
-    nlog = 0;
-    realloc_fail_at = k;
-    from_leaf(MSG_PACK, 600 + (uint64_t)k, PROTO_NO_DEST, 0, &pr, NULL, 0);
-    untouched = realloc_fail_at > 0;
-    realloc_fail_at = -1;
+    untouched = from_leaf_failing_at(k, MSG_PACK, 600 + (uint64_t)k, &pr);
     proto_msg m;
     one_sent(&m, 1);
     if (m.h->type == MSG_REPLY) {
