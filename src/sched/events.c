@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "sched/server_internal.h"
-#include "sched/words.h"
 
 event *event_new(sched_server *s, unsigned type, const proto_msg *m, int remaining) {
   event *e = calloc(1, sizeof *e);
@@ -126,10 +125,6 @@ void event_on_unlink(sched_server *s, const proto_msg *m) {
 
 /* ---- rfree ---- */
 
-/* The IDs of a subtree about to be freed (region_subtree_walk's callback, into a words): after
- * the free, the remote children of exactly these are orphans. */
-static int list_id(void *ctx, rid_t id) { return words_push1(ctx, id); }
-
 /* An RFREE that another scheduler sent for a remote child of a region it freed: is rid still
  * that child? (Its ID may have been freed and given to another region meanwhile.) */
 static bool still_the_child(sched_server *s, const proto_msg *m, rid_t rid) {
@@ -147,13 +142,9 @@ void event_rfree(sched_server *s, const proto_msg *m) {
   }
   uintptr_t psched1 = trie_find(&s->remote_parent, rid);
   int rc = rid == REGION_ROOT ? EINVAL : region_check_subtree(s->layer, rid, m->h->origin);
-  words freed = {0}; /* whose remote children become orphans */
-  rid_t *kids = NULL;
+  rid_t *kids = NULL; /* the remote children under it: orphans after the free */
   size_t n = 0;
-  if (!rc && trie_count(&s->remote_kids) && region_subtree_walk(s->layer, rid, list_id, &freed))
-    rc = ENOMEM; /* nothing freed yet */
-  if (!rc) rc = kids_of_parents(s, freed.w, freed.n, &kids, &n); /* all of them, or ENOMEM */
-  free(freed.w);
+  if (!rc) rc = kids_under(s, rid, &kids, &n); /* all of them, or ENOMEM with nothing freed */
   event *e = NULL; /* the children's answers, made before the free for the same reason */
   if (!rc && n && !(e = event_new(s, MSG_RFREE, m, (int)n))) rc = ENOMEM;
   if (!rc) rc = region_free(s->layer, rid);

@@ -73,28 +73,14 @@ static int kids_of(void *ctx, rid_t parent) {
   return 0;
 }
 
-/* Hand the pairs found over, or none of them: 0, or ENOMEM with *out NULL and *n 0. */
-static int kids_result(kids_acc *a, int rc, rid_t **out, size_t *n) {
-  if (rc == ENOMEM) {
-    free(a->v);
-    a->v = NULL, a->n = 0;
-  }
-  *out = a->v;
-  *n = a->n;
-  return rc == ENOMEM ? ENOMEM : 0;
-}
-
 int kids_under(sched_server *s, rid_t rid, rid_t **out, size_t *n) {
   kids_acc a = {.s = s};
   int rc = trie_count(&s->remote_kids) ? region_subtree_walk(s->layer, rid, kids_of, &a) : 0;
-  return kids_result(&a, rc, out, n);
-}
-
-int kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out,
-                    size_t *nout) {
-  kids_acc a = {.s = s};
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc && trie_count(&s->remote_kids); i++)
-    rc = kids_of(&a, (rid_t)parents[i]);
-  return kids_result(&a, rc, out, nout);
+  if (rc == ENOMEM) { /* all of them or none */
+    free(a.v);
+    a.v = NULL, a.n = 0;
+  }
+  *out = a.v;
+  *n = a.n;
+  return rc == ENOMEM ? ENOMEM : 0;
 }

@@ -140,12 +140,9 @@ void event_on_unlink(sched_server *s, const proto_msg *m);
 int kids_remember(sched_server *s, rid_t child, rid_t parent); /* overwrites; ENOMEM */
 void kids_forget(sched_server *s, rid_t child);
 /* The remote children of rid and its local descendants, as {child, parent} pairs (malloc'ed in
- * *out, possibly NULL), *n of them: 0, or ENOMEM with none (never some of them). */
+ * *out, possibly NULL), *n of them: 0, or ENOMEM with none (never some of them). A free collects
+ * them before it frees, so that running out of memory frees nothing. */
 int kids_under(sched_server *s, rid_t rid, rid_t **out, size_t *n);
-/* The remote children of the n regions `parents`, the same way (a free collects them before it
- * frees, so that running out of memory frees nothing; kids_forget them after). */
-int kids_of_parents(sched_server *s, const uint64_t *parents, size_t n, rid_t **out,
-                    size_t *nout);
 
 /* move.c */
 void event_pack(sched_server *s, const proto_msg *m);
