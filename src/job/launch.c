@@ -247,6 +247,12 @@ static int numa_of_set(hwloc_topology_t topo, hwloc_const_cpuset_t set) {
   return -1;
 }
 
+/* The i-th core of the host (its i-th PU where hwloc finds no cores), or NULL. */
+static hwloc_obj_t core_obj(hwloc_topology_t topo, int i) {
+  hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
+  return core ? core : hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+}
+
 /* Bind this rank (the local_index-th of local_ranks on its host) and fill numa, core, bind. */
 static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
                        rank_report *me) {
@@ -266,8 +272,7 @@ static void place_rank(hwloc_topology_t topo, int local_index, int local_ranks,
     me->bind = BIND_FEW_CORES;
     if (set) hwloc_bitmap_copy(set, allowed);
   } else {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)local_index);
-    if (!core) core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)local_index);
+    hwloc_obj_t core = core_obj(topo, local_index);
     bool ok = core && set && hwloc_set_cpubind(topo, core->cpuset, HWLOC_CPUBIND_PROCESS) == 0;
     me->bind = ok ? BIND_HERE : BIND_FAILED;
     if (set) hwloc_bitmap_copy(set, ok ? core->cpuset : allowed);
@@ -311,8 +316,7 @@ static int place_with_hwloc(MPI_Comm world, rank_report *me) {
 static int bind_to_core(int core) {
   hwloc_topology_t topo;
   if (load_topology(&topo)) return -1;
-  hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)core);
-  if (!obj) obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)core);
+  hwloc_obj_t obj = core_obj(topo, core);
   int rc = obj && hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_PROCESS) == 0 ? 0 : -1;
   hwloc_topology_destroy(topo);
   return rc;
@@ -434,8 +438,12 @@ static void note_binding(launch_plan *p, const rank_report *all) {
     int r = 0;
     while (r < p->nranks && p->ranks[r].host != h) r++;
     if (r == p->nranks) continue;
+    bool assigned = false; /* assign_worker_cores gave this host's workers cores */
+    for (int x = r; x < p->nranks; x++)
+      assigned |= p->ranks[x].host == h && p->ranks[x].role == PLAN_WORKER &&
+                  p->ranks[x].core >= 0 && all[x].bind == BIND_FEW_CORES;
     int w = workers_on_host(p, h);
-    if (all[r].bind == BIND_FEW_CORES && w <= all[r].host_cores)
+    if (assigned)
       plan_warn(p, "host %s: %d ranks on %d cores; its %d workers bound one a core, its %d "
                 "schedulers not bound", p->host_names[h], all[r].local_ranks, all[r].host_cores, w,
                 all[r].local_ranks - w);

@@ -263,7 +263,6 @@ static int lease_into(cache *c, uint32_t rid, size_t size, uint32_t want, uint32
     free(slabs);
     return rc;
   }
-  if (c->be.leased && got <= want) c->be.leased(c->be.ctx, slabs, got);
   cbin *b = NULL;
   if (got < min || got > want || slot != ah_round_up(size, AH_SLOT_ALIGN))
     rc = EPROTO;
@@ -274,6 +273,7 @@ static int lease_into(cache *c, uint32_t rid, size_t size, uint32_t want, uint32
     free(slabs);
     return rc;
   }
+  if (c->be.leased) c->be.leased(c->be.ctx, slabs, got); /* a grant kept: map it */
   c->st.leases++;
   c->st.leased_slabs += got;
   adopt(c, b, sched, slabs, got);

@@ -31,14 +31,18 @@ static int stripes_of(size_t size, int objects, size_t *stride) {
   size_t n = (size + s - 1) / s;
   *stride = s;
   if (objects > SHARE_MAX_OBJECTS) objects = SHARE_MAX_OBJECTS;
-  return objects < 2 || n < 2 ? 1 : (size_t)objects < n ? objects : (int)n;
+  if (objects < 2 || n < 2) {
+    *stride = size; /* one object, mapped whole */
+    return 1;
+  }
+  return (size_t)objects < n ? objects : (int)n;
 }
 
 /* The leader's memfds (note->nfds of them) holding the GAS of size bytes in stripes of stride;
  * 0, or -1 with none left open. */
 static int leader_memfds(size_t size, size_t stride, object_note *note) {
   size_t stripes = (size + stride - 1) / stride, n = (size_t)note->nfds;
-  off_t each = note->nfds == 1 ? (off_t)size : (off_t)(((stripes + n - 1) / n) * stride);
+  off_t each = (off_t)(((stripes + n - 1) / n) * stride);
   for (int i = 0; i < note->nfds; i++) {
     int fd = memfd_create("antheap-gas", MFD_CLOEXEC);
     if (fd >= 0 && ftruncate(fd, each)) close(fd), fd = -1;
@@ -120,31 +124,35 @@ static int host_objects(MPI_Comm host, int hr, size_t size, int objects, size_t 
   return got;
 }
 
+/* Map the GAS from nfds objects (in stripes of stride), closing them; whether every worker of the
+ * host did (those that did unmap again when one did not). *rc: this worker's result. */
+static bool mapped_everywhere(MPI_Comm host, uintptr_t base, size_t size, int *fds, int nfds,
+                              size_t stride, int *rc, char *err, size_t errlen) {
+  *rc = gas_map_striped(base, size, fds, nfds, stride, err, errlen);
+  for (int i = 0; i < nfds; i++) close(fds[i]); /* the mappings keep the objects */
+  int mine = *rc == 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host);
+  if (!all && *rc == 0) gas_unmap();
+  return all;
+}
+
 /* Map the GAS from the host's nfds objects, on every worker of the host or none: when a
  * worker cannot map the stripes (vm.max_map_count), the host maps one object whole instead,
  * reopened; when that fails too, each maps privately. Closes fds; 0 or an errno with err. */
 static int map_on_host(MPI_Comm host, int hr, uintptr_t base, size_t size, int *fds, int *nfds,
                        size_t stride, const char **how, char *err, size_t errlen) {
-  int rc = *nfds ? gas_map_striped(base, size, fds, *nfds, stride, err, errlen)
-                 : gas_map(base, size, err, errlen);
-  for (int i = 0; i < *nfds; i++) close(fds[i]); /* the mappings keep the objects */
-  if (!*nfds) return rc;
-  int mine = rc == 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host);
-  if (all) return 0;
-  if (rc == 0) gas_unmap();
+  if (!*nfds) return gas_map(base, size, err, errlen);
+  int rc;
+  if (mapped_everywhere(host, base, size, fds, *nfds, stride, &rc, err, errlen)) return 0;
   if (rc) fprintf(stderr, "%s\n", err);
   if (hr == 0)
     fprintf(stderr, "antheap: warning: a worker of this host could not map the shared GAS from "
                     "%d memory object(s); trying %s\n", *nfds, *nfds > 1 ? "one" : "private GASes");
-  *nfds = *nfds > 1 ? open_on_host(host, hr, false, size, 1, size, fds) : 0;
-  *how = *nfds ? "memfd" : "private";
-  rc = *nfds ? gas_map_shared(base, size, fds[0], err, errlen) : gas_map(base, size, err, errlen);
-  if (*nfds) close(fds[0]);
-  mine = rc == 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, host);
-  if (all || !*nfds) return rc;
-  if (rc == 0) gas_unmap();
+  if (*nfds > 1 && (*nfds = open_on_host(host, hr, false, size, 1, size, fds)) &&
+      mapped_everywhere(host, base, size, fds, 1, size, &rc, err, errlen)) {
+    *how = "memfd";
+    return 0;
+  }
   *nfds = 0;
   *how = "private";
   return gas_map(base, size, err, errlen);
