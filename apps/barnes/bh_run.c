@@ -278,13 +278,17 @@ static void walk_all(run *R, const bh_cell *root) {
   free(j);
 }
 
-/* BARNES_PHASES=2: after each step's walk, a line per worker: its bodies, the weight the cut gave
- * it (the sum of its bodies' weights, ns), its walk's seconds and interactions, its CPU. */
-static int tracing(void) {
-  static int on = -1;
-  if (on < 0) on = getenv("BARNES_PHASES") && !strcmp(getenv("BARNES_PHASES"), "2");
-  return on;
+/* BARNES_PHASES: 1 prints the phase table (print_phases), 2 also traces every step's walk per
+ * worker (trace_step); 0 when unset or anything else. Read once. */
+static int phases_level(void) {
+  static int level = -1;
+  if (level < 0) {
+    const char *e = getenv("BARNES_PHASES");
+    level = e && !strcmp(e, "1") ? 1 : e && !strcmp(e, "2") ? 2 : 0;
+  }
+  return level;
 }
+static int tracing(void) { return phases_level() == 2; }
 
 static double weight_held(const run *R) {
   double w = 0;
@@ -292,9 +296,9 @@ static double weight_held(const run *R) {
   return w;
 }
 
-static void trace_step(const run *R, double weight, double walk_s) {
-  int64_t work = 0;
-  for (size_t i = 0; i < R->n; i++) work += R->b[i].work;
+/* After each step's walk, a line per worker: its bodies, the weight the cut gave it (the sum of
+ * its bodies' weights, ns), its walk's seconds and interactions (work), its CPU. */
+static void trace_step(const run *R, double weight, double walk_s, int64_t work) {
   double mine[5] = {(double)R->n, weight * 1e-9, walk_s, (double)work, (double)sched_getcpu()};
   double *all = R->me == 0 ? malloc((size_t)R->P * sizeof mine) : NULL;
   MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, R->comm);
@@ -323,10 +327,11 @@ static void forces(run *R) {
   exchange_lets(R, &g);
   lap(R, PH_LETS, &t0);
   double weight = tracing() ? weight_held(R) : 0, walk0 = now();
+  int64_t work0 = R->work;
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   double walk_s = now() - walk0;
   lap(R, PH_WALK, &t0);
-  if (tracing()) trace_step(R, weight, walk_s);
+  if (tracing()) trace_step(R, weight, walk_s, R->work - work0);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
   lap(R, PH_BARRIER, &t0);
@@ -339,8 +344,7 @@ static void forces(run *R) {
 
 /* BARNES_PHASES=1 (or 2): per phase of the timed steps, the slowest, average and fastest worker. */
 static void print_phases(run *R) {
-  const char *e = getenv("BARNES_PHASES");
-  if (!e || (strcmp(e, "1") && strcmp(e, "2"))) return;
+  if (!phases_level()) return;
   double mx[PH_N], mn[PH_N], sum[PH_N];
   MPI_Reduce(R->phase, mx, PH_N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
   MPI_Reduce(R->phase, mn, PH_N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
