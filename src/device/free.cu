@@ -47,7 +47,8 @@ static __device__ __forceinline__ bool dm_free_warp(const dm_heap_dev *h, const 
    * read was: the claimer wrote the byte before the fence that preceded handing this
    * pointer out. A body page's byte (kind BODY) and a run of 63 pages or more (value
    * DM_PK_VMAX) fail both tests below: the general path. */
-  const unsigned info = in ? DM_PK_INFO(dm_ld8(&h->pkind[page])) : DM_PI_FREE;
+  const unsigned byte = in ? dm_ld8(&h->pkind[page]) : 0u;   /* one load (a macro argument) */
+  const unsigned info = in ? DM_PK_INFO(byte) : DM_PI_FREE;
   const unsigned kind = DM_PI_KIND(info), val = DM_PI_VAL(info);
   const unsigned cval = val & ~DM_PK_UNFENCED;   /* a class page's class (types.cuh) */
   /* a run's head page at offset 0: the whole run, when it lies inside one bitmap word */
