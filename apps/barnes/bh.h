@@ -80,6 +80,19 @@ void bh_arena_delete(bh_mem *m);
 /* Regions alive in an arena (tests). */
 int bh_arena_live(const bh_mem *m);
 
+/* ---- a worker rank's threads (bh_team.c) ---- */
+/* A team of T threads: T - 1 helpers for the run's life and the thread that calls
+ * bh_team_run. NULL stands for one thread (T <= 1, or when threads cannot be made): every
+ * function taking a team then runs serially. */
+typedef struct bh_team bh_team;
+bh_team *bh_team_new(int T);
+void bh_team_free(bh_team *tm);
+int bh_team_size(const bh_team *tm); /* 1 for NULL */
+/* fn(ctx, t, T) on every thread of the team (t = 0: the caller); returns when all are done. */
+void bh_team_run(bh_team *tm, void (*fn)(void *ctx, int t, int T), void *ctx);
+/* Thread t's share [lo, hi) of n items. */
+void bh_share(size_t n, int t, int T, size_t *lo, size_t *hi);
+
 /* ---- a step's tree ---- */
 typedef struct bh_tree {
   uint32_t region;                /* the step's tree region (0: empty tree, nothing held) */
@@ -94,6 +107,11 @@ typedef struct bh_tree {
  * failure, or bodies so close that the tree passes BH_MAX_LEVELS). */
 int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *c,
                   bh_tree *t, char *err, size_t errlen);
+/* The same tree, cell for cell and in the same places, with a team's threads sharing the
+ * breadth-first order, the moments and the cells, and, given the bodies' keys in c (sorted:
+ * bh_sort_by_key's order), the insertion; every bh_mem call stays on the calling thread. */
+int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
+                       const bh_cube *c, bh_tree *t, char *err, size_t errlen, bh_team *team);
 /* Free the tree's region (all levels). */
 int bh_tree_free(const bh_mem *mem, bh_tree *t);
 
@@ -134,7 +152,7 @@ typedef struct bh_opts {
   double theta, dt, eps, tol, baseline_s;
   const char *positions, *csv, *compare, *tag, *figure;
   int quiet;
-  int threads; /* --threads T: threads of a worker rank that share its walk (hybrid; 1: none) */
+  int threads; /* --threads T: threads of a worker rank (sort, tree, walk; hybrid; 1: none) */
 } bh_opts;
 /* The programs: barnes (on antheap), barnes-serial, barnes-mpi (plain MPI). */
 enum { BH_ANTHEAP = 0, BH_SERIAL = 1, BH_MPI = 2 };

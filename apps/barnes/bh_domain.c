@@ -2,7 +2,9 @@
  * between domains: cut[j], the smallest key with j/P of the system's weight below it, found
  * for all j at once by bisection of the key space (64 rounds of one collective sum of P - 1
  * numbers). Bodies of one key never split, so a cell of the deepest key level lies in one
- * domain. Main entries: bh_sort_by_key, bh_domain_cuts. */
+ * domain. Main entries: bh_sort_by_key (bh_sort_by_key_team: the same with a worker's threads),
+ * bh_domain_cuts. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,130 @@ int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_bo
   memcpy(b, scratch, n * sizeof *b);
   free(k);
   return 0;
+}
+
+/* ---- the sort with a team (hybrid workers) ---- */
+
+#define SORT_BUCKETS 4096 /* buckets of leading key bits: a few hundred bodies each, typically */
+
+typedef struct sort_job {
+  const bh_cube *c;
+  bh_body *b, *scratch;
+  uint64_t *keys;
+  size_t n;
+  keyed *k, *k2;          /* (key, index), then bucketed */
+  uint64_t *lo, *hi;      /* per thread: its smallest and largest key */
+  size_t *at;             /* [t * SORT_BUCKETS + j]: thread t's count, then its next slot, in bucket j */
+  size_t start[SORT_BUCKETS + 1];
+  uint64_t kmin;
+  int shift;
+  atomic_size_t next;     /* the next bucket to sort */
+} sort_job;
+
+static size_t bucket_of(const sort_job *j, uint64_t key) {
+  return (size_t)((key - j->kmin) >> j->shift);
+}
+
+static void sort_keys(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z;
+  bh_share(j->n, t, T, &a, &z);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = a; i < z; i++) {
+    uint64_t key = bh_key(j->c, j->b[i].pos);
+    j->k[i] = (keyed){key, i};
+    lo = key < lo ? key : lo;
+    hi = key > hi ? key : hi;
+  }
+  j->lo[t] = lo, j->hi[t] = hi;
+}
+
+static void sort_count(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z, *mine = j->at + (size_t)t * SORT_BUCKETS;
+  bh_share(j->n, t, T, &a, &z);
+  memset(mine, 0, SORT_BUCKETS * sizeof *mine);
+  for (size_t i = a; i < z; i++) mine[bucket_of(j, j->k[i].key)]++;
+}
+
+/* Thread t's bodies, in their order, into the slots its count reserved: stable. */
+static void sort_scatter(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z, *mine = j->at + (size_t)t * SORT_BUCKETS;
+  bh_share(j->n, t, T, &a, &z);
+  for (size_t i = a; i < z; i++) j->k2[mine[bucket_of(j, j->k[i].key)]++] = j->k[i];
+}
+
+static void sort_buckets(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  sort_job *j = ctx;
+  for (size_t q; (q = atomic_fetch_add(&j->next, 1)) < SORT_BUCKETS;)
+    if (j->start[q + 1] - j->start[q] > 1)
+      qsort(j->k2 + j->start[q], j->start[q + 1] - j->start[q], sizeof *j->k2, by_key);
+}
+
+static void sort_move(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z;
+  bh_share(j->n, t, T, &a, &z);
+  for (size_t i = a; i < z; i++) j->scratch[i] = j->b[j->k2[i].i], j->keys[i] = j->k2[i].key;
+}
+
+static void sort_back(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z;
+  bh_share(j->n, t, T, &a, &z);
+  memcpy(j->b + a, j->scratch + a, (z - a) * sizeof *j->b);
+}
+
+/* Bucket q's first slot, and each thread's first slot in it (bucket by bucket, thread by
+ * thread: the order of the bodies before the sort within a bucket). */
+static void sort_slots(sort_job *j, int T) {
+  size_t sum = 0;
+  for (size_t q = 0; q < SORT_BUCKETS; q++) {
+    j->start[q] = sum;
+    for (int t = 0; t < T; t++) {
+      size_t c = j->at[(size_t)t * SORT_BUCKETS + q];
+      j->at[(size_t)t * SORT_BUCKETS + q] = sum;
+      sum += c;
+    }
+  }
+  j->start[SORT_BUCKETS] = sum;
+}
+
+int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
+                        bh_body *scratch, bh_team *team) {
+  int T = bh_team_size(team);
+  if (T <= 1 || n < 2 * SORT_BUCKETS) return bh_sort_by_key(c, b, n, keys, scratch);
+  sort_job *j = calloc(1, sizeof *j);
+  if (!j) return -1;
+  j->c = c, j->b = b, j->scratch = scratch, j->keys = keys, j->n = n;
+  j->k = malloc(n * sizeof *j->k);
+  j->k2 = malloc(n * sizeof *j->k2);
+  j->lo = malloc((size_t)T * sizeof *j->lo);
+  j->hi = malloc((size_t)T * sizeof *j->hi);
+  j->at = malloc((size_t)T * SORT_BUCKETS * sizeof *j->at);
+  int rc = -1;
+  if (j->k && j->k2 && j->lo && j->hi && j->at) {
+    bh_team_run(team, sort_keys, j);
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    for (int t = 0; t < T; t++) {
+      kmin = j->lo[t] < kmin ? j->lo[t] : kmin;
+      kmax = j->hi[t] > kmax ? j->hi[t] : kmax;
+    }
+    j->kmin = kmin;
+    while (((kmax - kmin) >> j->shift) >= SORT_BUCKETS) j->shift++;
+    bh_team_run(team, sort_count, j);
+    sort_slots(j, T);
+    bh_team_run(team, sort_scatter, j);
+    atomic_init(&j->next, 0);
+    bh_team_run(team, sort_buckets, j);
+    bh_team_run(team, sort_move, j);
+    bh_team_run(team, sort_back, j);
+    rc = 0;
+  }
+  free(j->k), free(j->k2), free(j->lo), free(j->hi), free(j->at), free(j);
+  return rc;
 }
 
 /* The weight of the bodies with key < k: pw[i] is the weight of the first i (keys sorted). */

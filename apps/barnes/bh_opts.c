@@ -46,9 +46,10 @@ void bh_usage(FILE *f, int prog) {
           "interactions per body; at the end, time per worker split into computation, worker\n"
           "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s",
           name[prog], how[prog],
-          prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its walk (the\n"
-                      "                     force loop over its bodies, in chunks taken in turn); the\n"
-                      "                     rest of the step stays one thread a rank (default 1)\n"
+          prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its sort by\n"
+                      "                     key, its tree's order, moments and cells, and its walk\n"
+                      "                     (bodies in chunks taken in turn); MPI and the rest of the\n"
+                      "                     step stay on one thread a rank (default 1)\n"
                     : "",
           prog == 1 ? "  --compare FILE     compare the final positions with FILE (from barnes)\n"
                       "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"

@@ -12,6 +12,10 @@
 /* ---- domains (bh_domain.c) ---- */
 /* Sort b[0..n) by key in cube c (stable), keys into keys[0..n) (scratch: n bodies). 0 or -1. */
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch);
+/* The same order with a team's threads: keys, a stable bucketing by their leading bits, each
+ * bucket sorted, the bodies moved. */
+int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
+                        bh_body *scratch, bh_team *team);
 /* Sum v[0..n) over every worker, in place (a collective). */
 typedef void (*bh_sum_fn)(void *ctx, int64_t *v, int n);
 /* The cuts of P domains by weight: cut[0] = 0, cut[P] = BH_KEY_END, and cut[j] the smallest

@@ -10,12 +10,13 @@
  *      MPI_Allgather) and exchanges them through the transport; hangs the peers' LETs in;
  *   5. walks the whole tree for each of its bodies (the serial walk, cell for cell), waits at
  *      a barrier (timed: the load imbalance shows there), and frees the step's memory.
+ * A hybrid worker (--threads T) runs the sort, the tree's order, moments and cells, and the walk
+ * on its T threads (bh_team.c); its MPI and antheap calls stay on its main thread.
  * Time goes to computation, worker communication (MPI and the transport's moves), scheduler
  * communication (the transport's memory calls) and the barrier. Main entry: bh_run. */
 #include "bh_run.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@ typedef struct run {
   size_t n, cap;
   double barrier;
   int64_t work, missing;
+  bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, walk); NULL: one */
 } run;
 
 static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
@@ -125,7 +127,7 @@ static void migrate(run *R) {
 /* Bodies arrive as one key-sorted run per sender: not sorted again (each run keeps its
  * bodies in Morton order, which is what the walk's locality needs); the next step sorts. */
 static void decompose(run *R, const bh_cube *cube) {
-  if (bh_sort_by_key(cube, R->b, R->n, R->keys, R->scratch) ||
+  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team) ||
       bh_domain_cuts(R->keys, R->b, R->n, R->P, sum_i64, R, R->cut))
     die(R, "out of memory cutting the domains");
   migrate(R);
@@ -226,24 +228,19 @@ static void walk_range(run *R, const bh_cell *root, size_t lo, size_t hi, int64_
 
 /* --threads T (hybrid): the rank's threads share the walk, taking chunks of bodies in turn from
  * one counter. Each body's walk is the serial one and writes only that body, and the sums are
- * integers, so the result is the same bit for bit whatever the threads; only the walk runs in
- * threads, with no MPI and no sys_* call. */
+ * integers, so the result is the same bit for bit whatever the threads; the walk calls no MPI
+ * and no sys_*. */
 #define WALK_CHUNK 64
 typedef struct {
   run *R;
   const bh_cell *root;
   atomic_size_t next;
-  int64_t missing[1024], work[1024];
+  atomic_int_least64_t missing, work;
 } walk_job;
 
-typedef struct {
-  walk_job *j;
-  int t;
-} walk_arg;
-
-static void *walk_thread(void *p) {
-  walk_arg *a = p;
-  walk_job *j = a->j;
+static void walk_thread(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  walk_job *j = ctx;
   int64_t missing = 0, work = 0; /* the thread's own until the end (no shared line) */
   for (;;) {
     size_t lo = atomic_fetch_add(&j->next, WALK_CHUNK);
@@ -251,31 +248,22 @@ static void *walk_thread(void *p) {
     size_t hi = lo + WALK_CHUNK < j->R->n ? lo + WALK_CHUNK : j->R->n;
     walk_range(j->R, j->root, lo, hi, &missing, &work);
   }
-  j->missing[a->t] = missing;
-  j->work[a->t] = work;
-  return NULL;
+  atomic_fetch_add(&j->missing, missing);
+  atomic_fetch_add(&j->work, work);
 }
 
 static void walk_all(run *R, const bh_cell *root) {
-  int T = R->o->threads > 1 ? R->o->threads : 1;
-  if (T == 1) {
+  if (!R->team) {
     walk_range(R, root, 0, R->n, &R->missing, &R->work);
     return;
   }
-  walk_job *j = calloc(1, sizeof *j);
-  pthread_t th[1024];
-  walk_arg args[1024];
-  if (!j) die(R, "out of memory for the walk's threads");
-  j->R = R;
-  j->root = root;
-  atomic_init(&j->next, 0);
-  for (int t = 0; t < T; t++) args[t] = (walk_arg){j, t};
-  for (int t = 1; t < T; t++)
-    if (pthread_create(&th[t], NULL, walk_thread, &args[t])) die(R, "pthread_create failed");
-  walk_thread(&args[0]);
-  for (int t = 1; t < T; t++) pthread_join(th[t], NULL);
-  for (int t = 0; t < T; t++) R->missing += j->missing[t], R->work += j->work[t];
-  free(j);
+  walk_job j = {.R = R, .root = root};
+  atomic_init(&j.next, 0);
+  atomic_init(&j.missing, 0);
+  atomic_init(&j.work, 0);
+  bh_team_run(R->team, walk_thread, &j);
+  R->missing += atomic_load(&j.missing);
+  R->work += atomic_load(&j.work);
 }
 
 /* BARNES_PHASES: 1 prints the phase table (print_phases), 2 also traces every step's walk per
@@ -319,7 +307,12 @@ static void forces(run *R) {
   lap(R, PH_DOMAINS, &t0);
   bh_tree t;
   char err[160];
-  if (bh_tree_build(&R->tr->mem, R->b, R->n, &cube, &t, err, sizeof err)) die(R, err);
+  /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all */
+  if (R->team && bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team))
+    die(R, "out of memory sorting the bodies");
+  if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,
+                         sizeof err, R->team))
+    die(R, err);
   lap(R, PH_TREE, &t0);
   pieces g = {0};
   gather_branches(R, &t, &cube, &g);
@@ -448,6 +441,10 @@ static int finish(run *R, double total, const double s0[5]) {
 
 int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *tr) {
   run R = {.o = o, .tr = tr, .comm = comm, .schedulers = schedulers};
+  if (o->threads > 1 && !(R.team = bh_team_new(o->threads))) {
+    fprintf(stderr, "barnes: error: could not start %d threads\n", o->threads);
+    MPI_Abort(comm, 1);
+  }
   MPI_Comm_rank(comm, &R.me);
   MPI_Comm_size(comm, &R.P);
   start(&R);
@@ -481,5 +478,6 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   print_phases(&R);
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut);
+  bh_team_free(R.team);
   return failed;
 }

@@ -8,8 +8,11 @@
  * octree of a point set with one body per leaf does not depend on insertion order, and
  * centres of mass are summed over children in octant order, so the cells depend only on the
  * set of bodies and the cube: a worker's tree of its own bodies has, below the cells that hold
- * only its bodies, exactly the cells of the serial tree. */
+ * only its bodies, exactly the cells of the serial tree. A hybrid worker's threads share the
+ * breadth-first order, the moments and the copy, level by level (bh_tree_build_team); each
+ * cell is still computed as one thread computes it. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +120,291 @@ static int insert(scratch *s, const bh_body *bodies, int32_t b) {
   }
 }
 
-int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *cube,
-                  bh_tree *t, char *err, size_t errlen) {
+/* ---- from the scratch tree to cells: breadth-first order, moments, cells ---- */
+
+/* The work after the insertion, level by level; each part runs on a team's threads where the
+ * level is big enough to share (TEAM_MIN nodes) and on the calling thread otherwise. Every
+ * node's values are computed as one thread alone computes them, so the tree is the same. */
+#define TEAM_MIN 4096
+
+typedef struct tree_job {
+  const bh_body *bodies;
+  const snode *v;
+  int32_t *order;  /* scratch indices, breadth first */
+  size_t lo, hi;   /* the level at work: order[lo, hi) */
+  size_t *count;   /* per thread: children of its share of the level, then where they go */
+  bh_cell **cell;  /* cell[scratch index] */
+  void **ptrs;     /* ptrs[k]: the cell of order[k] */
+  size_t ncells;
+} tree_job;
+
+static void order_count(void *ctx, int t, int T) {
+  tree_job *j = ctx;
+  size_t a, z, c = 0;
+  bh_share(j->hi - j->lo, t, T, &a, &z);
+  for (size_t k = j->lo + a; k < j->lo + z; k++)
+    for (int o = 0; o < 8; o++) c += j->v[j->order[k]].child[o] >= 0;
+  j->count[t] = c;
+}
+
+/* The level's children, in the order of their parents, then octant order. */
+static void order_fill(void *ctx, int t, int T) {
+  tree_job *j = ctx;
+  size_t a, z, at = j->count[t];
+  bh_share(j->hi - j->lo, t, T, &a, &z);
+  for (size_t k = j->lo + a; k < j->lo + z; k++)
+    for (int o = 0; o < 8; o++)
+      if (j->v[j->order[k]].child[o] >= 0) j->order[at++] = j->v[j->order[k]].child[o];
+}
+
+/* Mass and centre of mass of the level's nodes (the level below is done). The scratch tree is
+ * written through a cast: each node by the one thread whose share holds it. */
+static void moments(void *ctx, int t, int T) {
+  tree_job *j = ctx;
+  size_t a, z;
+  bh_share(j->hi - j->lo, t, T, &a, &z);
+  for (size_t k = j->lo + a; k < j->lo + z; k++) {
+    snode *x = (snode *)&j->v[j->order[k]];
+    if (!x->internal) {
+      const bh_body *b = &j->bodies[x->body];
+      memcpy(x->com, b->pos, sizeof x->com);
+      x->mass = b->mass;
+      continue;
+    }
+    double m = 0, mx[3] = {0, 0, 0};
+    for (int o = 0; o < 8; o++) {
+      if (x->child[o] < 0) continue;
+      const snode *y = &j->v[x->child[o]];
+      m += y->mass;
+      for (int d = 0; d < 3; d++) mx[d] += y->mass * y->com[d];
+    }
+    x->mass = m;
+    for (int d = 0; d < 3; d++) x->com[d] = m > 0 ? mx[d] / m : x->center[d];
+  }
+}
+
+static void cells_place(void *ctx, int t, int T) {
+  tree_job *j = ctx;
+  size_t a, z;
+  bh_share(j->ncells, t, T, &a, &z);
+  for (size_t k = a; k < z; k++) j->cell[j->order[k]] = j->ptrs[k];
+}
+
+static void cells_fill(void *ctx, int t, int T) {
+  tree_job *j = ctx;
+  size_t a, z;
+  bh_share(j->ncells, t, T, &a, &z);
+  for (size_t k = a; k < z; k++) {
+    const snode *x = &j->v[j->order[k]];
+    bh_cell *y = j->cell[j->order[k]];
+    memcpy(y->com, x->com, sizeof y->com);
+    y->mass = x->mass;
+    y->size = 2 * x->half;
+    y->id = x->internal ? -1 : j->bodies[x->body].id;
+    for (int o = 0; o < 8; o++) y->child[o] = x->child[o] >= 0 ? j->cell[x->child[o]] : NULL;
+  }
+}
+
+/* Run fn over the level order[lo, hi): on the team where the level is big enough. */
+static void level_run(tree_job *j, bh_team *team, size_t lo, size_t hi,
+                      void (*fn)(void *ctx, int t, int T)) {
+  j->lo = lo, j->hi = hi;
+  bh_team_run(hi - lo >= TEAM_MIN ? team : NULL, fn, j);
+}
+
+/* Breadth-first order of the n scratch nodes into j->order, level k at [start[k], start[k+1]);
+ * the number of levels. */
+static int breadth_first(tree_job *j, bh_team *team, size_t start[BH_MAX_LEVELS + 1]) {
+  int nlev = 0;
+  size_t lo = 0, hi = 1;
+  j->order[0] = 0;
+  while (lo < hi) {
+    start[nlev++] = lo;
+    bh_team *tm = hi - lo >= TEAM_MIN ? team : NULL;
+    int T = bh_team_size(tm);
+    level_run(j, tm, lo, hi, order_count);
+    size_t at = hi;
+    for (int t = 0; t < T; t++) {
+      size_t c = j->count[t];
+      j->count[t] = at;
+      at += c;
+    }
+    level_run(j, tm, lo, hi, order_fill);
+    lo = hi, hi = at;
+  }
+  start[nlev] = hi;
+  return nlev;
+}
+
+/* The step's regions, one per level under t->region, and ptrs[k], the cell of order[k]. */
+static int tree_regions(const bh_mem *mem, bh_tree *t, const size_t *start, int nlev,
+                        void **ptrs) {
+  t->region = mem->region(mem->ctx, 0);
+  int rc = t->region ? 0 : -1;
+  for (int k = 0; rc == 0 && k < nlev; k++) {
+    t->level[k] = mem->region(mem->ctx, t->region);
+    size_t cnt = start[k + 1] - start[k];
+    if (!t->level[k] ||
+        mem->balloc(mem->ctx, t->level[k], sizeof(bh_cell), (int)cnt, ptrs + start[k]))
+      rc = -1;
+    t->nlevels = k + 1;
+  }
+  return rc;
+}
+
+/* The scratch tree of bodies[0..n) in cube, inserted on the calling thread; 0, -1 (ENOMEM) or
+ * -2 (too deep), with s->v freed on failure. */
+static int scratch_tree(const bh_body *bodies, size_t n, const bh_cube *cube, scratch *s) {
+  int rc = snode_new(s, cube->center, cube->half, 0) < 0 ? -1 : 0;
+  for (size_t b = 0; rc == 0 && b < n; b++) rc = insert(s, bodies, (int32_t)b);
+  if (rc) free(s->v), s->v = NULL;
+  return rc;
+}
+
+/* ---- the insertion with a team: subtrees of sorted bodies ---- */
+
+/* With the bodies sorted by key, a cell's bodies are one range of them: the cells near the
+ * root that hold more than a thread's fair share are made on the calling thread (internal
+ * nodes: they hold at least two bodies), and each cell below them that holds any bodies is
+ * the root of a subtree that one thread inserts its range into, in a scratch tree of its
+ * own. The pieces are then put together in one scratch array, children renumbered. The
+ * shape of the tree does not depend on the order of insertion, so it is the serial one. */
+#define SPLIT_MAX 16 /* deepest level of the cells made on the calling thread */
+
+typedef struct subtree {
+  int32_t parent; /* its top node, and the octant it hangs at */
+  int oct;
+  size_t a, z;    /* its bodies */
+  scratch s;
+  size_t at;      /* where its nodes go in the whole tree */
+  int rc;
+} subtree;
+
+typedef struct insert_job {
+  const bh_body *bodies;
+  const scratch *top;
+  subtree *sub;
+  size_t nsub, cap;
+  snode *all;
+  atomic_size_t next;
+} insert_job;
+
+static int key_digit(uint64_t key, int level) {
+  return (int)(key >> 3 * (BH_KEY_LEVELS - 1 - level)) & 7;
+}
+
+/* The end of the bodies of [a, z) whose digit at `level` is at most o (keys sorted, the
+ * digits above `level` all alike). */
+static size_t digit_end(const uint64_t *keys, size_t a, size_t z, int level, int o) {
+  while (a < z) {
+    size_t m = a + (z - a) / 2;
+    if (key_digit(keys[m], level) <= o) a = m + 1;
+    else z = m;
+  }
+  return a;
+}
+
+static int add_subtree(insert_job *j, int32_t parent, int oct, size_t a, size_t z) {
+  if (j->nsub == j->cap) {
+    size_t cap = j->cap ? 2 * j->cap : 64;
+    subtree *v = realloc(j->sub, cap * sizeof *v);
+    if (!v) return -1;
+    j->sub = v, j->cap = cap;
+  }
+  j->sub[j->nsub++] = (subtree){.parent = parent, .oct = oct, .a = a, .z = z};
+  return 0;
+}
+
+/* Top node i holds bodies [a, z), more than `limit`: internal; its children too when they
+ * hold more than limit (down to SPLIT_MAX), the others become subtrees. */
+static int split_top(insert_job *j, scratch *top, int32_t i, const uint64_t *keys, size_t a,
+                     size_t z, size_t limit) {
+  top->v[i].internal = 1;
+  int level = top->v[i].depth;
+  for (int o = 0; o < 8 && a < z; o++) {
+    size_t e = digit_end(keys, a, z, level, o);
+    if (e == a) continue;
+    int rc;
+    if (e - a > limit && level + 1 < SPLIT_MAX) {
+      int32_t c = child_of(top, i, o);
+      rc = c < 0 ? -1 : split_top(j, top, c, keys, a, e, limit);
+    } else {
+      rc = add_subtree(j, i, o, a, e);
+    }
+    if (rc) return rc;
+    a = e;
+  }
+  return 0;
+}
+
+static void insert_subtrees(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  insert_job *j = ctx;
+  for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nsub;) {
+    subtree *u = &j->sub[k];
+    const snode *p = &j->top->v[u->parent];
+    double h = p->half / 2, c[3];
+    child_center(p->center, u->oct, h, c);
+    u->rc = snode_new(&u->s, c, h, p->depth + 1) < 0 ? -1 : 0;
+    for (size_t b = u->a; u->rc == 0 && b < u->z; b++)
+      u->rc = insert(&u->s, j->bodies, (int32_t)b);
+  }
+}
+
+static void join_subtrees(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  insert_job *j = ctx;
+  for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nsub;) {
+    const subtree *u = &j->sub[k];
+    for (size_t i = 0; i < u->s.n; i++) {
+      snode *x = &j->all[u->at + i];
+      *x = u->s.v[i];
+      for (int o = 0; o < 8; o++)
+        if (x->child[o] >= 0) x->child[o] += (int32_t)u->at;
+    }
+  }
+}
+
+/* The scratch tree of bodies sorted by key (keys[0..n)), its insertion shared by a team; 0, -1
+ * (ENOMEM) or -2 (too deep), with s->v freed on failure. */
+static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t n,
+                             const bh_cube *cube, scratch *s, bh_team *team) {
+  insert_job j = {.bodies = bodies, .top = s};
+  size_t limit = n / (8 * (size_t)bh_team_size(team));
+  if (limit < 512) limit = 512;
+  if (n <= limit) return scratch_tree(bodies, n, cube, s); /* the root may be a leaf */
+  int rc = snode_new(s, cube->center, cube->half, 0) < 0 ? -1 : 0;
+  if (rc == 0) rc = split_top(&j, s, 0, keys, 0, n, limit);
+  if (rc == 0) {
+    atomic_init(&j.next, 0);
+    bh_team_run(team, insert_subtrees, &j);
+    size_t total = s->n;
+    for (size_t k = 0; k < j.nsub; k++) {
+      if (j.sub[k].rc && !rc) rc = j.sub[k].rc;
+      j.sub[k].at = total;
+      total += j.sub[k].s.n;
+    }
+    if (rc == 0 && total > INT32_MAX) rc = -1;
+    if (rc == 0 && !(j.all = malloc(total * sizeof *j.all))) rc = -1;
+    if (rc == 0) {
+      memcpy(j.all, s->v, s->n * sizeof *j.all);
+      atomic_init(&j.next, 0);
+      bh_team_run(team, join_subtrees, &j);
+      for (size_t k = 0; k < j.nsub; k++)
+        j.all[j.sub[k].parent].child[j.sub[k].oct] = (int32_t)j.sub[k].at;
+      free(s->v);
+      s->v = j.all, s->n = s->cap = total;
+    }
+  }
+  for (size_t k = 0; k < j.nsub; k++) free(j.sub[k].s.v);
+  free(j.sub);
+  if (rc) free(s->v), s->v = NULL;
+  return rc;
+}
+
+int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
+                       const bh_cube *cube, bh_tree *t, char *err, size_t errlen,
+                       bh_team *team) {
   memset(t, 0, sizeof *t);
   if (n == 0) return 0;
   if (n > INT32_MAX / 4) {
@@ -133,87 +419,46 @@ int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_c
     cube = &own;
   }
   scratch s = {0};
-  int rc = snode_new(&s, cube->center, cube->half, 0) < 0 ? -1 : 0;
-  for (size_t b = 0; rc == 0 && b < n; b++) rc = insert(&s, bodies, (int32_t)b);
+  int rc = keys && bh_team_size(team) > 1 ? scratch_tree_team(bodies, keys, n, cube, &s, team)
+                                          : scratch_tree(bodies, n, cube, &s);
   if (rc) {
-    free(s.v);
     snprintf(err, errlen, rc == -2 ? "bodies closer than %d tree levels resolve (coincident?)"
                                    : "out of memory building the tree (%d)",
              BH_MAX_LEVELS);
     return -1;
   }
-  /* Mass and centre of mass bottom up: children always come after their parent. */
-  for (size_t k = s.n; k-- > 0;) {
-    snode *x = &s.v[k];
-    if (!x->internal) {
-      const bh_body *b = &bodies[x->body];
-      memcpy(x->com, b->pos, sizeof x->com);
-      x->mass = b->mass;
-      continue;
-    }
-    double m = 0, mx[3] = {0, 0, 0};
-    for (int o = 0; o < 8; o++) {
-      if (x->child[o] < 0) continue;
-      const snode *y = &s.v[x->child[o]];
-      m += y->mass;
-      for (int d = 0; d < 3; d++) mx[d] += y->mass * y->com[d];
-    }
-    x->mass = m;
-    for (int d = 0; d < 3; d++) x->com[d] = m > 0 ? mx[d] / m : x->center[d];
-  }
-  /* Breadth-first order, level by level: order[] lists nodes, start[k] where level k begins. */
-  int32_t *order = malloc(s.n * sizeof *order);
-  bh_cell **cell = malloc(s.n * sizeof *cell); /* cell[scratch index] */
+  tree_job j = {.bodies = bodies, .v = s.v, .ncells = s.n};
+  j.order = malloc(s.n * sizeof *j.order);
+  j.cell = malloc(s.n * sizeof *j.cell);
+  j.ptrs = malloc(s.n * sizeof *j.ptrs);
+  j.count = malloc((size_t)bh_team_size(team) * sizeof *j.count);
   size_t start[BH_MAX_LEVELS + 1];
-  if (!order || !cell) {
-    free(order), free(cell), free(s.v);
-    snprintf(err, errlen, "out of memory building the tree");
-    return -1;
-  }
-  size_t head = 0, tail = 0;
-  int nlev = 0;
-  order[tail++] = 0;
-  while (head < tail) {
-    start[nlev++] = head;
-    size_t end = tail;
-    for (; head < end; head++)
-      for (int o = 0; o < 8; o++)
-        if (s.v[order[head]].child[o] >= 0) order[tail++] = s.v[order[head]].child[o];
-  }
-  start[nlev] = tail;
-  t->region = mem->region(mem->ctx, 0);
-  rc = t->region ? 0 : -1;
-  void **ptrs = malloc(s.n * sizeof *ptrs);
-  if (!ptrs) rc = -1;
-  for (int k = 0; rc == 0 && k < nlev; k++) {
-    t->level[k] = mem->region(mem->ctx, t->region);
-    size_t cnt = start[k + 1] - start[k];
-    if (!t->level[k] ||
-        mem->balloc(mem->ctx, t->level[k], sizeof(bh_cell), (int)cnt, ptrs + start[k]))
-      rc = -1;
-    t->nlevels = k + 1;
-  }
-  if (rc) {
-    free(ptrs), free(order), free(cell), free(s.v);
+  rc = j.order && j.cell && j.ptrs && j.count ? 0 : -1;
+  int nlev = rc ? 0 : breadth_first(&j, team, start);
+  /* mass and centre of mass bottom up, a level at a time */
+  for (int k = nlev; k-- > 0;) level_run(&j, team, start[k], start[k + 1], moments);
+  if (rc == 0 && tree_regions(mem, t, start, nlev, j.ptrs)) {
     if (t->region) mem->rfree(mem->ctx, t->region);
     memset(t, 0, sizeof *t);
-    snprintf(err, errlen, "allocating the tree's regions failed");
-    return -1;
+    rc = -1;
   }
-  for (size_t k = 0; k < tail; k++) cell[order[k]] = ptrs[k];
-  for (size_t k = 0; k < tail; k++) {
-    const snode *x = &s.v[order[k]];
-    bh_cell *y = cell[order[k]];
-    memcpy(y->com, x->com, sizeof y->com);
-    y->mass = x->mass;
-    y->size = 2 * x->half;
-    y->id = x->internal ? -1 : bodies[x->body].id;
-    for (int o = 0; o < 8; o++) y->child[o] = x->child[o] >= 0 ? cell[x->child[o]] : NULL;
+  if (rc == 0) {
+    bh_team_run(s.n >= TEAM_MIN ? team : NULL, cells_place, &j);
+    bh_team_run(s.n >= TEAM_MIN ? team : NULL, cells_fill, &j);
+    t->root = j.cell[0];
+    t->ncells = s.n;
+  } else {
+    snprintf(err, errlen, "%s", j.order && j.cell && j.ptrs && j.count
+                                    ? "allocating the tree's regions failed"
+                                    : "out of memory building the tree");
   }
-  t->root = cell[0];
-  t->ncells = tail;
-  free(ptrs), free(order), free(cell), free(s.v);
-  return 0;
+  free(j.ptrs), free(j.order), free(j.cell), free(j.count), free(s.v);
+  return rc;
+}
+
+int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *cube,
+                  bh_tree *t, char *err, size_t errlen) {
+  return bh_tree_build_team(mem, bodies, NULL, n, cube, t, err, errlen, NULL);
 }
 
 int bh_tree_free(const bh_mem *mem, bh_tree *t) {

@@ -3,7 +3,8 @@
  * set of bodies, one region per level, the Plummer generator, coincident bodies as a clear
  * error; and the parallel pieces without MPI: keys that follow the tree, domain cuts of equal
  * weight, and P domains' trees, top tree and LETs that walk as the serial tree, bit for bit
- * (bh_run.c's step, played in one process). */
+ * (bh_run.c's step, played in one process); a hybrid worker's team, and the sort and tree it
+ * shares, the serial ones exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,139 @@ START_TEST(test_keys_follow_the_tree_and_sort_in_morton_order) {
 }
 END_TEST
 
+/* ---- a hybrid worker's team (bh_team.c) and what it shares: the sort and the tree ---- */
+
+typedef struct team_marks {
+  int ran[8], sizes[8];
+} team_marks;
+
+static void mark(void *ctx, int t, int T) {
+  team_marks *m = ctx;
+  m->ran[t]++;
+  m->sizes[t] = T;
+}
+
+START_TEST(test_a_team_runs_each_function_once_on_every_thread) {
+  ck_assert_ptr_null(bh_team_new(1)); /* one thread: no team, everything serial */
+  ck_assert_int_eq(bh_team_size(NULL), 1);
+  team_marks m = {{0}, {0}};
+  bh_team_run(NULL, mark, &m);
+  ck_assert_int_eq(m.ran[0], 1);
+  ck_assert_int_eq(m.sizes[0], 1);
+  bh_team *tm = bh_team_new(5);
+  ck_assert_ptr_nonnull(tm);
+  ck_assert_int_eq(bh_team_size(tm), 5);
+  for (int r = 0; r < 100; r++) bh_team_run(tm, mark, &m); /* back to back */
+  ck_assert_int_eq(m.ran[0], 101);
+  for (int t = 1; t < 5; t++) ck_assert_int_eq(m.ran[t], 100);
+  for (int t = 0; t < 5; t++) ck_assert_int_eq(m.sizes[t], 5);
+  ck_assert_int_eq(m.ran[5], 0);
+  bh_team_free(tm);
+  size_t lo, hi, next = 0; /* shares cover [0, n) in order, without gaps */
+  for (int t = 0; t < 7; t++) {
+    bh_share(1000, t, 7, &lo, &hi);
+    ck_assert_uint_eq(lo, next);
+    ck_assert(hi - lo == 142 || hi - lo == 143);
+    next = hi;
+  }
+  ck_assert_uint_eq(next, 1000);
+}
+END_TEST
+
+/* Plummer bodies in a fixed shuffle (the order the team's sort must undo). */
+static bh_body *shuffled(size_t n, uint64_t seed) {
+  bh_body *b = malloc(n * sizeof *b);
+  bh_plummer(b, n, seed);
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = (i * 2654435761u) % (i + 1);
+    bh_body t = b[i];
+    b[i] = b[j];
+    b[j] = t;
+  }
+  return b;
+}
+
+START_TEST(test_the_team_sort_gives_the_serial_order) {
+  enum { N = 50000 };
+  bh_body *a = shuffled(N, 11), *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
+  memcpy(b, a, N * sizeof *a);
+  uint64_t *ka = malloc(N * sizeof *ka), *kb = malloc(N * sizeof *kb);
+  double lo[3], hi[3];
+  bh_box(a, N, lo, hi);
+  bh_cube c = bh_cube_of_box(lo, hi);
+  bh_team *tm = bh_team_new(3);
+  ck_assert_ptr_nonnull(tm);
+  ck_assert_int_eq(bh_sort_by_key(&c, a, N, ka, s), 0);
+  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
+  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
+  ck_assert(memcmp(a, b, N * sizeof *a) == 0); /* the same bodies in the same places */
+  bh_team_free(tm);
+  free(a), free(b), free(s), free(ka), free(kb);
+}
+END_TEST
+
+/* Two trees with the same cells, pointer structure aside: same moments, sizes, IDs and
+ * children, recursively. */
+static void same_cells(const bh_cell *x, const bh_cell *y) {
+  ck_assert(memcmp(x->com, y->com, sizeof x->com) == 0);
+  ck_assert(x->mass == y->mass && x->size == y->size && x->id == y->id);
+  for (int o = 0; o < 8; o++) {
+    ck_assert((x->child[o] == NULL) == (y->child[o] == NULL));
+    if (x->child[o]) same_cells(x->child[o], y->child[o]);
+  }
+}
+
+START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
+  static const size_t sizes[] = {40000, 3000, 1}; /* subtrees; one range; a root leaf */
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    size_t n = sizes[si];
+    bh_body *b = shuffled(n, 12), *s = malloc(n * sizeof *s);
+    uint64_t *k = malloc(n * sizeof *k);
+    double lo[3], hi[3];
+    bh_box(b, n, lo, hi);
+    bh_cube c = bh_cube_of_box(lo, hi);
+    ck_assert_int_eq(bh_sort_by_key(&c, b, n, k, s), 0);
+    bh_team *tm = bh_team_new(4);
+    bh_mem mem = bh_arena_new();
+    bh_tree t1, t2;
+    char err[160];
+    ck_assert_int_eq(bh_tree_build(&mem, b, n, &c, &t1, err, sizeof err), 0);
+    ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t2, err, sizeof err, tm), 0);
+    ck_assert_int_eq(t1.nlevels, t2.nlevels);
+    ck_assert_uint_eq(t1.ncells, t2.ncells);
+    same_cells(t1.root, t2.root);
+    ck_assert_int_eq(bh_tree_free(&mem, &t1), 0);
+    ck_assert_int_eq(bh_tree_free(&mem, &t2), 0);
+    ck_assert_int_eq(bh_arena_live(&mem), 0);
+    bh_arena_delete(&mem);
+    bh_team_free(tm);
+    free(b), free(s), free(k);
+  }
+}
+END_TEST
+
+START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
+  enum { N = 20000 };
+  bh_body *b = shuffled(N, 13), *s = malloc(N * sizeof *s);
+  b[N - 1].pos[0] = b[7].pos[0], b[N - 1].pos[1] = b[7].pos[1], b[N - 1].pos[2] = b[7].pos[2];
+  uint64_t *k = malloc(N * sizeof *k);
+  double lo[3], hi[3];
+  bh_box(b, N, lo, hi);
+  bh_cube c = bh_cube_of_box(lo, hi);
+  ck_assert_int_eq(bh_sort_by_key(&c, b, N, k, s), 0);
+  bh_team *tm = bh_team_new(3);
+  bh_mem mem = bh_arena_new();
+  bh_tree t;
+  char err[160] = "";
+  ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t, err, sizeof err, tm), -1);
+  ck_assert_ptr_nonnull(strstr(err, "coincident"));
+  ck_assert_int_eq(bh_arena_live(&mem), 0);
+  bh_arena_delete(&mem);
+  bh_team_free(tm);
+  free(b), free(s), free(k);
+}
+END_TEST
+
 START_TEST(test_domain_cuts_give_every_domain_its_share_of_the_weight) {
   enum { N = 5000 };
   bh_body *b = bodies(N, 1, 9), *s = malloc(N * sizeof *s);
@@ -410,6 +544,10 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_keys_follow_the_tree_and_sort_in_morton_order);
   tcase_add_test(tc, test_domain_cuts_give_every_domain_its_share_of_the_weight);
   tcase_add_test(tc, test_a_walk_that_needs_a_pruned_cell_counts_it);
+  tcase_add_test(tc, test_a_team_runs_each_function_once_on_every_thread);
+  tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
+  tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
+  tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
   suite_add_tcase(s, tc);
   return s;
 }
