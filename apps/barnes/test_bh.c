@@ -430,16 +430,28 @@ static void same_cells(const bh_cell *x, const bh_cell *y) {
   }
 }
 
+/* n shuffled Plummer bodies (with `coincident`, the last one put on the 8th's place) sorted by
+ * key in the cube of their box: the bodies, their keys (*keys) and the cube (*c). */
+static bh_body *sorted_bodies(size_t n, uint64_t seed, int coincident, bh_cube *c,
+                              uint64_t **keys) {
+  bh_body *b = shuffled(n, seed), *s = malloc(n * sizeof *s);
+  if (coincident) memcpy(b[n - 1].pos, b[7].pos, sizeof b[7].pos);
+  *keys = malloc(n * sizeof **keys);
+  double lo[3], hi[3];
+  bh_box(b, n, lo, hi);
+  *c = bh_cube_of_box(lo, hi);
+  ck_assert_int_eq(bh_sort_by_key(c, b, n, *keys, s), 0);
+  free(s);
+  return b;
+}
+
 START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
   static const size_t sizes[] = {40000, 3000, 1}; /* subtrees; one range; a root leaf */
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     size_t n = sizes[si];
-    bh_body *b = shuffled(n, 12), *s = malloc(n * sizeof *s);
-    uint64_t *k = malloc(n * sizeof *k);
-    double lo[3], hi[3];
-    bh_box(b, n, lo, hi);
-    bh_cube c = bh_cube_of_box(lo, hi);
-    ck_assert_int_eq(bh_sort_by_key(&c, b, n, k, s), 0);
+    bh_cube c;
+    uint64_t *k;
+    bh_body *b = sorted_bodies(n, 12, 0, &c, &k);
     bh_team *tm = bh_team_new(4);
     bh_mem mem = bh_arena_new();
     bh_tree t1, t2;
@@ -454,20 +466,16 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
     ck_assert_int_eq(bh_arena_live(&mem), 0);
     bh_arena_delete(&mem);
     bh_team_free(tm);
-    free(b), free(s), free(k);
+    free(b), free(k);
   }
 }
 END_TEST
 
 START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
   enum { N = 20000 };
-  bh_body *b = shuffled(N, 13), *s = malloc(N * sizeof *s);
-  b[N - 1].pos[0] = b[7].pos[0], b[N - 1].pos[1] = b[7].pos[1], b[N - 1].pos[2] = b[7].pos[2];
-  uint64_t *k = malloc(N * sizeof *k);
-  double lo[3], hi[3];
-  bh_box(b, N, lo, hi);
-  bh_cube c = bh_cube_of_box(lo, hi);
-  ck_assert_int_eq(bh_sort_by_key(&c, b, N, k, s), 0);
+  bh_cube c;
+  uint64_t *k;
+  bh_body *b = sorted_bodies(N, 13, 1, &c, &k);
   bh_team *tm = bh_team_new(3);
   bh_mem mem = bh_arena_new();
   bh_tree t;
@@ -477,7 +485,7 @@ START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
   ck_assert_int_eq(bh_arena_live(&mem), 0);
   bh_arena_delete(&mem);
   bh_team_free(tm);
-  free(b), free(s), free(k);
+  free(b), free(k);
 }
 END_TEST
 
