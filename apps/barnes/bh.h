@@ -152,7 +152,7 @@ typedef struct bh_opts {
   double theta, dt, eps, tol, baseline_s;
   const char *positions, *csv, *compare, *tag, *figure;
   int quiet;
-  int threads; /* --threads T: threads of a worker rank (sort, tree, walk; hybrid; 1: none) */
+  int threads; /* --threads T: threads of a worker rank (sort, tree, LETs, walk; 1: none) */
 } bh_opts;
 /* The programs: barnes (on antheap), barnes-serial, barnes-mpi (plain MPI). */
 enum { BH_ANTHEAP = 0, BH_SERIAL = 1, BH_MPI = 2 };

@@ -187,8 +187,15 @@ size_t bh_let_bytes(const bh_cell *const *cells, size_t nb, const double lo[3],
                     const double hi[3], double theta) {
   size_t n = 0;
   for (size_t i = 0; i < nb; i++) n += let_count(cells[i], lo, hi, theta);
-  return head_bytes(nb) + n * sizeof(bh_cell);
+  return bh_let_size(nb, n);
 }
+
+size_t bh_let_branch_cells(const bh_cell *branch, const double lo[3], const double hi[3],
+                           double theta) {
+  return let_count(branch, lo, hi, theta);
+}
+
+size_t bh_let_size(size_t nb, size_t ncells) { return head_bytes(nb) + ncells * sizeof(bh_cell); }
 
 typedef struct let_writer {
   bh_cell *cells;
@@ -220,11 +227,24 @@ static size_t let_copy(let_writer *w, const bh_cell *c) {
 
 void bh_let_fill(void *buf, const bh_cell *const *cells, size_t nb, const double lo[3],
                  const double hi[3], double theta, bool relocatable) {
+  size_t at = 0;
+  for (size_t i = 0; i < nb; i++)
+    at += bh_let_fill_branch(buf, nb, i, at, cells[i], lo, hi, theta, relocatable);
+  bh_let_head_set(buf, nb, at);
+}
+
+size_t bh_let_fill_branch(void *buf, size_t nb, size_t i, size_t at, const bh_cell *branch,
+                          const double lo[3], const double hi[3], double theta,
+                          bool relocatable) {
+  int64_t *root = (int64_t *)((bh_let_head *)buf + 1);
+  let_writer w = {(bh_cell *)((char *)buf + head_bytes(nb)), at, lo, hi, theta, relocatable};
+  root[i] = (int64_t)let_copy(&w, branch);
+  return w.used - at;
+}
+
+void bh_let_head_set(void *buf, size_t nb, size_t ncells) {
   bh_let_head *h = buf;
-  int64_t *root = (int64_t *)(h + 1);
-  let_writer w = {(bh_cell *)((char *)buf + head_bytes(nb)), 0, lo, hi, theta, relocatable};
-  for (size_t i = 0; i < nb; i++) root[i] = (int64_t)let_copy(&w, cells[i]);
-  h->ncells = (int64_t)w.used;
+  h->ncells = (int64_t)ncells;
   h->nroots = (int64_t)nb;
 }
 

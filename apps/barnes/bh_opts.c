@@ -47,9 +47,9 @@ void bh_usage(FILE *f, int prog) {
           "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s",
           name[prog], how[prog],
           prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its sort by\n"
-                      "                     key, its tree's order, moments and cells, and its walk\n"
-                      "                     (bodies in chunks taken in turn); MPI and the rest of the\n"
-                      "                     step stay on one thread a rank (default 1)\n"
+                      "                     key, its tree, the making of its LETs and its walk\n"
+                      "                     (bodies in chunks taken in turn); MPI, the moves and the\n"
+                      "                     rest of the step stay on one thread a rank (default 1)\n"
                     : "",
           prog == 1 ? "  --compare FILE     compare the final positions with FILE (from barnes)\n"
                       "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"

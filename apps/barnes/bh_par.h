@@ -68,6 +68,17 @@ size_t bh_let_bytes(const bh_cell *const *cells, size_t nb, const double lo[3],
 /* Fill it into buf (bytes from bh_let_bytes). */
 void bh_let_fill(void *buf, const bh_cell *const *cells, size_t nb, const double lo[3],
                  const double hi[3], double theta, bool relocatable);
+/* The same in pieces, for threads that fill one LET together (bh_run.c): the cells branch's
+ * part of a LET holds, the bytes of a LET of nb branches and ncells cells, the part of branch
+ * i (of nb) written from cell index `at` (the sum of the parts before it; returns its cells),
+ * and the header, once every part is known. The bytes are bh_let_fill's. */
+size_t bh_let_branch_cells(const bh_cell *branch, const double lo[3], const double hi[3],
+                           double theta);
+size_t bh_let_size(size_t nb, size_t ncells);
+size_t bh_let_fill_branch(void *buf, size_t nb, size_t i, size_t at, const bh_cell *branch,
+                          const double lo[3], const double hi[3], double theta,
+                          bool relocatable);
+void bh_let_head_set(void *buf, size_t nb, size_t ncells);
 /* Make a received relocatable LET's children pointers; 0, or -1 for a malformed one. */
 int bh_let_relocate(void *buf, size_t bytes);
 /* The cell of root i of a LET (NULL past the end). */

@@ -10,8 +10,8 @@
  *      MPI_Allgather) and exchanges them through the transport; hangs the peers' LETs in;
  *   5. walks the whole tree for each of its bodies (the serial walk, cell for cell), waits at
  *      a barrier (timed: the load imbalance shows there), and frees the step's memory.
- * A hybrid worker (--threads T) runs the sort, the tree's order, moments and cells, and the walk
- * on its T threads (bh_team.c); its MPI and antheap calls stay on its main thread.
+ * A hybrid worker (--threads T) runs the sort, the tree, the making of its LETs and the walk on
+ * its T threads (bh_team.c); its MPI and antheap calls stay on its main thread.
  * Time goes to computation, worker communication (MPI and the transport's moves), scheduler
  * communication (the transport's memory calls) and the barrier. Main entry: bh_run. */
 #include "bh_run.h"
@@ -120,7 +120,8 @@ static void migrate(run *R) {
   MPI_Alltoallv(R->b, sc, sd, MPI_BYTE, R->scratch, rc, rd, MPI_BYTE, R->comm);
   clock_now.wcomm += now() - t0;
   R->n = total / sizeof(bh_body);
-  memcpy(R->b, R->scratch, R->n * sizeof *R->b);
+  bh_body *t = R->b; /* the bodies are where they arrived: no copy back */
+  R->b = R->scratch, R->scratch = t;
   free(sc);
 }
 
@@ -171,6 +172,69 @@ static void gather_branches(run *R, const bh_tree *t, const bh_cube *cube, piece
 
 /* ---- 4. LETs ---- */
 
+/* A hybrid worker's LETs: its threads count and then copy each (peer, branch) part, taken in
+ * turn; the buffers (transport calls) are asked for on the main thread in between. The bytes
+ * are bh_let_fill's: each part is written where the serial fill writes it. */
+typedef struct let_job {
+  const bh_cell *const *mine;
+  size_t nb, nparts;
+  int me;
+  const double *boxes;
+  double theta;
+  bool relocatable;
+  size_t *at;  /* per part (q * nb + i): its cells, then the cell index it starts at */
+  void **buf;  /* per peer */
+  atomic_size_t next;
+} let_job;
+
+static void let_parts_count(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  let_job *j = ctx;
+  for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nparts;) {
+    int q = (int)(k / j->nb);
+    const double *b = j->boxes + 6 * q;
+    j->at[k] = q == j->me ? 0 : bh_let_branch_cells(j->mine[k % j->nb], b, b + 3, j->theta);
+  }
+}
+
+static void let_parts_fill(void *ctx, int t, int T) {
+  (void)t, (void)T;
+  let_job *j = ctx;
+  for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nparts;) {
+    int q = (int)(k / j->nb);
+    if (q == j->me) continue;
+    const double *b = j->boxes + 6 * q;
+    bh_let_fill_branch(j->buf[q], j->nb, k % j->nb, j->at[k], j->mine[k % j->nb], b, b + 3,
+                       j->theta, j->relocatable);
+  }
+}
+
+static void make_lets_team(run *R, const bh_cell *const *mine, size_t nb, const double *boxes) {
+  int P = R->P;
+  let_job j = {.mine = mine, .nb = nb, .nparts = (size_t)P * nb, .me = R->me, .boxes = boxes,
+               .theta = R->o->theta, .relocatable = R->tr->relocatable};
+  j.at = malloc((j.nparts ? j.nparts : 1) * sizeof *j.at);
+  j.buf = calloc((size_t)P, sizeof *j.buf);
+  if (!j.at || !j.buf) die(R, "out of memory for the LETs");
+  atomic_init(&j.next, 0);
+  bh_team_run(R->team, let_parts_count, &j);
+  for (int q = 0; q < P; q++) {
+    if (q == R->me) continue;
+    size_t cells = 0;
+    for (size_t i = 0; i < nb; i++) {
+      size_t c = j.at[(size_t)q * nb + i];
+      j.at[(size_t)q * nb + i] = cells;
+      cells += c;
+    }
+    if (!(j.buf[q] = R->tr->let_buffer(R->tr->ctx, q, bh_let_size(nb, cells))))
+      die(R, "no memory for a LET");
+    bh_let_head_set(j.buf[q], nb, cells);
+  }
+  atomic_init(&j.next, 0);
+  bh_team_run(R->team, let_parts_fill, &j);
+  free(j.at), free(j.buf);
+}
+
 static void exchange_lets(run *R, pieces *g) {
   int P = R->P;
   double lo[3], hi[3], mybox[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
@@ -182,13 +246,17 @@ static void exchange_lets(run *R, pieces *g) {
   MPI_Allgather(mybox, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, R->comm);
   clock_now.wcomm += now() - t0;
   size_t nb = (size_t)g->count[R->me];
-  for (int q = 0; q < P; q++) {
-    if (q == R->me) continue;
-    const double *b = boxes + 6 * q;
-    size_t bytes = bh_let_bytes(g->mine, nb, b, b + 3, R->o->theta);
-    void *buf = R->tr->let_buffer(R->tr->ctx, q, bytes);
-    if (!buf) die(R, "no memory for a LET");
-    bh_let_fill(buf, g->mine, nb, b, b + 3, R->o->theta, R->tr->relocatable);
+  if (R->team) {
+    make_lets_team(R, g->mine, nb, boxes);
+  } else {
+    for (int q = 0; q < P; q++) {
+      if (q == R->me) continue;
+      const double *b = boxes + 6 * q;
+      size_t bytes = bh_let_bytes(g->mine, nb, b, b + 3, R->o->theta);
+      void *buf = R->tr->let_buffer(R->tr->ctx, q, bytes);
+      if (!buf) die(R, "no memory for a LET");
+      bh_let_fill(buf, g->mine, nb, b, b + 3, R->o->theta, R->tr->relocatable);
+    }
   }
   if (R->tr->exchange(R->tr->ctx, got, &clock_now)) die(R, "exchanging the LETs failed");
   for (int q = 0; q < P; q++) {

@@ -6,6 +6,7 @@
  * (bh_run.c's step, played in one process); a hybrid worker's team, and the sort and tree it
  * shares, the serial ones exactly. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,6 +490,65 @@ START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
 }
 END_TEST
 
+/* Two LETs of the same bytes, child pointers read as offsets into their own buffers. */
+static void same_let(const void *x, const void *y, size_t bytes, size_t nb, bool relocatable) {
+  if (relocatable) {
+    ck_assert(memcmp(x, y, bytes) == 0);
+    return;
+  }
+  size_t head = bh_let_size(nb, 0), n = (bytes - head) / sizeof(bh_cell);
+  ck_assert(memcmp(x, y, head) == 0);
+  const bh_cell *cx = (const bh_cell *)((const char *)x + head);
+  const bh_cell *cy = (const bh_cell *)((const char *)y + head);
+  for (size_t i = 0; i < n; i++) {
+    ck_assert(memcmp(&cx[i], &cy[i], offsetof(bh_cell, child)) == 0);
+    for (int o = 0; o < 8; o++) {
+      ck_assert((cx[i].child[o] == NULL) == (cy[i].child[o] == NULL));
+      if (cx[i].child[o]) ck_assert(cx[i].child[o] - cx == cy[i].child[o] - cy);
+    }
+  }
+}
+
+START_TEST(test_a_let_filled_in_parts_has_the_serial_bytes) {
+  enum { N = 8000 };
+  bh_cube c;
+  uint64_t *k;
+  bh_body *b = sorted_bodies(N, 14, 0, &c, &k);
+  size_t m = N / 2; /* domain 0: the first half of the keys */
+  uint64_t cut = k[m];
+  while (m > 0 && k[m - 1] == cut) m--;
+  bh_mem mem = bh_arena_new();
+  bh_tree t;
+  char err[160];
+  ck_assert_int_eq(bh_tree_build(&mem, b, m, &c, &t, err, sizeof err), 0);
+  bh_branch *br;
+  const bh_cell **cells;
+  long nb = bh_branches(&t, &c, 0, cut, 0, &br, &cells);
+  ck_assert(nb > 1);
+  double lo[3], hi[3]; /* the peer: the other half */
+  bh_box(b + m, N - m, lo, hi);
+  for (int reloc = 0; reloc < 2; reloc++) {
+    size_t bytes = bh_let_bytes(cells, (size_t)nb, lo, hi, 0.5), *at = malloc(nb * sizeof *at);
+    char *serial = malloc(bytes), *parts = malloc(bytes);
+    bh_let_fill(serial, cells, (size_t)nb, lo, hi, 0.5, reloc);
+    size_t total = 0;
+    for (long i = 0; i < nb; i++) at[i] = total, total += bh_let_branch_cells(cells[i], lo, hi, 0.5);
+    ck_assert_uint_eq(bh_let_size((size_t)nb, total), bytes);
+    for (long i = nb; i-- > 0;) /* the parts in another order, as threads may write them */
+      ck_assert_uint_eq(bh_let_fill_branch(parts, (size_t)nb, (size_t)i, at[i], cells[i], lo, hi,
+                                           0.5, reloc),
+                        bh_let_branch_cells(cells[i], lo, hi, 0.5));
+    bh_let_head_set(parts, (size_t)nb, total);
+    same_let(serial, parts, bytes, (size_t)nb, reloc);
+    free(serial), free(parts), free(at);
+  }
+  free(br), free(cells);
+  ck_assert_int_eq(bh_tree_free(&mem, &t), 0);
+  bh_arena_delete(&mem);
+  free(b), free(k);
+}
+END_TEST
+
 START_TEST(test_domain_cuts_give_every_domain_its_share_of_the_weight) {
   enum { N = 5000 };
   bh_body *b = bodies(N, 1, 9), *s = malloc(N * sizeof *s);
@@ -556,6 +616,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
+  tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
   suite_add_tcase(s, tc);
   return s;
 }
