@@ -107,13 +107,19 @@ int worker_free_at_scheduler(uintptr_t addr) {
   return rpc_call(MSG_FREE, &b, NULL, NULL);
 }
 
-/* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). */
+/* At MPI_THREAD_MULTIPLE: a cache per thread, leasing through the rank (tcache.h). A thread's
+ * lease holds the rank lock across the scheduler's round trip, so the rank's threads lease one
+ * after another: their caches lease 4x more at a time than a rank's (first grant 8 slabs, up
+ * to 4,096: 16 MiB), for a quarter of the round trips, and keep up to one such lease idle. */
+static const cache_config thread_grants = {
+    .first_grant = 8, .max_grant = 4096, .max_idle = 4096, .max_batch = 65536};
+
 static int start_tcaches(void) {
   const gas_bounds *g = gas_current();
   tcache_setup s = {.be = {.lease = lease_rpc, .unlease = unlease_rpc, .leased = lease_leased},
                     .lock = rank_lock, .unlock = rank_unlock,
                     .gas_base = g->base, .gas_size = g->size,
-                    .free_elsewhere = worker_free_at_scheduler};
+                    .free_elsewhere = worker_free_at_scheduler, .cfg = &thread_grants};
   return tcaches_start(&s);
 }
 
