@@ -106,8 +106,9 @@ int main(int argc, char **argv) {
     bh_usage(stdout, BH_ANTHEAP);
     return 0;
   }
-  /* --threads T > 1 (hybrid: the walk in T threads): MPI_THREAD_MULTIPLE, so that the launch
-   * does not bind the rank to one core (the threads call neither MPI nor antheap) */
+  /* --threads T > 1 (hybrid: the sort, tree, LETs and walk in T threads): MPI_THREAD_MULTIPLE,
+   * so that the launch does not bind the rank to one core (the threads call neither MPI nor
+   * antheap) */
   int threads = 1;
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);

@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     bh_usage(stdout, BH_MPI);
     return 0;
   }
-  int provided; /* --threads: the walk's threads call no MPI */
+  int provided; /* --threads: the rank's threads call no MPI */
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   bh_opts o;
   int rc = bh_opts_parse(argc, argv, BH_MPI, &o);

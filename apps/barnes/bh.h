@@ -82,8 +82,9 @@ int bh_arena_live(const bh_mem *m);
 
 /* ---- a worker rank's threads (bh_team.c) ---- */
 /* A team of T threads: T - 1 helpers for the run's life and the thread that calls
- * bh_team_run. NULL stands for one thread (T <= 1, or when threads cannot be made): every
- * function taking a team then runs serially. */
+ * bh_team_run. NULL stands for one thread: every function taking a team then runs serially.
+ * bh_team_new gives NULL for T <= 1, and when it cannot make the threads (bh_run stops the job
+ * then, rather than run a hybrid serially). */
 typedef struct bh_team bh_team;
 bh_team *bh_team_new(int T);
 void bh_team_free(bh_team *tm);

@@ -4,8 +4,9 @@
  *   2. sorts its bodies by key, cuts the key space into P domains of equal weight (what each
  *      body's walk cost last step, measured; bh_domain_cuts) and sends each body to the
  *      worker of its domain (MPI_Alltoallv);
- *   3. builds the tree of its bodies, finds its branches, and gathers every worker's
- *      (MPI_Allgatherv): every worker builds the same top tree and hangs its own branches in;
+ *   3. builds the tree of its bodies (a hybrid worker sorts them by key again first), finds its
+ *      branches, and gathers every worker's (MPI_Allgatherv): every worker builds the same top
+ *      tree and hangs its own branches in;
  *   4. makes for each peer the LET of its branches for the peer's box (the boxes: one
  *      MPI_Allgather) and exchanges them through the transport; hangs the peers' LETs in;
  *   5. walks the whole tree for each of its bodies (the serial walk, cell for cell), waits at
@@ -42,7 +43,7 @@ typedef struct run {
   size_t n, cap;
   double barrier;
   int64_t work, missing;
-  bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, walk); NULL: one */
+  bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
 } run;
 
 static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
@@ -125,8 +126,9 @@ static void migrate(run *R) {
   free(sc);
 }
 
-/* Bodies arrive as one key-sorted run per sender: not sorted again (each run keeps its
- * bodies in Morton order, which is what the walk's locality needs); the next step sorts. */
+/* Bodies arrive as one key-sorted run per sender. One thread a rank leaves them so (each run
+ * keeps its bodies in Morton order, which is what the walk's locality needs; the next step
+ * sorts); a team sorts them again before the tree (forces), whose insertion needs key order. */
 static void decompose(run *R, const bh_cube *cube) {
   if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team) ||
       bh_domain_cuts(R->keys, R->b, R->n, R->P, sum_i64, R, R->cut))
@@ -172,9 +174,10 @@ static void gather_branches(run *R, const bh_tree *t, const bh_cube *cube, piece
 
 /* ---- 4. LETs ---- */
 
-/* A hybrid worker's LETs: its threads count and then copy each (peer, branch) part, taken in
- * turn; the buffers (transport calls) are asked for on the main thread in between. The bytes
- * are bh_let_fill's: each part is written where the serial fill writes it. */
+/* The LET of its branches for each peer: the cells of every (peer, branch) part counted, each
+ * peer's buffer asked of the transport (on the main thread), the parts copied; a hybrid
+ * worker's threads count and copy the parts, taken in turn. The bytes are bh_let_fill's: each
+ * part is written where the serial fill writes it. */
 typedef struct let_job {
   const bh_cell *const *mine;
   size_t nb, nparts;
@@ -209,7 +212,7 @@ static void let_parts_fill(void *ctx, int t, int T) {
   }
 }
 
-static void make_lets_team(run *R, const bh_cell *const *mine, size_t nb, const double *boxes) {
+static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const double *boxes) {
   int P = R->P;
   let_job j = {.mine = mine, .nb = nb, .nparts = (size_t)P * nb, .me = R->me, .boxes = boxes,
                .theta = R->o->theta, .relocatable = R->tr->relocatable};
@@ -245,19 +248,7 @@ static void exchange_lets(run *R, pieces *g) {
   double t0 = now();
   MPI_Allgather(mybox, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, R->comm);
   clock_now.wcomm += now() - t0;
-  size_t nb = (size_t)g->count[R->me];
-  if (R->team) {
-    make_lets_team(R, g->mine, nb, boxes);
-  } else {
-    for (int q = 0; q < P; q++) {
-      if (q == R->me) continue;
-      const double *b = boxes + 6 * q;
-      size_t bytes = bh_let_bytes(g->mine, nb, b, b + 3, R->o->theta);
-      void *buf = R->tr->let_buffer(R->tr->ctx, q, bytes);
-      if (!buf) die(R, "no memory for a LET");
-      bh_let_fill(buf, g->mine, nb, b, b + 3, R->o->theta, R->tr->relocatable);
-    }
-  }
+  make_lets(R, g->mine, (size_t)g->count[R->me], boxes);
   if (R->tr->exchange(R->tr->ctx, got, &clock_now)) die(R, "exchanging the LETs failed");
   for (int q = 0; q < P; q++) {
     if (q == R->me) continue;

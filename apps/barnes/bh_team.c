@@ -1,9 +1,9 @@
 /* bh_team.c: a worker rank's team of threads (bh.h, --threads T): T - 1 helper threads that
  * live for the run and the calling thread, which run one function together and return when
  * all of them are done (bh_team_run). The hybrid worker uses it for the step's parts that
- * grow with its bodies: the sort by key (bh_domain.c), the tree's breadth-first order, moments
- * and cells (bh_tree.c) and the walk (bh_run.c). Helpers wait in a barrier between runs; the
- * team calls neither MPI nor antheap. */
+ * grow with its bodies: the sort by key (bh_domain.c), the tree (bh_tree.c), the making of the
+ * LETs and the walk (bh_run.c). Helpers wait on a condition variable between runs; the team
+ * calls neither MPI nor antheap. */
 #include <pthread.h>
 #include <stdlib.h>
 

@@ -264,12 +264,13 @@ static int scratch_tree(const bh_body *bodies, size_t n, const bh_cube *cube, sc
 /* ---- the insertion with a team: subtrees of sorted bodies ---- */
 
 /* With the bodies sorted by key, a cell's bodies are one range of them: the cells near the
- * root that hold more than a thread's fair share are made on the calling thread (internal
- * nodes: they hold at least two bodies), and each cell below them that holds any bodies is
- * the root of a subtree that one thread inserts its range into, in a scratch tree of its
+ * root that hold more than a thread's fair share (n/8T bodies, at least 512) are made on the
+ * calling thread (internal nodes: they hold at least two bodies), and each cell below them that
+ * holds any bodies is the root of a subtree that one thread inserts its range into, in a scratch tree of its
  * own. The pieces are then put together in one scratch array, children renumbered. The
  * shape of the tree does not depend on the order of insertion, so it is the serial one. */
-#define SPLIT_MAX 16 /* deepest level of the cells made on the calling thread */
+#define SPLIT_MAX 16 /* the cells made on the calling thread lie above this level (0..15) */
+_Static_assert(SPLIT_MAX <= BH_KEY_LEVELS, "the top cells are found by their keys' digits");
 
 typedef struct subtree {
   int32_t parent; /* its top node, and the octant it hangs at */
@@ -418,9 +419,10 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
     own = bh_cube_of_box(lo, hi);
     cube = &own;
   }
-  scratch s = {0};
-  int rc = keys && bh_team_size(team) > 1 ? scratch_tree_team(bodies, keys, n, cube, &s, team)
-                                          : scratch_tree(bodies, n, cube, &s);
+  scratch s = {0}; /* keys are those of the cube given (none for a cube of their own) */
+  int rc = keys && cube != &own && bh_team_size(team) > 1
+               ? scratch_tree_team(bodies, keys, n, cube, &s, team)
+               : scratch_tree(bodies, n, cube, &s);
   if (rc) {
     snprintf(err, errlen, rc == -2 ? "bodies closer than %d tree levels resolve (coincident?)"
                                    : "out of memory building the tree (%d)",

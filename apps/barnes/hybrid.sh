@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # apps/barnes/hybrid.sh: issue 34's Barnes-Hut goal, "hybrid (2 x 16) at least as fast as 32
 # single-threaded ranks" on a 32-core box: in each round, alternating, barnes with W worker
-# ranks and barnes --threads T with R ranks (R x T = W: the walk shared by a rank's threads),
+# ranks and barnes --threads T with R ranks (R x T = W: the sort, tree, LETs and walk shared by
+# a rank's threads),
 # then barnes-mpi both ways; every run's final positions checked against the serial run's, bit
 # for bit; one CSV, then a table of total_s against the W-rank antheap run of the same round.
 set -uo pipefail

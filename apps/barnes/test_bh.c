@@ -446,8 +446,33 @@ static bh_body *sorted_bodies(size_t n, uint64_t seed, int coincident, bh_cube *
   return b;
 }
 
+/* The cells of each level lie in breadth-first order in their level's block, as the serial
+ * build puts them (the arena gives each level one block, cells 128 bytes apart). */
+static void levels_in_breadth_first_order(const bh_cell *root) {
+  enum { QCAP = 1 << 18 };
+  const bh_cell **q = malloc(QCAP * sizeof *q);
+  int *depth = malloc(QCAP * sizeof *depth);
+  const bh_cell *last[BH_MAX_LEVELS] = {NULL};
+  size_t head = 0, tail = 0;
+  q[tail] = root, depth[tail++] = 0;
+  while (head < tail) {
+    const bh_cell *c = q[head];
+    int d = depth[head++];
+    if (last[d]) ck_assert((const char *)c - (const char *)last[d] == 128);
+    last[d] = c;
+    for (int o = 0; o < 8; o++)
+      if (c->child[o]) {
+        ck_assert(tail < QCAP);
+        q[tail] = c->child[o], depth[tail++] = d + 1;
+      }
+  }
+  free(q), free(depth);
+}
+
 START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
-  static const size_t sizes[] = {40000, 3000, 1}; /* subtrees; one range; a root leaf */
+  /* many subtrees and team-sized levels; 47 subtrees (limit 512) and a team-sized copy; one
+   * range under the limit (no subtrees); a root leaf */
+  static const size_t sizes[] = {40000, 3000, 300, 1};
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     size_t n = sizes[si];
     bh_cube c;
@@ -462,6 +487,8 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
     ck_assert_int_eq(t1.nlevels, t2.nlevels);
     ck_assert_uint_eq(t1.ncells, t2.ncells);
     same_cells(t1.root, t2.root);
+    levels_in_breadth_first_order(t1.root);
+    levels_in_breadth_first_order(t2.root);
     ck_assert_int_eq(bh_tree_free(&mem, &t1), 0);
     ck_assert_int_eq(bh_tree_free(&mem, &t2), 0);
     ck_assert_int_eq(bh_arena_live(&mem), 0);
