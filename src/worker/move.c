@@ -199,12 +199,13 @@ int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
   transfer_receipt got;
   int rc = transfer_recv(link_with(peer), &policy, &got);
   if (rc) return fail_errno(rc);
-  RANK_GUARD(); /* the memo */
   gas_range *r = got.r;
   size_t n = got.n;
   /* Shared: the bytes are there, but not yet in our page tables: map them in one call per
-   * range rather than one fault per page as the application walks them. */
+   * range rather than one fault per page as the application walks them. Outside the rank lock
+   * (gas_populate is thread-safe): a rank's other threads need not wait for the pages. */
   for (size_t i = 0; gas_is_shared() && i < n; i++) gas_populate(r[i].addr, r[i].len);
+  RANK_GUARD(); /* the memo */
   move_words_decode(got.extra, regions, objects);
   if (e.mode == TRANSFER_SHARED) { /* kept (memo.h): sending it on needs no pack */
     memo_keep(&ah_self.memo, got.extra, got.nextra, r, n);
