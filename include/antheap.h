@@ -48,7 +48,8 @@
  * region while another thread of the rank sends, gives or frees it); sys_barrier and
  * sys_finalize are collectives of the workers, called by one thread of each rank (sys_finalize
  * once every other thread is done with antheap); two moves between the same pair of workers
- * in the same direction must not overlap in time (moves to different peers may). Each thread
+ * in the same direction on the same channel must not overlap in time (moves to different
+ * peers may, and so may moves on different channels: sys_send_on). Each thread
  * allocates from a cache of its own; an object may be freed by any thread of the rank.
  * sys_init_thread calls MPI_Init_thread when MPI is not initialised yet, else asks MPI which
  * level it gave (MPI_Query_thread); *provided is the lower of required and MPI's level.
@@ -168,6 +169,15 @@ int sys_query(const void *ptr, rid_t *region, size_t *size);
  * gave up is still under way, and the next sys_barrier (or sys_finalize) waits for that one. */
 int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
 int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);
+/* The same on one of SYS_MOVE_CHANNELS channels between each pair of workers (sys_send and
+ * sys_recv are channel 0): a move matches the receive of its channel alone, so moves between
+ * one pair of workers on different channels may overlap in time (threads of two ranks swapping
+ * regions pair by pair at once). EINVAL for a channel outside 0 .. SYS_MOVE_CHANNELS - 1. */
+#define SYS_MOVE_CHANNELS 1024
+int sys_send_on(int peer, int channel, const rid_t *regions, int num_regions,
+                void *const *objects, int num_objects);
+int sys_recv_on(int peer, int channel, rid_t *regions, int num_regions, void **objects,
+                int num_objects);
 /* Hand regions (with their descendants) over to worker peer without moving their bytes: for
  * regions one worker makes for another (empty ones, or where both share the GAS memory).
  * Returns once the schedulers have made peer the holder; the application tells peer by its

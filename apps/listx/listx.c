@@ -46,8 +46,8 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "                    one worker of the exchange (worker = rank x T + thread), so that\n"
           "                    2 ranks x 16 threads do the work of 32 ranks; a partner in the\n"
           "                    same rank takes the list by pointer, one in another rank by\n"
-          "                    sys_send/sys_recv, those of one pair of ranks one after another\n"
-          "                    in an order both ranks derive from the schedule (default 1);\n"
+          "                    sys_send_on/sys_recv_on, each crossing pair of threads on a\n"
+          "                    channel both ranks derive from the schedule (default 1);\n"
           "                    antheap-threads-bundled moves a rank pair's crossing lists of a\n"
           "                    stage together instead, one swap each way by one thread a side\n"
           "  --csv FILE        append one row per variant to FILE (header when new)\n"
@@ -58,7 +58,7 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --help            this text\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
-          "  (*-threads: its waits for turns, moves and walks in and out of its rank)\n"
+          "  (*-threads: its waits for the other pairs, moves and walks in and out of its rank)\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
           "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
           prog, LX_HEADER + 1, known);

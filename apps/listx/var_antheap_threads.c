@@ -10,17 +10,12 @@
  *     handed over inside the process). The regions are the rank's either way, so no sys_send:
  *     the owner leaves its list alone during the stage (it walks the partner's), the partner
  *     modifies it, and the stage's barrier gives it back.
- *   - in another rank: sys_send/sys_recv of the region and its head, each way, from the
- *     thread, as the single-threaded variant does. sys_send/sys_recv name a worker rank and
- *     nothing else (no tag), and two moves between one pair of ranks in one direction must not
- *     overlap (antheap.h), so the moves between two ranks cannot be matched per thread. They
- *     go one after another instead, in an order both ranks derive from the schedule: in stage
- *     s, the m pairs of threads that cross between ranks A < B are numbered k = 0..m-1 by
- *     their worker in A; the rank pair's turns are fetch 0..m-1, then give back 0..m-1 (a turn
- *     is one swap: the lower worker sends, then receives). Each rank keeps a turn counter per
- *     other rank, reset for every stage (the stages are separated by barriers), so that a
- *     thread waits for its turn k (or m + k) before its swap and passes the turn on after it.
- *     Pairs of threads between different pairs of ranks move at the same time.
+ *   - in another rank: a swap of the region and its head each way (the lower worker sends,
+ *     then receives), from the thread, as the single-threaded variant does, on a channel of
+ *     its own (sys_send_on / sys_recv_on): in stage s, the m pairs of threads that cross
+ *     between ranks A < B are numbered k = 0..m-1 by their worker in A, and pair k moves on
+ *     channel k, which both ranks derive from the schedule. So every pair moves at the same
+ *     time as the others, between one pair of ranks as between different ones.
  * The driver's barriers and reductions (lx_rt) become collectives of all threads of all
  * ranks: a barrier of the rank's threads, then one thread's MPI call on the workers'
  * communicator, then the threads' barrier again.
@@ -38,19 +33,17 @@
 
 #define LXT_BATCH 1024
 
-/* A rank pair's turns (see above): the stage they count for and the next turn; and, for the
- * bundled variant, the lists its crossing pairs put together, indexed by pair number k. */
+/* The bundled variant's meeting point of a rank pair: the stage it counts for, and the lists
+ * its crossing pairs put together, indexed by pair number k. */
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   long epoch; /* rep * stages + stage of the current count (-1: none yet) */
-  int next;
-  /* bundled: */
   int arrived, walked;   /* pairs whose list is in give[], whose walk is done */
   int fetched, returned; /* the leader's swaps: 0 not yet, 1 done, -1 failed */
   rid_t *give_r, *got_r, *back_r;
   void **give_o, **got_o, **back_o;
-} lxt_turn;
+} lxt_bundle;
 
 static struct {
   int T;               /* threads per rank */
@@ -64,7 +57,7 @@ static struct {
   double dres;
   long lres;
   lx_node **heads;     /* per thread: its list's head (for partners in this rank) */
-  lxt_turn *turns;     /* per other worker rank */
+  lxt_bundle *bundles; /* the bundled variant's, per other worker rank */
   int *status;         /* per thread: lx_run's */
 } H;
 
@@ -109,7 +102,7 @@ typedef struct {
   rid_t region;
   lx_node *head;
   /* LISTX_PHASES=1: a repetition's exchange (ns), printed per worker at its end: waiting for
-   * the rank pair's turns, in sys_send/sys_recv, walking a list in this rank, in another */
+   * the other pairs (bundled), in sys_send/sys_recv, walking a list in this rank, in another */
   int phases;
   double wait, move, walk_local, walk_remote;
   int local, remote; /* stages with a partner in this rank, in another */
@@ -174,33 +167,16 @@ static void cross_order(int me, int peer, int n, int s, int *k, int *m) {
   }
 }
 
-static void turn_wait(lxt_turn *t, long epoch, int k) {
-  pthread_mutex_lock(&t->mu);
-  if (t->epoch != epoch) { /* the first of this stage: every turn of the last one is done */
-    t->epoch = epoch;
-    t->next = 0;
-  }
-  while (t->next != k) pthread_cond_wait(&t->cv, &t->mu);
-  pthread_mutex_unlock(&t->mu);
-}
-
-static void turn_pass(lxt_turn *t) {
-  pthread_mutex_lock(&t->mu);
-  t->next++;
-  pthread_cond_broadcast(&t->cv);
-  pthread_mutex_unlock(&t->mu);
-}
-
-/* One swap of n regions and objects with worker rank `rank`: the side that sends first (the
- * lower worker) sends, then receives; the other receives, then sends. */
-static int swap(bool send_first, int rank, rid_t *give_r, void **give_o, rid_t *get_r,
-                void **get_o, int n) {
+/* One swap of n regions and objects with worker rank `rank` on a channel: the side that sends
+ * first (the lower worker) sends, then receives; the other receives, then sends. */
+static int swap(bool send_first, int rank, int channel, rid_t *give_r, void **give_o,
+                rid_t *get_r, void **get_o, int n) {
   if (send_first) {
-    if (sys_send(rank, give_r, n, give_o, n)) return -1;
-    return sys_recv(rank, get_r, n, get_o, n);
+    if (sys_send_on(rank, channel, give_r, n, give_o, n)) return -1;
+    return sys_recv_on(rank, channel, get_r, n, get_o, n);
   }
-  if (sys_recv(rank, get_r, n, get_o, n)) return -1;
-  return sys_send(rank, give_r, n, give_o, n);
+  if (sys_recv_on(rank, channel, get_r, n, get_o, n)) return -1;
+  return sys_send_on(rank, channel, give_r, n, give_o, n);
 }
 
 static void modify_all(lx_ctx *c, lx_node *head, int peer) {
@@ -224,17 +200,17 @@ static int lxt_exchange(lx_ctx *c, int peer) {
     st->local++;
     return 0;
   }
-  int k, m;
+  int k, m; /* the pair's number among the rank pair's crossing pairs: its channel */
   cross_order(c->me, peer, c->n, c->stage, &k, &m);
-  long epoch = (long)c->rep * lx_run_stages(c->o, c->n) + c->stage;
-  lxt_turn *turn = &H.turns[prank];
+  if (k >= SYS_MOVE_CHANNELS) {
+    fprintf(stderr, "listx: worker %d: more than %d threads a rank cross to one rank\n", c->me,
+            SYS_MOVE_CHANNELS);
+    return -1;
+  }
   rid_t mine = st->region, theirs, back;
   void *my_head = st->head, *their_head, *back_head;
-  double t0 = now(st);
-  turn_wait(turn, epoch, k);
   double t1 = now(st);
-  int rc = swap(c->me < peer, prank, &mine, &my_head, &theirs, &their_head, 1);
-  turn_pass(turn); /* (after a failure too: the job ends, but its peers must not hang here) */
+  int rc = swap(c->me < peer, prank, k, &mine, &my_head, &theirs, &their_head, 1);
   double t2 = now(st);
   if (rc) {
     fprintf(stderr, "listx: worker %d: sys_send/sys_recv with %d (rank %d): %s\n", c->me, peer,
@@ -243,14 +219,10 @@ static int lxt_exchange(lx_ctx *c, int peer) {
   }
   modify_all(c, their_head, peer);
   double t3 = now(st);
-  turn_wait(turn, epoch, m + k);
-  double t4 = now(st);
-  rc = swap(c->me < peer, prank, &theirs, &their_head, &back, &back_head, 1);
-  turn_pass(turn);
+  rc = swap(c->me < peer, prank, k, &theirs, &their_head, &back, &back_head, 1);
   if (st->phases) {
     double t5 = now(st);
-    st->wait += (t1 - t0) + (t4 - t3);
-    st->move += (t2 - t1) + (t5 - t4);
+    st->move += (t2 - t1) + (t5 - t3);
     st->walk_remote += t3 - t2;
     st->remote++;
   }
@@ -270,7 +242,7 @@ static int lxt_exchange(lx_ctx *c, int peer) {
 /* antheap-threads-bundled: the crossing pairs of a rank pair in a stage move their lists
  * together, one swap of all m regions (and heads) each way to fetch and one to give back, made
  * by the threads of pair 0 (the leaders) for all of them: 4 moves a rank pair and stage,
- * against 4m in turns. The others put their list in, wait for the fetch, walk the partner's
+ * against 4m on m channels. The others put their list in, wait for the fetch, walk the partner's
  * list, and wait for the give-back. Not "a move from the thread" any more: a comparison. */
 static int lxt_exchange_bundled(lx_ctx *c, int peer) {
   lxt_state *st = c->priv;
@@ -279,7 +251,7 @@ static int lxt_exchange_bundled(lx_ctx *c, int peer) {
   int k, m;
   cross_order(c->me, peer, c->n, c->stage, &k, &m);
   long epoch = (long)c->rep * lx_run_stages(c->o, c->n) + c->stage;
-  lxt_turn *b = &H.turns[prank];
+  lxt_bundle *b = &H.bundles[prank];
   int lower = H.rank < prank;
   double t0 = now(st), t1, t2, t3, t4;
   pthread_mutex_lock(&b->mu);
@@ -295,7 +267,7 @@ static int lxt_exchange_bundled(lx_ctx *c, int peer) {
     while (b->arrived < m) pthread_cond_wait(&b->cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
     t1 = now(st);
-    int rc = swap(lower, prank, b->give_r, b->give_o, b->got_r, b->got_o, m);
+    int rc = swap(lower, prank, 0, b->give_r, b->give_o, b->got_r, b->got_o, m);
     if (rc)
       fprintf(stderr, "listx: worker %d: the bundled fetch with rank %d: %s\n", c->me, prank,
               sys_strerror(errno));
@@ -320,7 +292,7 @@ static int lxt_exchange_bundled(lx_ctx *c, int peer) {
     while (b->walked < m) pthread_cond_wait(&b->cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
     t4 = now(st);
-    int rc = swap(lower, prank, b->got_r, b->got_o, b->back_r, b->back_o, m);
+    int rc = swap(lower, prank, 0, b->got_r, b->got_o, b->back_r, b->back_o, m);
     if (rc)
       fprintf(stderr, "listx: worker %d: the bundled give-back with rank %d: %s\n", c->me,
               prank, sys_strerror(errno));
@@ -363,8 +335,8 @@ static void lxt_release(lx_ctx *c) {
   lxt_state *st = c->priv;
   if (st->phases)
     fprintf(stderr, "listx: phases: worker %d (rank %d thread %d) rep %d: %d partners in this "
-            "rank, walks %.1f ms; %d in others: waiting for turns %.1f ms, in sys_send/sys_recv "
-            "%.1f ms, walks %.1f ms\n", c->me, H.rank, lxt_tid, c->rep, st->local,
+            "rank, walks %.1f ms; %d in others: waiting for the others %.1f ms, in "
+            "sys_send/sys_recv %.1f ms, walks %.1f ms\n", c->me, H.rank, lxt_tid, c->rep, st->local,
             st->walk_local * 1e-6, st->remote, st->wait * 1e-6, st->move * 1e-6,
             st->walk_remote * 1e-6);
   st->wait = st->move = st->walk_local = st->walk_remote = 0;
@@ -438,17 +410,17 @@ int lx_run_threads(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   H.lv = calloc((size_t)T, sizeof *H.lv);
   H.heads = calloc((size_t)T, sizeof *H.heads);
   H.status = calloc((size_t)T, sizeof *H.status);
-  H.turns = calloc((size_t)rt->n, sizeof *H.turns);
+  H.bundles = calloc((size_t)rt->n, sizeof *H.bundles);
   pthread_t *th = calloc((size_t)T, sizeof *th);
-  if (!H.dv || !H.lv || !H.heads || !H.status || !H.turns || !th) {
+  if (!H.dv || !H.lv || !H.heads || !H.status || !H.bundles || !th) {
     fprintf(stderr, "listx: rank %d: no memory for %d threads\n", rt->me, T);
     rt->abort(2);
   }
   for (int r = 0; r < rt->n; r++) {
-    pthread_mutex_init(&H.turns[r].mu, NULL);
-    pthread_cond_init(&H.turns[r].cv, NULL);
-    H.turns[r].epoch = -1;
-    lxt_turn *b = &H.turns[r];
+    pthread_mutex_init(&H.bundles[r].mu, NULL);
+    pthread_cond_init(&H.bundles[r].cv, NULL);
+    H.bundles[r].epoch = -1;
+    lxt_bundle *b = &H.bundles[r];
     b->give_r = calloc((size_t)T, sizeof(rid_t));
     b->got_r = calloc((size_t)T, sizeof(rid_t));
     b->back_r = calloc((size_t)T, sizeof(rid_t));
@@ -476,9 +448,9 @@ int lx_run_threads(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   }
   pthread_barrier_destroy(&H.bar);
   for (int r = 0; r < rt->n; r++) {
-    pthread_mutex_destroy(&H.turns[r].mu);
-    pthread_cond_destroy(&H.turns[r].cv);
-    lxt_turn *b = &H.turns[r];
+    pthread_mutex_destroy(&H.bundles[r].mu);
+    pthread_cond_destroy(&H.bundles[r].cv);
+    lxt_bundle *b = &H.bundles[r];
     free(b->give_r), free(b->got_r), free(b->back_r);
     free(b->give_o), free(b->got_o), free(b->back_o);
   }
@@ -487,6 +459,6 @@ int lx_run_threads(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   free(H.lv);
   free(H.heads);
   free(H.status);
-  free(H.turns);
+  free(H.bundles);
   return status;
 }

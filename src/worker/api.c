@@ -168,11 +168,11 @@ static void leaving_barrier(void) {
   for (int done = 0;;) {
     MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
     if (done) break;
-    if (transfer_refuse_pending(ah_self.job.xfer, AH_TAG_XFER, ESHUTDOWN))
+    if (transfer_refuse_pending(ah_self.job.xfer, AH_TAG_XFER, SYS_MOVE_CHANNELS, ESHUTDOWN))
       idle_start(&idle, ah_self.job.idle_cap_ns);
     else watch_poll(&wt), idle_pause(&idle);
   }
-  while (transfer_refuse_pending(ah_self.job.xfer, AH_TAG_XFER, ESHUTDOWN)) {
+  while (transfer_refuse_pending(ah_self.job.xfer, AH_TAG_XFER, SYS_MOVE_CHANNELS, ESHUTDOWN)) {
   }
 }
 

@@ -1,7 +1,8 @@
 /* move.c: moving regions and objects between workers (sys_send, sys_recv, sys_give): the
  * pack at the schedulers (MSG_PACKV, with the hand-over), the move memo on a shared GAS
- * (memo.h), the ANTHEAP_CHECK=handover guard, and the range transfer (transfer.h). Main
- * entries: sys_send, sys_recv, sys_give. */
+ * (memo.h), the ANTHEAP_CHECK=handover guard, and the range transfer (transfer.h), on one of
+ * SYS_MOVE_CHANNELS channels (each its own transfer tags). Main entries: sys_send_on,
+ * sys_recv_on (sys_send, sys_recv: channel 0), sys_give. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -98,14 +99,23 @@ static int check_memo(const move_desc *d, gas_range **r, size_t *n) {
 }
 
 
-/* The link of a move with worker index peer. */
-static transfer_link link_with(int peer) {
-  return (transfer_link){ah_self.job.xfer, peer, AH_TAG_XFER};
+/* The link of a move with worker index peer on a channel: its own TRANSFER_TAGS tags. */
+static transfer_link link_with(int peer, int channel) {
+  return (transfer_link){ah_self.job.xfer, peer, AH_TAG_XFER + channel * TRANSFER_TAGS};
 }
 
+static bool valid_channel(int channel) { return channel >= 0 && channel < SYS_MOVE_CHANNELS; }
+_Static_assert(AH_TAG_XFER + SYS_MOVE_CHANNELS * TRANSFER_TAGS <= 32767,
+               "every channel's tags within what MPI promises (MPI_TAG_UB >= 32767)");
+
 int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int nobj) {
+  return sys_send_on(peer, 0, regions, nreg, objects, nobj);
+}
+
+int sys_send_on(int peer, int channel, const rid_t *regions, int nreg, void *const *objects,
+                int nobj) {
   if (!ah_self.up) return fail_errno(NOT_UP);
-  if (!valid_peer(peer)) return fail_errno(EINVAL);
+  if (!valid_peer(peer) || !valid_channel(channel)) return fail_errno(EINVAL);
   int32_t to = ah_self.job.plan.worker_ranks[peer];
   int rc = nreg < 0 || nobj < 0 || (nreg && !regions) || (nobj && !objects) ? EINVAL : 0;
   /* the receiver must be able to allocate and free in what it gets */
@@ -133,7 +143,7 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
     free(h);
     free(r);
     free(guarded);
-    transfer_send_abort(link_with(peer), rc);
+    transfer_send_abort(link_with(peer, channel), rc);
     return fail_errno(rc);
   }
   memo_moved left = {h, nh, r, n}; /* served from a memo: they leave us */
@@ -141,7 +151,8 @@ int sys_send(int peer, const rid_t *regions, int nreg, void *const *objects, int
   int refusal;
   transfer_list list = {h, nh, r, n};
   rank_unlock();
-  rc = transfer_send(link_with(peer), mode, share_near(&ah_self.share, peer), &list, &refusal);
+  rc = transfer_send(link_with(peer, channel), mode, share_near(&ah_self.share, peer), &list,
+                     &refusal);
   rank_lock();
   if ((rc == 0 || rc == ETIMEDOUT) && d.nreg) /* handed over (after ETIMEDOUT too): hands off */
     guard_protect(d.nobj ? guarded : r, d.nobj ? nguarded : n, "sys_send", peer, regions, nreg);
@@ -190,14 +201,18 @@ static int accept_move(void *ctx, int src, transfer_mode mode, const uint64_t *e
 }
 
 int sys_recv(int peer, rid_t *regions, int nreg, void **objects, int nobj) {
+  return sys_recv_on(peer, 0, regions, nreg, objects, nobj);
+}
+
+int sys_recv_on(int peer, int channel, rid_t *regions, int nreg, void **objects, int nobj) {
   if (!ah_self.up) return fail_errno(NOT_UP);
-  if (!valid_peer(peer) || nreg < 0 || nobj < 0 ||
+  if (!valid_peer(peer) || !valid_channel(channel) || nreg < 0 || nobj < 0 ||
       (nreg && !regions) || (nobj && !objects))
     return fail_errno(EINVAL);
   move_expect e = {nreg, nobj, TRANSFER_COPY};
   transfer_policy policy = {.accept = accept_move, .ctx = &e};
   transfer_receipt got;
-  int rc = transfer_recv(link_with(peer), &policy, &got);
+  int rc = transfer_recv(link_with(peer, channel), &policy, &got);
   if (rc) return fail_errno(rc);
   gas_range *r = got.r;
   size_t n = got.n;

@@ -591,11 +591,25 @@ int transfer_recv(transfer_link from, const transfer_policy *policy, transfer_re
   return 0;
 }
 
-int transfer_refuse_pending(MPI_Comm comm, int tag, int err) {
+int transfer_refuse_pending(MPI_Comm comm, int base, int nlinks, int err) {
   int flag = 0;
   MPI_Message msg;
   MPI_Status st;
-  MPI_Improbe(MPI_ANY_SOURCE, TAG_LIST(tag), comm, &flag, &msg, &st);
+  /* the first message waiting: usually nothing, or a list message of one of the links; when it
+   * is something else, every link's list tag is asked in turn */
+  MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
+  if (!flag) return 0;
+  int off = st.MPI_TAG - base, tag = -1;
+  if (off >= 0 && off < nlinks * TRANSFER_TAGS && off % TRANSFER_TAGS == 0) {
+    tag = st.MPI_TAG;
+    MPI_Improbe(st.MPI_SOURCE, TAG_LIST(tag), comm, &flag, &msg, &st);
+  } else {
+    flag = 0;
+    for (int k = 0; !flag && k < nlinks; k++) {
+      tag = base + k * TRANSFER_TAGS;
+      MPI_Improbe(MPI_ANY_SOURCE, TAG_LIST(tag), comm, &flag, &msg, &st);
+    }
+  }
   if (!flag) return 0;
   list_msg m;
   recv_list(comm, &msg, message_bytes(&st), &m);

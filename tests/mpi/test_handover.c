@@ -11,7 +11,8 @@
  * and two workers sending to each other at once give up with ETIMEDOUT after a warning that
  * names the wait, and what was sent arrives when the peers come after all.
  * At least 3 workers (worker 0 sends, 1 receives, 2 watches); worker 0 prints the summary.
- * After it, worker 1 leaves first and worker 0's move to it comes back ESHUTDOWN.
+ * After it, worker 1 leaves first and worker 0's moves to it (channel 0 and the last channel)
+ * come back ESHUTDOWN.
  * --mpi-finalize-only: the same tests, then MPI_Finalize without sys_finalize (the library
  * names the mistake and leaves the job cleanly instead of hanging it). */
 #include <errno.h>
@@ -278,12 +279,13 @@ static void test_waits(void) {
   CHECK(sys_rfree(r) == 0);
 }
 
-/* After the summary: worker 1 leaves at once; worker 0's move to it is refused with ESHUTDOWN,
- * and the region stays worker 0's. */
+/* After the summary: worker 1 leaves at once; worker 0's moves to it, on channel 0 and on
+ * another, are refused with ESHUTDOWN, and the region stays worker 0's. */
 static int late_check(void) {
   if (me != 0) return 0;
   rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
   int bad = !r || sys_send(1, &r, 1, NULL, 0) != -1 || errno != ESHUTDOWN;
+  bad |= sys_send_on(1, SYS_MOVE_CHANNELS - 1, &r, 1, NULL, 0) != -1 || errno != ESHUTDOWN;
   bad |= !sys_alloc(64, r) || sys_rfree(r);
   printf("test_handover: a move to a worker that left: %s\n",
          bad ? "late check failed (expected ESHUTDOWN and the region back)" : "ESHUTDOWN, region back");

@@ -5,15 +5,17 @@
  *     line, every object filled with a pattern of its own address and checked before it is
  *     freed (a shadow record per object); a share of the objects goes through a mailbox to
  *     other threads, which query, reallocate or free it (cross-thread frees: tcache.h);
- *   - for every other worker, a thread that sends it regions (a list built in the region,
- *     walked and checked by the receiver, which frees it) and a thread that receives from it:
- *     moves from several threads to different peers at once, each sys_send a flush of every
- *     thread's cache while the allocating threads go on.
+ *   - for every other worker and each of C channels, a thread that sends it regions on that
+ *     channel (sys_send_on: a list built in the region, walked and checked by the receiver,
+ *     which frees it) and a thread that receives from it on the channel: moves from several
+ *     threads to different peers and to one peer on several channels at once, each list marked
+ *     with its channel (a move taken on another channel fails the check), each sys_send a flush
+ *     of every thread's cache while the allocating threads go on.
  * After the threads are joined, the main thread checks that no two live objects of the
  * worker overlap, frees everything (sys_rfree of the threads' regions) and the shutdown check
  * counts every slab back (MISSING and "still leased" fail the test).
  * Options: --threads T (4), --ops N (operations per allocating thread, 4000), --rounds R (moves
- * per peer and direction, 6), --seed S. Prints "test_threads: N passed, M failed". */
+ * per peer, direction and channel, 6), --channels C (3), --seed S. Prints "test_threads: N passed, M failed". */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,7 +29,7 @@
 #define CHECK_NAME "test_threads"
 #include "worker_check.h"
 
-static int me, nw, nthreads = 4, rounds = 6;
+static int me, nw, nthreads = 4, rounds = 6, channels = 3;
 static long ops = 4000;
 static uint64_t seed = 1;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -207,8 +209,21 @@ typedef struct node {
 
 #define LIST_LEN 200
 
+/* A mover thread's peer and channel. */
+typedef struct {
+  int peer, channel;
+  pthread_t th;
+} mover;
+
+/* The value of node i of round r of a list from worker `from` to worker `to` on channel c. */
+static uint64_t node_value(int from, int to, int c, int r, int i) {
+  return (uint64_t)from << 40 | (uint64_t)to << 24 | (uint64_t)c << 16 |
+         (uint64_t)(r * LIST_LEN + i);
+}
+
 static void *sending(void *arg) {
-  int peer = (int)(intptr_t)arg;
+  const mover *m = arg;
+  int peer = m->peer;
   for (int r = 0; r < rounds; r++) {
     rid_t reg = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     TCHECK(reg != 0);
@@ -217,29 +232,29 @@ static void *sending(void *arg) {
       node *n = sys_alloc(sizeof *n + (size_t)(i % 5) * 40, reg);
       TCHECK(n != NULL);
       if (!n) break;
-      n->value = (uint64_t)me << 32 | (uint64_t)peer << 16 | (uint64_t)(r * LIST_LEN + i);
+      n->value = node_value(me, peer, m->channel, r, i);
       n->next = head;
       head = n;
     }
     void *objs[1] = {head};
-    TCHECK(sys_send(peer, &reg, 1, objs, 1) == 0);
+    TCHECK(sys_send_on(peer, m->channel, &reg, 1, objs, 1) == 0);
   }
   return NULL;
 }
 
 static void *receiving(void *arg) {
-  int peer = (int)(intptr_t)arg;
+  const mover *m = arg;
+  int peer = m->peer;
   for (int r = 0; r < rounds; r++) {
     rid_t reg;
     void *objs[1];
-    int rc = sys_recv(peer, &reg, 1, objs, 1);
+    int rc = sys_recv_on(peer, m->channel, &reg, 1, objs, 1);
     TCHECK(rc == 0);
     if (rc) continue;
     int k = 0;
     bool ok = true;
     for (node *n = objs[0]; n; n = n->next, k++)
-      ok &= n->value == ((uint64_t)peer << 32 | (uint64_t)me << 16 |
-                         (uint64_t)(r * LIST_LEN + LIST_LEN - 1 - k));
+      ok &= n->value == node_value(peer, me, m->channel, r, LIST_LEN - 1 - k);
     TCHECK(ok && k == LIST_LEN);
     TCHECK(sys_rfree(reg) == 0);
   }
@@ -277,6 +292,7 @@ static void options(int argc, char **argv) {
     if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--ops")) ops = atol(argv[++i]);
     else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--channels")) channels = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[++i], NULL, 10);
   }
 }
@@ -304,19 +320,27 @@ int main(int argc, char **argv) {
     w[t].region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     CHECK(w[t].region != 0);
   }
-  pthread_t *movers = calloc(2 * (size_t)nw, sizeof *movers);
+  /* channels outside 0 .. SYS_MOVE_CHANNELS - 1: EINVAL, and nothing leaves (no receiver) */
+  rid_t none = 0;
+  CHECK(sys_send_on(nw > 1 ? 1 - (me & 1) : 0, -1, &none, 0, NULL, 0) == -1 && errno == EINVAL);
+  CHECK(sys_recv_on(0, SYS_MOVE_CHANNELS, &none, 0, NULL, 0) == -1 && errno == EINVAL);
+  size_t nm = 2 * (size_t)nw * (size_t)channels;
+  mover *movers = calloc(nm, sizeof *movers);
   for (int t = 0; t < nthreads; t++) pthread_create(&w[t].th, NULL, allocating, &w[t]);
-  for (int p = 0; p < nw; p++) {
-    if (p == me) continue;
-    pthread_create(&movers[2 * p], NULL, sending, (void *)(intptr_t)p);
-    pthread_create(&movers[2 * p + 1], NULL, receiving, (void *)(intptr_t)p);
-  }
+  for (int p = 0; p < nw; p++)
+    for (int c = 0; p != me && c < channels; c++) {
+      mover *s = &movers[2 * ((size_t)p * channels + c)], *r = s + 1;
+      *s = (mover){.peer = p, .channel = c};
+      *r = (mover){.peer = p, .channel = c};
+      pthread_create(&s->th, NULL, sending, s);
+      pthread_create(&r->th, NULL, receiving, r);
+    }
   for (int t = 0; t < nthreads; t++) pthread_join(w[t].th, NULL);
-  for (int p = 0; p < nw; p++) {
-    if (p == me) continue;
-    pthread_join(movers[2 * p], NULL);
-    pthread_join(movers[2 * p + 1], NULL);
-  }
+  for (int p = 0; p < nw; p++)
+    for (int c = 0; p != me && c < channels; c++) {
+      pthread_join(movers[2 * ((size_t)p * channels + c)].th, NULL);
+      pthread_join(movers[2 * ((size_t)p * channels + c) + 1].th, NULL);
+    }
   check_no_overlap(w);
   CHECK(sys_barrier() == 0); /* flushes every thread's cache: the schedulers know every object */
   for (int i = 0; i < mail_n; i++) do_query(&mailbox[i]);

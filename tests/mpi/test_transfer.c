@@ -897,16 +897,16 @@ static bool test_refuse_pending_refuses_with_eshutdown(void) {
   fill_canary();
   gas_range r[2] = {{canary(), 4096}, {canary() + (1 << 20), (size_t)2 << 20}};
   if (rank == 1) {
-    CHECK(transfer_refuse_pending(WORLD, TAG, ESHUTDOWN) == 0); /* nothing sent yet */
+    CHECK(transfer_refuse_pending(WORLD, TAG, 1, ESHUTDOWN) == 0); /* nothing sent yet */
     MPI_Barrier(WORLD);
     /* a list waiting for its answer: refused */
-    while (!transfer_refuse_pending(WORLD, TAG, ESHUTDOWN)) usleep(1000);
+    while (!transfer_refuse_pending(WORLD, TAG, 1, ESHUTDOWN)) usleep(1000);
     CHECK(canary_intact());
     /* an abort (nobody waits) and an unreadable header are taken without an answer */
-    while (!transfer_refuse_pending(WORLD, TAG, ESHUTDOWN)) usleep(1000);
-    while (!transfer_refuse_pending(WORLD, TAG, ESHUTDOWN)) usleep(1000);
+    while (!transfer_refuse_pending(WORLD, TAG, 1, ESHUTDOWN)) usleep(1000);
+    while (!transfer_refuse_pending(WORLD, TAG, 1, ESHUTDOWN)) usleep(1000);
     MPI_Barrier(WORLD);
-    CHECK(transfer_refuse_pending(WORLD, TAG, ESHUTDOWN) == 0);
+    CHECK(transfer_refuse_pending(WORLD, TAG, 1, ESHUTDOWN) == 0);
     CHECK(canary_intact());
     return good_transfer();
   }
