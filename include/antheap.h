@@ -165,7 +165,8 @@ int sys_query(const void *ptr, rid_t *region, size_t *size);
  * peer, time); with ANTHEAP_WAIT_TIMEOUT=S the call gives up after S seconds with ETIMEDOUT
  * (default: never). After ETIMEDOUT from sys_recv nothing was taken, and a later call takes the
  * move if it comes; after ETIMEDOUT from sys_send the regions count as handed over (the peer may
- * still receive them) and that pair of workers is out of step: end the job; a sys_barrier that
+ * still receive them) and that pair of workers is out of step on that channel: end the job; a
+ * sys_barrier that
  * gave up is still under way, and the next sys_barrier (or sys_finalize) waits for that one. */
 int sys_send(int peer, const rid_t *regions, int num_regions, void *const *objects, int num_objects);
 int sys_recv(int peer, rid_t *regions, int num_regions, void **objects, int num_objects);

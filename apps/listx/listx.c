@@ -58,7 +58,7 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  --help            this text\n"
           "environment: LISTX_MACHINE prefixes the CSV's machine column (e.g. a box's name);\n"
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
-          "  (*-threads: its waits for the other pairs, moves and walks in and out of its rank)\n"
+          "  (*-threads: its moves and walks in and out of its rank; bundled: its waits too)\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
           "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
           prog, LX_HEADER + 1, known);

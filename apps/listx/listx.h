@@ -15,8 +15,8 @@
  *   mpi-pack  hand-marshalled MPI: traverse, pack, send, unpack, re-link
  *   antheap-threads  hybrid: each rank runs --threads T threads, each one worker as above
  *             (worker = rank * T + thread); a partner in the same rank gets the list by a
- *             pointer handed over in the process, one in another rank by sys_send/sys_recv
- *             (antheap-balloc-threads: with sys_balloc; antheap-threads-bundled: the lists
+ *             pointer handed over in the process, one in another rank by sys_send_on /
+ *             sys_recv_on, a channel per crossing pair (antheap-balloc-threads: with sys_balloc; antheap-threads-bundled: the lists
  *             crossing between two ranks in a stage move together; var_antheap_threads.c)
  * The driver times build + exchange (as the paper does: antheap pays one scheduler round
  * trip per allocation there), verifies, and prints a line and a CSV row per variant.

@@ -600,6 +600,15 @@ int transfer_refuse_pending(MPI_Comm comm, int base, int nlinks, int err) {
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st);
   if (!flag) return 0;
   int off = st.MPI_TAG - base, tag = -1;
+  if (off >= 0 && off < nlinks * TRANSFER_TAGS && off % TRANSFER_TAGS == 1 &&
+      message_bytes(&st) == (MPI_Count)sizeof(int32_t)) {
+    /* an answer on one of the links: stale (a leaving worker sends nothing; a send that gave
+     * up left it), taken so that the next poll is one probe again */
+    int32_t stale;
+    MPI_Improbe(st.MPI_SOURCE, st.MPI_TAG, comm, &flag, &msg, &st);
+    if (flag) MPI_Mrecv(&stale, 1, MPI_INT32_T, &msg, MPI_STATUS_IGNORE);
+    return flag;
+  }
   if (off >= 0 && off < nlinks * TRANSFER_TAGS && off % TRANSFER_TAGS == 0) {
     tag = st.MPI_TAG;
     MPI_Improbe(st.MPI_SOURCE, TAG_LIST(tag), comm, &flag, &msg, &st);

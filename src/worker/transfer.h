@@ -186,8 +186,9 @@ typedef struct transfer_receipt {
 int transfer_recv(transfer_link from, const transfer_policy *policy, transfer_receipt *got);
 
 /* If a transfer's list message is waiting (from anyone) on one of the nlinks links whose tags
- * start at tag, tag + TRANSFER_TAGS, ..., refuse it with err: 1 when one was refused, else 0.
- * For a worker that leaves the job while others may still send to it. */
-int transfer_refuse_pending(MPI_Comm comm, int tag, int nlinks, int err);
+ * start at base, base + TRANSFER_TAGS, ..., refuse it with err: 1 when one was refused (or a
+ * stale answer or data message of those links dropped), else 0. For a worker that leaves the
+ * job while others may still send to it. */
+int transfer_refuse_pending(MPI_Comm comm, int base, int nlinks, int err);
 
 #endif /* AH_WORKER_TRANSFER_H */

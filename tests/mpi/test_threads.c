@@ -322,8 +322,9 @@ int main(int argc, char **argv) {
   }
   /* channels outside 0 .. SYS_MOVE_CHANNELS - 1: EINVAL, and nothing leaves (no receiver) */
   rid_t none = 0;
-  CHECK(sys_send_on(nw > 1 ? 1 - (me & 1) : 0, -1, &none, 0, NULL, 0) == -1 && errno == EINVAL);
-  CHECK(sys_recv_on(0, SYS_MOVE_CHANNELS, &none, 0, NULL, 0) == -1 && errno == EINVAL);
+  int other = nw > 1 ? 1 - (me & 1) : 0; /* a valid peer: only the channel is wrong */
+  CHECK(sys_send_on(other, -1, &none, 0, NULL, 0) == -1 && errno == EINVAL);
+  CHECK(sys_recv_on(other, SYS_MOVE_CHANNELS, &none, 0, NULL, 0) == -1 && errno == EINVAL);
   size_t nm = 2 * (size_t)nw * (size_t)channels;
   mover *movers = calloc(nm, sizeof *movers);
   for (int t = 0; t < nthreads; t++) pthread_create(&w[t].th, NULL, allocating, &w[t]);
