@@ -11,9 +11,10 @@
  *     threads to different peers and to one peer on several channels at once, each list marked
  *     with its channel (a move taken on another channel fails the check), each sys_send a flush
  *     of every thread's cache while the allocating threads go on.
- * After the threads are joined, the main thread checks that no two live objects of the
- * worker overlap, frees everything (sys_rfree of the threads' regions) and the shutdown check
- * counts every slab back (MISSING and "still leased" fail the test).
+ * Before them, workers 0 and 1 move two regions on channels 0 and 1, received in the other
+ * order (channels_out_of_order). After the threads are joined, the main thread checks that no
+ * two live objects of the worker overlap, frees everything (sys_rfree of the threads' regions)
+ * and the shutdown check counts every slab back (MISSING and "still leased" fail the test).
  * Options: --threads T (4), --ops N (operations per allocating thread, 4000), --rounds R (moves
  * per peer, direction and channel, 6), --channels C (3), --seed S. Prints "test_threads: N passed, M failed". */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "antheap.h"
 
@@ -261,6 +263,63 @@ static void *receiving(void *arg) {
   return NULL;
 }
 
+/* ---- two channels of one pair, taken in the other order ---- */
+
+#define OOO_BYTES (200u << 10) /* a 200-KiB object a region: data messages even on a private GAS */
+
+static unsigned char ooo_byte(int c, size_t i) { return (unsigned char)(c * 31 + i * 7); }
+
+typedef struct {
+  int channel;
+  rid_t region;
+  unsigned char *obj;
+  int rc;
+} ooo_move;
+
+static void *ooo_send(void *arg) {
+  ooo_move *m = arg;
+  void *objs[1] = {m->obj};
+  m->rc = sys_send_on(1, m->channel, &m->region, 1, objs, 1);
+  return NULL;
+}
+
+/* Workers 0 and 1, before anything else: worker 0 sends a region on channel 0 from a thread,
+ * then another on channel 1; worker 1 receives channel 1 first, then channel 0. Both objects
+ * have the same size, so a receive that took the other channel's list, answer or data would
+ * hold the other channel's bytes (on a private GAS the bytes travel as data messages). */
+static void channels_out_of_order(void) {
+  if (me == 0) {
+    ooo_move m[2];
+    for (int c = 0; c < 2; c++) {
+      m[c] = (ooo_move){.channel = c, .region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT)};
+      CHECK(m[c].region != 0);
+      m[c].obj = m[c].region ? sys_alloc(OOO_BYTES, m[c].region) : NULL;
+      CHECK(m[c].obj != NULL);
+      if (!m[c].obj) return;
+      for (size_t i = 0; i < OOO_BYTES; i++) m[c].obj[i] = ooo_byte(c, i);
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, ooo_send, &m[0]);
+    usleep(50000); /* channel 0's move is on its way first */
+    ooo_send(&m[1]);
+    pthread_join(th, NULL);
+    CHECK(m[0].rc == 0 && m[1].rc == 0);
+  } else if (me == 1) {
+    for (int c = 1; c >= 0; c--) {
+      rid_t r = 0;
+      void *objs[1] = {NULL};
+      int rc = sys_recv_on(0, c, &r, 1, objs, 1);
+      CHECK(rc == 0);
+      if (rc) continue;
+      const unsigned char *p = objs[0];
+      size_t wrong = 0;
+      for (size_t i = 0; i < OOO_BYTES; i++) wrong += p[i] != ooo_byte(c, i);
+      CHECK(wrong == 0);
+      CHECK(sys_rfree(r) == 0);
+    }
+  }
+}
+
 /* ---- after the threads: no two live objects overlap ---- */
 
 static int by_addr(const void *a, const void *b) {
@@ -320,6 +379,7 @@ int main(int argc, char **argv) {
     w[t].region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     CHECK(w[t].region != 0);
   }
+  if (nw >= 2) channels_out_of_order();
   /* channels outside 0 .. SYS_MOVE_CHANNELS - 1: EINVAL, and nothing leaves (no receiver) */
   rid_t none = 0;
   int other = nw > 1 ? 1 - (me & 1) : 0; /* a valid peer: only the channel is wrong */
