@@ -252,11 +252,19 @@ static int tree_regions(const bh_mem *mem, bh_tree *t, const size_t *start, int 
   return rc;
 }
 
+/* The scratch tree of the cell at (c, half, depth) holding bodies [a, z), inserted into s:
+ * its root, then the bodies one by one; 0, -1 (ENOMEM) or -2 (too deep). */
+static int scratch_cell(scratch *s, const bh_body *bodies, const double c[3], double half,
+                        int depth, size_t a, size_t z) {
+  int rc = snode_new(s, c, half, depth) < 0 ? -1 : 0;
+  for (size_t b = a; rc == 0 && b < z; b++) rc = insert(s, bodies, (int32_t)b);
+  return rc;
+}
+
 /* The scratch tree of bodies[0..n) in cube, inserted on the calling thread; 0, -1 (ENOMEM) or
  * -2 (too deep), with s->v freed on failure. */
 static int scratch_tree(const bh_body *bodies, size_t n, const bh_cube *cube, scratch *s) {
-  int rc = snode_new(s, cube->center, cube->half, 0) < 0 ? -1 : 0;
-  for (size_t b = 0; rc == 0 && b < n; b++) rc = insert(s, bodies, (int32_t)b);
+  int rc = scratch_cell(s, bodies, cube->center, cube->half, 0, 0, n);
   if (rc) free(s->v), s->v = NULL;
   return rc;
 }
@@ -346,9 +354,7 @@ static void insert_subtrees(void *ctx, int t, int T) {
     const snode *p = &j->top->v[u->parent];
     double h = p->half / 2, c[3];
     child_center(p->center, u->oct, h, c);
-    u->rc = snode_new(&u->s, c, h, p->depth + 1) < 0 ? -1 : 0;
-    for (size_t b = u->a; u->rc == 0 && b < u->z; b++)
-      u->rc = insert(&u->s, j->bodies, (int32_t)b);
+    u->rc = scratch_cell(&u->s, j->bodies, c, h, p->depth + 1, u->a, u->z);
   }
 }
 

@@ -89,17 +89,23 @@ static void walk_all(const bh_cell *root, const bh_body *b, size_t n, double *ou
   }
 }
 
+/* Plummer bodies in a fixed shuffle (an order the tree and the sort must not depend on). */
+static bh_body *shuffled(size_t n, uint64_t seed) {
+  bh_body *b = malloc(n * sizeof *b);
+  bh_plummer(b, n, seed);
+  for (size_t i = n - 1; i > 0; i--) {
+    size_t j = (i * 2654435761u) % (i + 1);
+    bh_body t = b[i];
+    b[i] = b[j];
+    b[j] = t;
+  }
+  return b;
+}
+
 START_TEST(test_tree_depends_only_on_the_set_of_bodies) {
   enum { N = 3000 };
-  bh_body *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
+  bh_body *b = malloc(N * sizeof *b), *s = shuffled(N, 3);
   bh_plummer(b, N, 3);
-  memcpy(s, b, N * sizeof *b);
-  for (size_t i = N - 1; i > 0; i--) { /* a fixed shuffle */
-    size_t j = (i * 2654435761u) % (i + 1);
-    bh_body t = s[i];
-    s[i] = s[j];
-    s[j] = t;
-  }
   bh_mem mem = bh_arena_new();
   bh_tree t1, t2;
   char err[128];
@@ -387,19 +393,6 @@ START_TEST(test_a_team_runs_each_function_once_on_every_thread) {
   ck_assert_uint_eq(next, 1000);
 }
 END_TEST
-
-/* Plummer bodies in a fixed shuffle (the order the team's sort must undo). */
-static bh_body *shuffled(size_t n, uint64_t seed) {
-  bh_body *b = malloc(n * sizeof *b);
-  bh_plummer(b, n, seed);
-  for (size_t i = n - 1; i > 0; i--) {
-    size_t j = (i * 2654435761u) % (i + 1);
-    bh_body t = b[i];
-    b[i] = b[j];
-    b[j] = t;
-  }
-  return b;
-}
 
 START_TEST(test_the_team_sort_gives_the_serial_order) {
   enum { N = 50000 };
