@@ -190,22 +190,41 @@ static size_t new_record(const char *how, int peer, const uint32_t *regions, int
   return G.nrec++;
 }
 
-void guard_protect(const gas_range *r, size_t n, const char *how, int peer, const uint32_t *regions,
-                   int nregions) {
-  if (!G.on || !n) return;
+size_t guard_protect(const gas_range *r, size_t n, bool readable, const char *how, int peer,
+                     const uint32_t *regions, int nregions) {
+  if (!G.on || !n) return GUARD_NONE;
   size_t rec = new_record(how, peer, regions, nregions);
-  if (rec == SIZE_MAX || span_room(2 * n)) return; /* no memory: this hand-over goes unguarded */
+  if (rec == SIZE_MAX || span_room(2 * n)) return GUARD_NONE; /* no memory: unguarded */
   for (size_t k = 0; k < n; k++) {
     uintptr_t s, e;
     page_span(r[k].addr, r[k].len, false, &s, &e);
     if (s >= e) continue;
     guard_release(s, e - s); /* (nothing of it should be guarded: it was ours) */
-    if (mprotect((void *)s, e - s, PROT_NONE)) continue;
+    if (mprotect((void *)s, e - s, readable ? PROT_READ : PROT_NONE)) continue;
     size_t i = first_above(s);
     memmove(G.v + i + 1, G.v + i, (G.n - i) * sizeof *G.v);
     G.v[i] = (span){s, e, rec};
     G.n++;
   }
+  return rec;
+}
+
+void guard_tighten(size_t rec) {
+  for (size_t i = 0; G.on && rec != GUARD_NONE && i < G.n; i++)
+    if (G.v[i].rec == rec) mprotect((void *)G.v[i].start, G.v[i].end - G.v[i].start, PROT_NONE);
+}
+
+void guard_undo(size_t rec) {
+  if (!G.on || rec == GUARD_NONE) return;
+  size_t k = 0;
+  for (size_t i = 0; i < G.n; i++) {
+    if (G.v[i].rec != rec) {
+      G.v[k++] = G.v[i];
+      continue;
+    }
+    mprotect((void *)G.v[i].start, G.v[i].end - G.v[i].start, PROT_READ | PROT_WRITE);
+  }
+  G.n = k;
 }
 
 void guard_stop(void) {

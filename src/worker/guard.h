@@ -24,9 +24,20 @@ int guard_setting(bool *on, char *err, size_t errlen);
  * own on to the one before). */
 void guard_start(int me);
 bool guard_on(void);
-/* Ranges of regions just handed over by `how` ("sys_send", "sys_give") to worker peer. */
-void guard_protect(const gas_range *r, size_t n, const char *how, int peer, const uint32_t *regions,
-                   int nregions);
+/* The guard of one hand-over (guard_protect), or GUARD_NONE. */
+#define GUARD_NONE SIZE_MAX
+/* Guard the ranges of regions that `how` ("sys_send", "sys_give") hands to worker peer, before
+ * the receiver can have them: from then on its frees may bring their slabs back to this worker
+ * (a lease that lands on them releases them: guard_release), so a guard set after the hand-over
+ * could take pages this worker holds again. readable: writes only are stopped, while a
+ * copy-mode sys_send still reads them (guard_tighten after it). The hand-over's guard, or
+ * GUARD_NONE. */
+size_t guard_protect(const gas_range *r, size_t n, bool readable, const char *how, int peer,
+                     const uint32_t *regions, int nregions);
+/* The pages of hand-over rec still guarded (none released meanwhile) lose read access too. */
+void guard_tighten(size_t rec);
+/* The hand-over rec did not happen: its pages still guarded are this worker's again. */
+void guard_undo(size_t rec);
 /* [addr, addr + len) is this worker's again: every guarded page in it becomes accessible. */
 void guard_release(uintptr_t addr, size_t len);
 /* Forget everything (the GAS is unmapped); the handler stays, passing faults on. */

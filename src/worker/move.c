@@ -150,12 +150,16 @@ int sys_send_on(int peer, int channel, const rid_t *regions, int nreg, void *con
   memo_on_change(&ah_self.memo, served ? MEMO_MOVED : MEMO_SENT_PACKED, &left);
   int refusal;
   transfer_list list = {h, nh, r, n};
+  /* hands off before the receiver can free them (guard.h); a copy still reads them */
+  size_t guard = d.nreg ? guard_protect(d.nobj ? guarded : r, d.nobj ? nguarded : n,
+                                        mode == TRANSFER_COPY, "sys_send", peer, regions, nreg)
+                        : GUARD_NONE;
   rank_unlock();
   rc = transfer_send(link_with(peer, channel), mode, share_near(&ah_self.share, peer), &list,
                      &refusal);
   rank_lock();
-  if ((rc == 0 || rc == ETIMEDOUT) && d.nreg) /* handed over (after ETIMEDOUT too): hands off */
-    guard_protect(d.nobj ? guarded : r, d.nobj ? nguarded : n, "sys_send", peer, regions, nreg);
+  if (rc == 0 || rc == ETIMEDOUT) guard_tighten(guard); /* handed over (after ETIMEDOUT too) */
+  else guard_undo(guard);
   free(h);
   free(r);
   free(guarded);
@@ -179,8 +183,11 @@ int sys_give(int peer, const rid_t *regions, int num_regions) {
   gas_range *guarded = NULL; /* ANTHEAP_CHECK=handover: their ranges (guard.h) */
   size_t nguarded = 0;
   if (!rc && guard_on()) rc = pack_ranges(&d, &guarded, &nguarded);
+  size_t guard = rc ? GUARD_NONE
+                    : guard_protect(guarded, nguarded, false, "sys_give", peer, regions,
+                                    num_regions); /* before the new holder can free them */
   if (!rc) rc = move_hand_over(&d, ah_self.job.plan.worker_ranks[peer]);
-  if (!rc) guard_protect(guarded, nguarded, "sys_give", peer, regions, num_regions);
+  if (rc) guard_undo(guard);
   free(guarded);
   return rc ? fail_errno(rc) : 0;
 }

@@ -2,7 +2,8 @@
  *   (no option)       what the rule allows keeps working under the guard: a region sent and
  *                     sent back is read and written again; a region given away, freed by its
  *                     new holder and reused by the giver's own allocations; objects moved alone
- *                     (their slabs stay with the sender); prints "test_guard: N passed, 0 failed";
+ *                     (their slabs stay with the sender); a send the receiver refuses (the
+ *                     region stays the sender's, writable); prints "test_guard: N passed, 0 failed";
  *   --stale-write     worker 0 writes into a region it has sent: the job must stop with the
  *                     guard's message (ctest looks for it);
  *   --stale-read      ... reads from it;
@@ -82,6 +83,20 @@ static void legit(void) {
       if (big) memset(big, 1, 20000);
     }
     CHECK(sys_rfree(again) == 0);
+  }
+  sys_barrier();
+  if (me == 0) { /* a send the receiver refuses: the region stays ours, and so does writing */
+    rid_t r = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
+    node *head = make_list(r, N);
+    void *o = head;
+    CHECK(sys_send(1, &r, 1, &o, 1) == -1 && errno == ECONNREFUSED);
+    head->value = 7; /* (the guard was set before the move: it must be gone) */
+    CHECK(sum_list(head) == 7 + (long)(N - 1) * (N - 2) / 2);
+    CHECK(sys_rfree(r) == 0);
+  } else if (me == 1) {
+    rid_t r[2];
+    void *o;
+    CHECK(sys_recv(0, r, 2, &o, 1) == -1 && errno == EINVAL); /* two regions expected */
   }
   sys_barrier();
   if (me == 0) { /* objects alone: their slabs stay ours, and so does writing there */
