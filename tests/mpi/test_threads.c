@@ -36,12 +36,23 @@ static long ops = 4000;
 static uint64_t seed = 1;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* CHECK from threads: the counters of worker_check.h are plain ints. */
-#define TCHECK(cond)                          \
-  do {                                        \
-    pthread_mutex_lock(&count_lock);          \
-    CHECK(cond);                              \
-    pthread_mutex_unlock(&count_lock);        \
+/* CHECK from threads: the counters of worker_check.h are plain ints, counted under a lock.
+ * The condition is evaluated before the lock is taken: it may be a sys_send_on that waits for
+ * its peer's receiving thread, which may itself be waiting to count a check. */
+static void tcheck(bool ok, const char *what, int line, int err) {
+  pthread_mutex_lock(&count_lock);
+  if (ok) passed++;
+  else {
+    failed++;
+    fprintf(stderr, CHECK_NAME ": worker %d: %s:%d: failed: %s (errno %d: %s)\n", me, __FILE__,
+            line, what, err, sys_strerror(err));
+  }
+  pthread_mutex_unlock(&count_lock);
+}
+#define TCHECK(cond)                      \
+  do {                                    \
+    bool ok_ = (cond);                    \
+    tcheck(ok_, #cond, __LINE__, errno);  \
   } while (0)
 
 typedef struct obj {
