@@ -51,7 +51,11 @@ static __device__ __forceinline__ char *dm_malloc_warp16(const dm_heap_dev *h)
   return p;
 }
 
-__device__ void *dm_malloc(size_t size)
+/* Never inlined into its caller, LTO or not: with whole-program LTO (DM_LTO) an inlined
+ * dm_malloc/dm_free gave one page to two owners in the exhausted-heap churn test (debug: pages
+ * claimed while their pinfo said they were in use); as calls, the same build is clean. Their
+ * warp logic starts from __activemask() at the call. */
+__device__ __noinline__ void *dm_malloc(size_t size)
 {
   const unsigned mask = __activemask();
   if (dm_heap_g.npages == 0) return NULL;   /* no current heap (none made, or destroyed) */

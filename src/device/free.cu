@@ -200,7 +200,8 @@ static __device__ __noinline__ void dm_free_lone(void *ptr, unsigned mask)
   }
 }
 
-__device__ void dm_free(void *ptr)
+/* Never inlined into its caller (entry.cu, dm_malloc, says why). */
+__device__ __noinline__ void dm_free(void *ptr)
 {
   const unsigned mask = __activemask();
   if (dm_heap_g.npages == 0) return;        /* no current heap: nothing can be ours */
