@@ -352,15 +352,21 @@ static int demo(const gl_opts *o)
     printf(PROG ": worker 0: built %ld nodes of %u B with dm_malloc in %.2f ms, landed in %.2f ms\n",
            o->nodes, o->size, t_build, t_land);
     fflush(stdout);
-    void *objs[2] = {gpu_arena_base(a), (void *)(uintptr_t)head};
+    /* the head is a block inside the arena object, not an object: a root record in the
+     * region names it (sys_send takes object starts only) */
+    unsigned long long *root = (unsigned long long *)sys_alloc(sizeof *root, r);
+    if (!root) FAIL("sys_alloc of the root record: %s", sys_strerror(errno));
+    *root = head;
+    void *objs[2] = {gpu_arena_base(a), root};
     t0 = bench_now_ns();
     if (sys_send(1, &r, 1, objs, 2)) FAIL("sys_send to worker 1: %s", sys_strerror(errno));
     rid_t back;
     void *got[2];
     if (sys_recv(1, &back, 1, got, 2)) FAIL("sys_recv from worker 1: %s", sys_strerror(errno));
     double t_trip = ms_since(t0);
-    if (back != r || got[1] != objs[1])
-      FAIL("worker 1 gave back region %u head %p, not %u %p", back, got[1], r, objs[1]);
+    if (back != r || got[1] != objs[1] || *root != head)
+      FAIL("worker 1 gave back region %u root %p (head %#llx), not %u %p (%#llx)", back, got[1],
+           *(unsigned long long *)got[1], r, objs[1], head);
     unsigned visits = 1 + (unsigned)o->gpu_walk;
     long bad = check_list(o, head, (uintptr_t)gpu_arena_base(a), gpu_arena_bytes(a), visits, 0);
     printf(PROG ": worker 0: the region came back after %.1f ms; checked %ld nodes node by node: %s\n",
@@ -375,7 +381,7 @@ static int demo(const gl_opts *o)
   if (sys_recv(0, &r, 1, got, 2)) FAIL("sys_recv from worker 0: %s", sys_strerror(errno));
   size_t bytes = 0;
   if (sys_query(got[0], NULL, &bytes)) FAIL("sys_query of the arena: %s", sys_strerror(errno));
-  unsigned long long head = (uintptr_t)got[1];
+  unsigned long long head = *(const unsigned long long *)got[1]; /* the root record */
   long bad = check_list(o, head, (uintptr_t)got[0], bytes, 0, 0);
   double t0 = bench_now_ns();
   long i = 0;

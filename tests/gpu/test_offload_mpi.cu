@@ -102,6 +102,20 @@ static void report(const char *name, int before)
   fflush(stdout);
 }
 
+/* A root record in region r holding addr (a block inside an arena object, which is not an
+ * object: sys_send names object starts only, so the record travels and names it). */
+static void *root_record(rid_t r, unsigned long long addr)
+{
+  unsigned long long *p = (unsigned long long *)sys_alloc(sizeof *p, r);
+  MUST(p != NULL);
+  *p = addr;
+  return p;
+}
+static unsigned long long root_of(const void *record)
+{
+  return *(const unsigned long long *)record;
+}
+
 /* Worker 0 builds, worker 1 walks and modifies (CPU, then its GPU), worker 0 checks, loads it
  * back into its heap, frees every node on the GPU, then frees the region while registered. */
 static void list_travels_and_comes_back(gpu_mode mode)
@@ -118,12 +132,12 @@ static void list_travels_and_comes_back(gpu_mode mode)
     CHECK(gpu_arena_mode(a) == mode);
     unsigned long long head = build_list(a, &s, n, size);
     CHECK(gpu_arena_land(a) == 0);
-    void *objs[2] = {gpu_arena_base(a), (void *)(uintptr_t)head};
+    void *objs[2] = {gpu_arena_base(a), root_record(r, head)};
     MUST(sys_send(1, &r, 1, objs, 2) == 0);
     rid_t back;
     void *got[2];
     MUST(sys_recv(1, &back, 1, got, 2) == 0);
-    CHECK(back == r && got[0] == objs[0] && got[1] == objs[1]);
+    CHECK(back == r && got[0] == objs[0] && got[1] == objs[1] && root_of(got[1]) == head);
     uintptr_t lo = (uintptr_t)gpu_arena_base(a);
     CHECK(ol_check_list(head, n, size, lo, gpu_arena_bytes(a), 2, 0) == 0); /* node by node */
     /* the other direction on this worker: the changed list back into the heap that built it */
@@ -150,7 +164,7 @@ static void list_travels_and_comes_back(gpu_mode mode)
     size_t bytes = 0;
     CHECK(sys_query(got[0], NULL, &bytes) == 0);
     uintptr_t lo = (uintptr_t)got[0];
-    unsigned long long head = (uintptr_t)got[1];
+    unsigned long long head = root_of(got[1]);
     CHECK(ol_check_list(head, n, size, lo, bytes, 0, 0) == 0);
     CHECK(ol_visit_list(head, 1) == n); /* on the CPU */
     gpu_arena *b;
@@ -197,7 +211,7 @@ static void tree_travels(gpu_mode mode)
     MUST(cudaMemcpy(&nulls, s.nulls, sizeof nulls, cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(nulls == 0);
     CHECK(gpu_arena_destroy(a) == 0); /* the device side goes; the tree stays in the region */
-    void *objs[2] = {(void *)(uintptr_t)root, other};
+    void *objs[2] = {root_record(r, root), other};
     MUST(sys_send(1, &r, 1, objs, 2) == 0);
     scratch_free(&s);
   } else if (me == 1) {
@@ -209,7 +223,7 @@ static void tree_travels(gpu_mode mode)
     CHECK(sys_query(got[1], &where, &bytes) == 0 && where == r);
     CHECK(*(unsigned long long *)got[1] == 0x5eed5eedull); /* the object came along */
     /* the root is a block inside the arena object; any address of the GAS will do here */
-    CHECK(ol_check_tree((uintptr_t)got[0], n, 0, SIZE_MAX, (uintptr_t)got[1]) == 0);
+    CHECK(ol_check_tree(root_of(got[0]), n, 0, SIZE_MAX, (uintptr_t)got[1]) == 0);
     CHECK(sys_rfree(r) == 0);
   }
   char name[96];
@@ -260,7 +274,7 @@ static void both_workers_build_at_once(void)
     MUST(gpu_arena_create(&a, r, (size_t)n * size * 2, GPU_MODE_AUTO) == 0);
     unsigned long long head = build_list(a, &s, n, size);
     CHECK(gpu_arena_land(a) == 0);
-    void *mine[2] = {gpu_arena_base(a), (void *)(uintptr_t)head}, *theirs[2];
+    void *mine[2] = {gpu_arena_base(a), root_record(r, head)}, *theirs[2];
     rid_t tr;
     if (me == 0) {
       MUST(sys_send(peer, &r, 1, mine, 2) == 0);
@@ -271,9 +285,9 @@ static void both_workers_build_at_once(void)
     }
     size_t bytes = 0;
     CHECK(sys_query(theirs[0], NULL, &bytes) == 0);
-    CHECK(ol_check_list((uintptr_t)theirs[1], n, size, (uintptr_t)theirs[0], bytes, 0,
+    CHECK(ol_check_list(root_of(theirs[1]), n, size, (uintptr_t)theirs[0], bytes, 0,
                         (unsigned long long)peer) == 0);
-    CHECK(ol_visit_list((uintptr_t)theirs[1], 1) == n);
+    CHECK(ol_visit_list(root_of(theirs[1]), 1) == n);
     rid_t back;
     void *got[2];
     if (me == 0) {
