@@ -70,6 +70,9 @@
 #ifndef DM_BENCH_FREE_MAXRREG
 #define DM_BENCH_FREE_MAXRREG -1        /* likewise: the free paths' cap (free.cu), 0 none */
 #endif
+#ifndef DM_BENCH_LTO
+#define DM_BENCH_LTO 0                  /* likewise: 1 when built with DM_LTO (-dlto) */
+#endif
 
 #define BLOCK 256u
 #define DM_BENCH_ALIGN_SLACK 512u       /* dm_heap_create_over wants a page-aligned arena */
@@ -821,10 +824,10 @@ int main(int argc, char **argv)
     return 77;
   }
   std::string dev = device_name(), host = host_name();
-  char variant[96];
-  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d%s",
+  char variant[160];
+  snprintf(variant, sizeof variant, "group.cu ptxas -O%d maxrreg %d free %d%s%s",
            DM_BENCH_PTXAS_OPT, DM_BENCH_MAXRREG, DM_BENCH_FREE_MAXRREG,
-           DM_BENCH_GALLATIN ? ", gallatin built in" : "");
+           DM_BENCH_LTO ? ", device LTO" : "", DM_BENCH_GALLATIN ? ", gallatin built in" : "");
 
   /* The memory: 8 GiB each for antheap (and the floor) and Gallatin unless the GPU has less
    * free (metadata ~2% of antheap's arena, the pointer array and some room for the CUDA
