@@ -39,20 +39,12 @@ static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 /* CHECK from threads: the counters of worker_check.h are plain ints, counted under a lock.
  * The condition is evaluated before the lock is taken: it may be a sys_send_on that waits for
  * its peer's receiving thread, which may itself be waiting to count a check. */
-static void tcheck(bool ok, const char *what, int line, int err) {
-  pthread_mutex_lock(&count_lock);
-  if (ok) passed++;
-  else {
-    failed++;
-    fprintf(stderr, CHECK_NAME ": worker %d: %s:%d: failed: %s (errno %d: %s)\n", me, __FILE__,
-            line, what, err, sys_strerror(err));
-  }
-  pthread_mutex_unlock(&count_lock);
-}
-#define TCHECK(cond)                      \
-  do {                                    \
-    bool ok_ = (cond);                    \
-    tcheck(ok_, #cond, __LINE__, errno);  \
+#define TCHECK(cond)                                    \
+  do {                                                  \
+    int ok_ = (cond) ? 1 : 0, err_ = errno;             \
+    pthread_mutex_lock(&count_lock);                    \
+    check_count(ok_, #cond, __FILE__, __LINE__, err_);  \
+    pthread_mutex_unlock(&count_lock);                  \
   } while (0)
 
 typedef struct obj {

@@ -11,15 +11,23 @@
 #include "antheap.h"
 
 static int passed, failed;
-#define CHECK(cond)                                                                       \
-  do {                                                                                    \
-    if (cond) passed++;                                                                   \
-    else {                                                                                \
-      int e_ = errno; /* before sys_worker_id, which sets it when antheap is not up */     \
-      failed++;                                                                           \
-      fprintf(stderr, CHECK_NAME ": worker %d: %s:%d: failed: %s (errno %d: %s)\n",       \
-              sys_worker_id(), __FILE__, __LINE__, #cond, e_, sys_strerror(e_));          \
-    }                                                                                     \
+/* Count one check of text `what` at file:line; a failure names the worker and err (errno as
+ * the check left it). */
+static inline void check_count(int ok, const char *what, const char *file, int line, int err) {
+  if (ok) {
+    passed++;
+    return;
+  }
+  failed++;
+  fprintf(stderr, CHECK_NAME ": worker %d: %s:%d: failed: %s (errno %d: %s)\n", sys_worker_id(),
+          file, line, what, err, sys_strerror(err));
+}
+
+/* errno is read before sys_worker_id, which sets it when antheap is not up */
+#define CHECK(cond)                                                 \
+  do {                                                              \
+    int ok_ = (cond) ? 1 : 0;                                       \
+    check_count(ok_, #cond, __FILE__, __LINE__, errno);             \
   } while (0)
 
 /* Sum the counts of comm's workers; worker 0 prints the summary, then `extra` (may be "").
