@@ -359,6 +359,37 @@ static void trace_step(const run *R, double weight, double walk_s, int64_t work)
   free(all);
 }
 
+/* BARNES_WEIGHTS: what the next step's cut weighs a body by. time (the default): its walk's
+ * nanoseconds. work: its interactions. scaled: its nanoseconds scaled so that the worker's
+ * bodies weigh its interactions in all, so a worker that ran slow or fast this step (a busy
+ * core, the clock) passes none of it on to its bodies' next owners, while the share of each
+ * body within the worker stays what it measured. Read once. */
+enum { WEIGH_TIME, WEIGH_WORK, WEIGH_SCALED };
+static int weights_mode(void) {
+  static int mode = -1;
+  if (mode < 0) {
+    const char *e = getenv("BARNES_WEIGHTS");
+    mode = e && !strcmp(e, "work") ? WEIGH_WORK : e && !strcmp(e, "scaled") ? WEIGH_SCALED
+                                                                           : WEIGH_TIME;
+  }
+  return mode;
+}
+
+/* After the walk: the bodies' weights as weights_mode says (the walk left nanoseconds). */
+static void reweigh(run *R) {
+  int mode = weights_mode();
+  if (mode == WEIGH_TIME) return;
+  double ns = 0, work = 0;
+  for (size_t i = 0; i < R->n; i++) ns += (double)R->b[i].cost, work += (double)R->b[i].work;
+  /* in 1/64 interaction: the integer weights keep the share of a body of a few interactions */
+  double scale = mode == WEIGH_SCALED && ns > 0 ? 64.0 * work / ns : 0;
+  for (size_t i = 0; i < R->n; i++) {
+    bh_body *x = &R->b[i];
+    x->cost = mode == WEIGH_WORK ? 0 : (int64_t)((double)x->cost * scale) + 1;
+    if (mode == WEIGH_WORK) x->work = x->work > 0 ? x->work : 1;
+  }
+}
+
 static void forces(run *R) {
   double t0 = now();
   bh_cube cube = global_cube(R);
@@ -382,6 +413,7 @@ static void forces(run *R) {
   int64_t work0 = R->work;
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   double walk_s = now() - walk0;
+  reweigh(R);
   lap(R, PH_WALK, &t0);
   if (tracing()) trace_step(R, weight, walk_s, R->work - work0);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */

@@ -29,8 +29,9 @@
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
  * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_EQUAL_COLUMNS=1 (no less
- * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_POPULATE=1
- * (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends every cell to one worker after K
+ * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
+ * (every new triangle's cell searched for, not first the last one's rectangle),
+ * DT_NO_POPULATE=1 (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>

@@ -37,6 +37,23 @@ int dt_cell_of(const dt_mesh *m, double x, double y) {
   return m->cell_of ? m->cell_of(m->cell_ctx, x, y) : 0;
 }
 
+/* The cell of a new triangle's circumcentre (x, y): the hot cell when its rectangle holds the
+ * point, else cell_of's answer, whose rectangle becomes the hot one. */
+static int fan_cell_of(dt_mesh *m, double x, double y) {
+  if (x >= m->hot[0] && x < m->hot[1] && y >= m->hot[2] && y < m->hot[3]) return m->hot_cell;
+  int c = m->cell_of(m->cell_ctx, x, y);
+  if (m->cell_rect) {
+    m->cell_rect(m->cell_ctx, c, m->hot);
+    m->hot_cell = c;
+  }
+  return c;
+}
+
+void dt_mesh_cell_rects(dt_mesh *m, dt_cell_rect_fn cell_rect) {
+  m->cell_rect = cell_rect;
+  m->hot[0] = m->hot[2] = 1, m->hot[1] = m->hot[3] = 0; /* empty */
+}
+
 /* The cell of triangle (a, b, c), c finite; a or b may be the infinite vertex (va/vb < 0):
  * then the midpoint of the finite edge, else the circumcentre. */
 static int tri_cell(const dt_mesh *m, const double *a, int32_t va, const double *b, int32_t vb,
@@ -126,6 +143,7 @@ int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, co
   m->ncells = ncells;
   m->cell_of = cell_of;
   m->cell_ctx = cell_ctx;
+  m->hot[0] = m->hot[2] = 1, m->hot[1] = m->hot[3] = 0; /* empty until dt_mesh_cell_rects */
   m->refill = refill;
   m->ctx = ctx;
   m->epoch = 0;
@@ -357,8 +375,8 @@ static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
       e->cell = (uint16_t)tri_cell(m, e->a, e->va, e->b, e->vb, p);
     } else {
       double inv = 0.5 / (e->dx * f->dy - e->dy * f->dx);
-      e->cell = (uint16_t)dt_cell_of(m, p[0] + (f->dy * e->l - e->dy * f->l) * inv,
-                                     p[1] + (e->dx * f->l - f->dx * e->l) * inv);
+      e->cell = (uint16_t)fan_cell_of(m, p[0] + (f->dy * e->l - e->dy * f->l) * inv,
+                                      p[1] + (e->dx * f->l - f->dx * e->l) * inv);
     }
     if (!owned(m, e->cell)) {
       m->blocked_cell = e->cell;

@@ -23,6 +23,9 @@ static uint64_t mix(uint64_t x) { /* splitmix64 */
 }
 
 static int cell_fn(const void *ctx, double x, double y) { return dt_plan_cell_of(ctx, x, y); }
+static void cell_inside_fn(const void *ctx, int cell, double r[4]) {
+  dt_plan_cell_inside(ctx, cell, r);
+}
 
 /* The convex hull of all points and the band along it, in parallel (Akl-Toussaint): extremes
  * in eight directions (of every 16th point of each slice: any input points will do, their
@@ -193,6 +196,7 @@ void par_geometry(void) {
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;
+  if (!getenv("DT_NO_HOT_CELL")) dt_mesh_cell_rects(&G.m, cell_inside_fn);
   if (!getenv("DT_NO_HINTS") && dt_mesh_hints(&G.m, 256, G.box)) die("out of memory");
   G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
   G.m.epoch_step = 2 * (uint32_t)G.W;

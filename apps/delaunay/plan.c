@@ -174,6 +174,23 @@ void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]) {
   r[0] = xe[c], r[1] = xe[c + 1], r[2] = ye[rw], r[3] = ye[rw + 1];
 }
 
+/* One axis of dt_plan_cell_inside: the part of [lo, hi) (the block's) that the strip tests
+ * (v < a: 0, v >= b: 2, else 1) give part k, as [*r0, *r1). */
+static void strip_span(double lo, double hi, double a, double b, int k, double *r0, double *r1) {
+  if (k == 0) *r0 = lo, *r1 = fmin(a, hi);
+  else if (k == 1) *r0 = fmax(a, lo), *r1 = fmin(b, hi);
+  else *r0 = fmax(fmax(a, b), lo), *r1 = hi;
+}
+
+void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]) {
+  int b = cell / 9, c = cell % 3, rw = cell % 9 / 3;
+  double br[4];
+  dt_plan_block_rect(p, b, br);
+  const double *in = &p->inner[4 * b];
+  strip_span(br[0], br[1], in[0], in[1], c, &r[0], &r[1]);
+  strip_span(br[2], br[3], in[2], in[3], rw, &r[2], &r[3]);
+}
+
 /* The zone of a point of block b, for a zone of half-width z. */
 static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
   int i = b / p->BY, j = b % p->BY;

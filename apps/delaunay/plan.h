@@ -59,6 +59,9 @@ int dt_plan_block_of(const dt_plan *p, double x, double y);
 int dt_plan_cell_of(const dt_plan *p, double x, double y);
 void dt_plan_block_rect(const dt_plan *p, int b, double r[4]); /* x0, x1, y0, y1 */
 void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]);
+/* A rectangle [r0, r1) x [r2, r3) every point of which dt_plan_cell_of gives cell (the cell's
+ * own, without the edge cells' reach past the box; empty where the strips leave it none). */
+void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]);
 /* The configuration whose window inserts a point of a border zone: CONF_VZ0 or CONF_VZ1 within
  * the zone of a vertical line between columns (by the line's parity), else CONF_HZ0 or CONF_HZ1
  * within that of a horizontal border inside a column; CONF_BLOCK outside every zone (the box's

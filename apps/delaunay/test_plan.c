@@ -101,6 +101,38 @@ START_TEST(test_cells_tile_the_blocks) {
 }
 END_TEST
 
+/* every point of a cell's inside rectangle is the cell's, and the rectangles cover the points
+ * inside the box (the mesh's fast path finds their cells there) */
+START_TEST(test_cell_inside_rects) {
+  for (int W = 1; W <= 64; W *= 2) {
+    dt_plan p;
+    double *xy = make(&p, W, 20000, 8192, W & 1);
+    size_t covered = 0;
+    for (size_t i = 0; i < 20000; i++) {
+      double x = xy[2 * i], y = xy[2 * i + 1], r[4];
+      int c = dt_plan_cell_of(&p, x, y);
+      dt_plan_cell_inside(&p, c, r);
+      covered += x >= r[0] && x < r[1] && y >= r[2] && y < r[3];
+    }
+    REQUIRE(covered >= 20000 - 4); /* all but the points on the box's right and top edges */
+    for (int c = 0; c < p.ncells; c++) {
+      double r[4];
+      dt_plan_cell_inside(&p, c, r);
+      if (!(r[0] < r[1] && r[2] < r[3])) continue;
+      for (int k = 0; k < 25; k++) { /* the lower corner, edges and inside: a 5 x 5 lattice */
+        double fx = (k % 5) / 5.0, fy = (k / 5) / 5.0;
+        double x = r[0] + fx * (r[1] - r[0]), y = r[2] + fy * (r[3] - r[2]);
+        if (x >= r[1] || y >= r[3]) continue; /* rounding past the upper edge */
+        REQUIRE_EQ(dt_plan_cell_of(&p, x, y), c);
+      }
+      double xl = nextafter(r[1], -INFINITY), yl = nextafter(r[3], -INFINITY);
+      REQUIRE_EQ(dt_plan_cell_of(&p, xl, yl), c); /* the last point inside */
+    }
+    free(xy), dt_plan_free(&p);
+  }
+}
+END_TEST
+
 static int *owners(const dt_plan *p, int conf) {
   int *o = malloc((size_t)p->ncells * sizeof *o);
   dt_plan_owners(p, conf, o);
@@ -275,6 +307,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_any_power_of_two_workers);
   tcase_add_test(tc, test_blocks_hold_the_same_number_of_points);
   tcase_add_test(tc, test_cells_tile_the_blocks);
+  tcase_add_test(tc, test_cell_inside_rects);
   tcase_add_test(tc, test_configurations_hold_the_windows);
   tcase_add_test(tc, test_every_small_disk_is_one_workers_in_some_configuration);
   tcase_add_test(tc, test_moves_change_exactly_what_differs_in_rounds);
