@@ -170,6 +170,23 @@ static double *zone_shares(void) {
   return cum;
 }
 
+/* The zones' half-widths, per square and per block (zone_width's tables), once the blocks and
+ * the density grid are known. */
+static void zone_tables(void) {
+  int H = G.hist_side;
+  double area = (G.box[1] - G.box[0]) * (G.box[3] - G.box[2]) / ((double)H * H);
+  G.zone_sq = malloc((size_t)H * H * sizeof *G.zone_sq);
+  G.zone_cap = malloc((size_t)G.W * sizeof *G.zone_cap);
+  if (!G.zone_sq || !G.zone_cap) die("out of memory");
+  for (int sq = 0; sq < H * H; sq++)
+    G.zone_sq[sq] = G.o.zone * sqrt(area / (G.hist[sq] > 0 ? G.hist[sq] : 1));
+  for (int b = 0; b < G.W; b++) {
+    double r[4];
+    dt_plan_block_rect(&G.p, b, r);
+    G.zone_cap[b] = 0.25 * fmin(r[1] - r[0], r[3] - r[2]);
+  }
+}
+
 void par_geometry(void) {
   size_t lo, hi, n = G.in.n;
   slice(&lo, &hi);
@@ -193,6 +210,7 @@ void par_geometry(void) {
   double *cum = zone_shares();
   if (!getenv("DT_NO_BALANCE")) par_balance(lo, hi, cum);
   free(cum);
+  zone_tables();
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;
@@ -207,19 +225,13 @@ void par_geometry(void) {
 /* The zone's half-width at square sq of block b: --zone spacings of the points there (the
  * density grid's: a border through sparse points gets a wider zone), at most a quarter of the
  * block's side. */
-static double zone_width(int sq, int b) {
-  int H = G.hist_side;
-  double r[4], area = (G.box[1] - G.box[0]) * (G.box[3] - G.box[2]) / ((double)H * H);
-  dt_plan_block_rect(&G.p, b, r);
-  double z = G.o.zone * sqrt(area / (G.hist[sq] > 0 ? G.hist[sq] : 1));
-  return fmin(z, 0.25 * fmin(r[1] - r[0], r[3] - r[2]));
-}
+static double zone_width(int sq, int b) { return fmin(G.zone_sq[sq], G.zone_cap[b]); }
 
 /* A point's tag and the worker that inserts it. */
 static int tag_of(double sample, int32_t id, double x, double y, int *cell, int *dest) {
   double u = (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53;
-  int z, sq = square_of(x, y);
-  *cell = dt_plan_locate(&G.p, x, y, zone_width(sq, *cell = dt_plan_block_of(&G.p, x, y)), &z);
+  int z, sq = square_of(x, y), b = dt_plan_block_of(&G.p, x, y);
+  *cell = dt_plan_locate_in(&G.p, b, x, y, zone_width(sq, b), &z);
   if (u < sample || G.hist[sq] <= G.sparse || dt_band_has(&G.band, x, y)) {
     *dest = 0;
     return CONF_ZERO;

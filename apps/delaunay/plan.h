@@ -70,6 +70,8 @@ int dt_plan_zone(const dt_plan *p, double x, double y);
 /* Both at once: the cell of (x, y), and in *zone the configuration of its zone, for a zone of
  * half-width zw there (zw < 0: the block's). */
 int dt_plan_locate(const dt_plan *p, double x, double y, double zw, int *zone);
+/* The same for a point known to be in block b (dt_plan_block_of's answer). */
+int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, int *zone);
 
 /* The holder of a cell in configuration conf; of every cell (own[ncells]). */
 int dt_plan_owner(const dt_plan *p, int conf, int cell);
