@@ -37,7 +37,8 @@ typedef struct bh_body {
   double pos[3], vel[3], acc[3];
   double mass, pot;
   int64_t id, work; /* work: interactions in the last force evaluation */
-  int64_t cost;     /* nanoseconds the last walk of this body took (0: not measured) */
+  int64_t cost;     /* the last walk of this body, in ns (BARNES_WEIGHTS=scaled: 1/64
+                       interaction; 0: not measured, or =work) */
 } bh_body;
 
 #define BH_INTERNAL ((int64_t)-1)
@@ -139,8 +140,8 @@ void bh_sums(const bh_body *b, size_t n, double s[5]);
 /* Bounding box of positions (lo = +inf, hi = -inf when n = 0). */
 void bh_box(const bh_body *b, size_t n, double lo[3], double hi[3]);
 
-/* The weight of a body for the domains: what its last walk cost, in nanoseconds where that was
- * measured (what the machine spent: the interactions, and how far the cells it read were), else
+/* The weight of a body for the domains: what its last walk cost (cost, in nanoseconds or as
+ * bh_run's BARNES_WEIGHTS scaled it) where that was measured (what the machine spent: the interactions, and how far the cells it read were), else
  * its interactions; at least 1. Weights only place bodies: no body's force depends on them. */
 static inline int64_t bh_weight(const bh_body *b) {
   return b->cost > 0 ? b->cost : b->work > 0 ? b->work : 1;

@@ -2,8 +2,8 @@
  * barnes-mpi, which differ only in their transport. Each step, every worker:
  *   1. agrees on the cube of all bodies (one MPI_Allreduce): every tree is built in it;
  *   2. sorts its bodies by key, cuts the key space into P domains of equal weight (what each
- *      body's walk cost last step, measured; bh_domain_cuts) and sends each body to the
- *      worker of its domain (MPI_Alltoallv);
+ *      body's walk cost last step, measured, or as BARNES_WEIGHTS says: reweigh;
+ *      bh_domain_cuts) and sends each body to the worker of its domain (MPI_Alltoallv);
  *   3. builds the tree of its bodies (a hybrid worker sorts them by key again first), finds its
  *      branches, and gathers every worker's (MPI_Allgatherv): every worker builds the same top
  *      tree and hangs its own branches in;
@@ -325,6 +325,25 @@ static void walk_all(run *R, const bh_cell *root) {
   R->work += atomic_load(&j.work);
 }
 
+/* BARNES_WEIGHTS: what the next step's cut weighs a body by. time (the default): its walk's
+ * nanoseconds. work: its interactions. scaled: its nanoseconds scaled so that the worker's
+ * bodies weigh its interactions in all, so a worker that ran slow or fast this step (a busy
+ * core, the clock) passes none of it on to its bodies' next owners, while the share of each
+ * body within the worker stays what it measured. Read once; another value is an error
+ * (bh_run). */
+enum { WEIGH_UNKNOWN = -1, WEIGH_TIME, WEIGH_WORK, WEIGH_SCALED };
+static const char *const weights_name[] = {"time", "work", "scaled"};
+static int weights_mode(void) {
+  static int mode = -2;
+  if (mode == -2) {
+    const char *e = getenv("BARNES_WEIGHTS");
+    mode = WEIGH_UNKNOWN;
+    for (int m = WEIGH_TIME; m <= WEIGH_SCALED; m++)
+      if (!e || !*e ? m == WEIGH_TIME : !strcmp(e, weights_name[m])) mode = m;
+  }
+  return mode;
+}
+
 /* BARNES_PHASES: 1 prints the phase table (print_phases), 2 also traces every step's walk per
  * worker (trace_step); 0 when unset or anything else. Read once. */
 static int phases_level(void) {
@@ -344,35 +363,21 @@ static double weight_held(const run *R) {
 }
 
 /* After each step's walk, a line per worker: its bodies, the weight the cut gave it (the sum of
- * its bodies' weights, ns), its walk's seconds and interactions (work), its CPU. */
+ * its bodies' weights, x 1e-9: seconds for the time weights), its walk's seconds and
+ * interactions (work), its CPU. */
 static void trace_step(const run *R, double weight, double walk_s, int64_t work) {
   double mine[5] = {(double)R->n, weight * 1e-9, walk_s, (double)work, (double)sched_getcpu()};
   double *all = R->me == 0 ? malloc((size_t)R->P * sizeof mine) : NULL;
   MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, R->comm);
   if (!all) return;
   static int step;
-  printf("barnes trace: step %d: worker bodies weight_s walk_s interactions cpu\n", step++);
+  printf("barnes trace: step %d (weights %s): worker bodies weight/1e9 walk_s interactions cpu\n",
+         step++, weights_name[weights_mode()]);
   for (int p = 0; p < R->P; p++) {
     const double *v = all + 5 * p;
     printf("barnes trace: %3d %8.0f %8.4f %8.4f %12.0f %3.0f\n", p, v[0], v[1], v[2], v[3], v[4]);
   }
   free(all);
-}
-
-/* BARNES_WEIGHTS: what the next step's cut weighs a body by. time (the default): its walk's
- * nanoseconds. work: its interactions. scaled: its nanoseconds scaled so that the worker's
- * bodies weigh its interactions in all, so a worker that ran slow or fast this step (a busy
- * core, the clock) passes none of it on to its bodies' next owners, while the share of each
- * body within the worker stays what it measured. Read once. */
-enum { WEIGH_TIME, WEIGH_WORK, WEIGH_SCALED };
-static int weights_mode(void) {
-  static int mode = -1;
-  if (mode < 0) {
-    const char *e = getenv("BARNES_WEIGHTS");
-    mode = e && !strcmp(e, "work") ? WEIGH_WORK : e && !strcmp(e, "scaled") ? WEIGH_SCALED
-                                                                           : WEIGH_TIME;
-  }
-  return mode;
 }
 
 /* After the walk: the bodies' weights as weights_mode says (the walk left nanoseconds). */
@@ -386,7 +391,6 @@ static void reweigh(run *R) {
   for (size_t i = 0; i < R->n; i++) {
     bh_body *x = &R->b[i];
     x->cost = mode == WEIGH_WORK ? 0 : (int64_t)((double)x->cost * scale) + 1;
-    if (mode == WEIGH_WORK) x->work = x->work > 0 ? x->work : 1;
   }
 }
 
@@ -538,6 +542,13 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   }
   MPI_Comm_rank(comm, &R.me);
   MPI_Comm_size(comm, &R.P);
+  if (weights_mode() == WEIGH_UNKNOWN) {
+    if (R.me == 0)
+      fprintf(stderr, "barnes: error: BARNES_WEIGHTS=%s: expected time, work or scaled\n",
+              getenv("BARNES_WEIGHTS"));
+    MPI_Barrier(comm);
+    MPI_Abort(comm, 2);
+  }
   start(&R);
   forces(&R);
   double s0[5];

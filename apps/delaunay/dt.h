@@ -137,7 +137,8 @@ int dt_insert(dt_mesh *m, const dt_pt *p);
 int dt_cell_of(const dt_mesh *m, double x, double y);
 /* Let the mesh find a new triangle's cell in the rectangle of the last cell found before it
  * asks cell_of (most of a cell's triangles are made one after another): the same cells, with
- * one comparison per side in place of cell_of's search. */
+ * one comparison per side in place of cell_of's search. Call it again (it forgets the last
+ * rectangle) if the cells' geometry changes. */
 void dt_mesh_cell_rects(dt_mesh *m, dt_cell_rect_fn cell_rect);
 /* Find a live triangle to start walks from among the owned cells (after ownership changed);
  * 0, or -1 if no owned cell has one. */

@@ -208,10 +208,6 @@ int dt_plan_zone(const dt_plan *p, double x, double y) {
   return zone_in(p, b, x, y, p->zone[b]);
 }
 
-int dt_plan_locate(const dt_plan *p, double x, double y, double zw, int *zone) {
-  return dt_plan_locate_in(p, dt_plan_block_of(p, x, y), x, y, zw, zone);
-}
-
 int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, int *zone) {
   const double *in = &p->inner[4 * b];
   int c = x < in[0] ? 0 : x >= in[1] ? 2 : 1, r = y < in[2] ? 0 : y >= in[3] ? 2 : 1;

@@ -1,6 +1,6 @@
 /* test_plan.c: the decomposition of the parallel program (plan.c): any power of two workers,
  * blocks that hold the same number of points on uniform and clustered input, cells that tile
- * the blocks, the windows of each configuration, every small disk inside one worker's cells in
+ * the blocks, cells' inside rectangles (the mesh's fast path) that name their cell, the windows of each configuration, every small disk inside one worker's cells in
  * some configuration (what lets the border points be inserted), and moves that change exactly
  * the holders that differ, in rounds where nobody takes part twice. */
 #include <math.h>
@@ -104,9 +104,10 @@ END_TEST
 /* every point of a cell's inside rectangle is the cell's, and the rectangles cover the points
  * inside the box (the mesh's fast path finds their cells there) */
 START_TEST(test_cell_inside_rects) {
-  for (int W = 1; W <= 64; W *= 2) {
+  for (int i = 0; i < 14; i++) {
+    int W = 1 << (i / 2), clustered = i % 2;
     dt_plan p;
-    double *xy = make(&p, W, 20000, 8192, W & 1);
+    double *xy = make(&p, W, 20000, 8192, clustered);
     size_t covered = 0;
     for (size_t i = 0; i < 20000; i++) {
       double x = xy[2 * i], y = xy[2 * i + 1], r[4];
