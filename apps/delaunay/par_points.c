@@ -187,9 +187,35 @@ static void zone_tables(void) {
   }
 }
 
+/* DT_DEBUG: the distribution's parts, timed on each worker (dist_lap after each part; the
+ * line is printed at the end of par_distribute). */
+#define DIST_LAPS 10
+static struct {
+  const char *name;
+  double s;
+} laps[DIST_LAPS];
+static int nlaps;
+static double lap_mark;
+
+static void dist_lap(const char *name) {
+  double t = now();
+  if (nlaps < DIST_LAPS) laps[nlaps].name = name, laps[nlaps++].s = t - lap_mark;
+  lap_mark = t;
+}
+
+static void print_laps(void) {
+  if (!getenv("DT_DEBUG")) return;
+  char line[512];
+  int k = snprintf(line, sizeof line, "worker %d distribute:", G.me);
+  for (int i = 0; i < nlaps && k > 0 && (size_t)k < sizeof line; i++)
+    k += snprintf(line + k, sizeof line - (size_t)k, " %s %.4f", laps[i].name, laps[i].s);
+  fprintf(stderr, "%s s\n", line);
+}
+
 void par_geometry(void) {
   size_t lo, hi, n = G.in.n;
   slice(&lo, &hi);
+  nlaps = 0, lap_mark = now();
   double mine[4];
   dt_box(G.in.xy + 2 * lo, hi - lo, mine);
   mine[1] = -mine[1], mine[3] = -mine[3];
@@ -206,11 +232,14 @@ void par_geometry(void) {
   }
   if (dt_plan_geometry(&G.p, G.box, s, ns, n, G.o.zone)) die("out of memory");
   free(s);
+  dist_lap("box+sample");
   density(lo, hi);
+  dist_lap("density");
   double *cum = zone_shares();
   if (!getenv("DT_NO_BALANCE")) par_balance(lo, hi, cum);
   free(cum);
   zone_tables();
+  dist_lap("balance");
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;
@@ -218,8 +247,10 @@ void par_geometry(void) {
   if (!getenv("DT_NO_HINTS") && dt_mesh_hints(&G.m, 256, G.box)) die("out of memory");
   G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
   G.m.epoch_step = 2 * (uint32_t)G.W;
+  dist_lap("mesh");
   double band = 256 * sqrt((double)G.W);
   find_band(lo, hi, band > 1024 ? band : 1024);
+  dist_lap("band");
 }
 
 /* The zone's half-width at square sq of block b: --zone spacings of the points there (the
@@ -288,6 +319,7 @@ void par_distribute(const int32_t start[3]) {
   int64_t *expect = calloc((size_t)nc, sizeof *expect);
   dt_pt *out = dt_alloc((hi - lo + 1) * sizeof *out);
   if (!cnt || !fill || !dest || !expect || !out) die("out of memory");
+  dist_lap("buffers");
   for (size_t i = lo; i < hi; i++) {
     int32_t id = (int32_t)i;
     int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], &c, &d);
@@ -295,13 +327,17 @@ void par_distribute(const int32_t start[3]) {
     dest[i - lo] = id == start[0] || id == start[1] || id == start[2] ? -1 : d * NPT + t;
     if (dest[i - lo] >= 0) cnt[dest[i - lo]]++;
   }
+  dist_lap("classify");
   for (int k = 0; k < W * NPT; k++) fill[k + 1] = fill[k] + cnt[k];
   for (size_t i = lo; i < hi; i++) {
     int k = dest[i - lo];
     if (k >= 0)
       out[fill[k]++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, k % NPT};
   }
+  dist_lap("fill");
   exchange(out, cnt, expect);
+  dist_lap("exchange");
+  print_laps();
   free(cnt), free(fill), free(dest), free(expect), free(out);
 }
 
