@@ -8,8 +8,12 @@
  * clusters can hold a sample's error), one whose bin holds more than a thousandth of a block's
  * points gets that bin as its bracket (points over a huge range of scales), and the round
  * repeats, at most 8 times. First the column edges, then, in each column, the row edges.
+ * Where the brackets are all open and apart (the first round, as a rule), a point is counted
+ * with one increment, not one per bracket (count_sorted; DT_CHECK_BALANCE=1 counts both ways
+ * and stops on a difference).
  * The columns' shares may differ (par_points.c: the middle columns wait longer for the zones of
  * the vertical lines, and get fewer points); the rows of a column share its points equally. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,19 +48,86 @@ static void close_brackets(edges *s) {
   free(s->lo), free(s->hi), free(s->done);
 }
 
+/* The bin of v in bracket t (lo[t] <= v < hi[t]). */
+static int bin_of(const edges *s, int t, double v) {
+  int k = (int)((v - s->lo[t]) / (s->hi[t] - s->lo[t]) * BINS);
+  return k < BINS ? k : BINS - 1;
+}
+
 /* Count v against the open brackets: cnt[(t - 1) * (BINS + 1)] the values below bracket t,
  * then its bins. */
 static void count(const edges *s, double v, int64_t *cnt) {
   for (int t = 1; t < s->parts; t++) {
     if (s->done[t]) continue;
     int64_t *c = &cnt[(size_t)(t - 1) * (BINS + 1)];
-    if (v < s->lo[t]) {
+    if (v < s->lo[t])
       c[0]++;
-    } else if (v < s->hi[t]) {
-      int k = (int)((v - s->lo[t]) / (s->hi[t] - s->lo[t]) * BINS);
-      c[1 + (k < BINS ? k : BINS - 1)]++;
-    }
+    else if (v < s->hi[t])
+      c[1 + bin_of(s, t, v)]++;
   }
+}
+
+/* Are all brackets open and in order without overlap (hi[t - 1] <= lo[t])? Then a value lies
+ * below every bracket from the first one it does not pass, and count_sorted counts it with
+ * one increment (two in a bracket) where count makes one per bracket. */
+static bool brackets_sorted(const edges *s) {
+  for (int t = 1; t < s->parts; t++)
+    if (s->done[t] || (t > 1 && s->lo[t] < s->hi[t - 1])) return false;
+  return true;
+}
+
+/* count's answer for sorted brackets: from[t] gets the values below bracket t and above the
+ * ones before it, or in bracket t - 1; counted_below adds them up into cnt's below counts. */
+static void count_sorted(const edges *s, double v, int64_t *cnt, int64_t *from) {
+  int t = 1;
+  while (t < s->parts && !(v < s->hi[t])) t++; /* (NaN passes every bracket: not counted) */
+  if (t == s->parts) return;
+  if (v < s->lo[t]) {
+    from[t]++;
+  } else {
+    cnt[(size_t)(t - 1) * (BINS + 1) + 1 + (size_t)bin_of(s, t, v)]++;
+    from[t + 1]++; /* (from has parts + 1 entries) */
+  }
+}
+
+static void counted_below(const edges *s, int64_t *cnt, const int64_t *from) {
+  int64_t below = 0;
+  for (int t = 1; t < s->parts; t++) {
+    below += from[t];
+    cnt[(size_t)(t - 1) * (BINS + 1)] += below;
+  }
+}
+
+/* One pass of values v(i) (the caller's loop) against s into cnt; DT_CHECK_BALANCE=1 counts the
+ * plain way too and stops on a difference. */
+typedef struct counter {
+  const edges *s;
+  bool sorted, check;
+  int64_t *from, *plain;
+  size_t n; /* cnt's entries for s */
+} counter;
+
+static void counter_start(counter *k, const edges *s, size_t n) {
+  *k = (counter){.s = s, .sorted = brackets_sorted(s), .check = getenv("DT_CHECK_BALANCE") != NULL,
+                 .n = n};
+  k->from = calloc((size_t)s->parts + 1, sizeof *k->from);
+  k->plain = k->check ? calloc(n, sizeof *k->plain) : NULL;
+  if (!k->from || (k->check && !k->plain)) die("out of memory");
+}
+
+static inline void counter_add(counter *k, double v, int64_t *cnt) {
+  if (k->sorted)
+    count_sorted(k->s, v, cnt, k->from);
+  else
+    count(k->s, v, cnt);
+  if (k->check) count(k->s, v, k->plain);
+}
+
+static void counter_end(counter *k, int64_t *cnt) {
+  if (k->sorted) counted_below(k->s, cnt, k->from);
+  if (k->check && memcmp(cnt, k->plain, k->n * sizeof *cnt))
+    die("DT_CHECK_BALANCE: the sorted brackets' counts differ from the plain ones");
+  free(k->from), free(k->plain);
 }
 
 /* Each open edge to where the counts cross its share of total, or a wider bracket on the side
@@ -123,7 +194,10 @@ static void columns(size_t lo, size_t hi, const double *cum) {
   open_brackets(&s, p->xs, p->BX, cum);
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, nc * sizeof *cnt);
-    for (size_t i = lo; i < hi; i++) count(&s, G.in.xy[2 * i], cnt);
+    counter k;
+    counter_start(&k, &s, nc);
+    for (size_t i = lo; i < hi; i++) counter_add(&k, G.in.xy[2 * i], cnt);
+    counter_end(&k, cnt);
     sum(cnt, nc);
     open = settle(&s, cnt, (int64_t)G.in.n);
     if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: column edges, round %d: %d open\n", r, open);
@@ -141,20 +215,24 @@ static void rows(size_t lo, size_t hi) {
   edges *s = malloc((size_t)BX * sizeof *s);
   if (!cnt || !s) die("out of memory");
   for (int c = 0; c < BX; c++) open_brackets(&s[c], &p->ys[c * (BY + 1)], BY, NULL);
+  counter *k = malloc((size_t)BX * sizeof *k);
+  if (!k) die("out of memory");
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, n * sizeof *cnt);
+    for (int c = 0; c < BX; c++) counter_start(&k[c], &s[c], per - 1);
     for (size_t i = lo; i < hi; i++) {
-      int c = dt_plan_block_of(p, G.in.xy[2 * i], G.in.xy[2 * i + 1]) / BY;
+      int c = dt_plan_column_of(p, G.in.xy[2 * i]);
       cnt[(size_t)c * per]++;
-      count(&s[c], G.in.xy[2 * i + 1], &cnt[(size_t)c * per + 1]);
+      counter_add(&k[c], G.in.xy[2 * i + 1], &cnt[(size_t)c * per + 1]);
     }
+    for (int c = 0; c < BX; c++) counter_end(&k[c], &cnt[(size_t)c * per + 1]);
     sum(cnt, n);
     open = 0;
     for (int c = 0; c < BX; c++) open += settle(&s[c], &cnt[(size_t)c * per + 1], cnt[(size_t)c * per]);
     if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: row edges, round %d: %d open\n", r, open);
   }
   for (int c = 0; c < BX; c++) close_brackets(&s[c]);
-  free(s), free(cnt);
+  free(k), free(s), free(cnt);
 }
 
 void par_balance(size_t lo, size_t hi, const double *cum) {

@@ -147,8 +147,10 @@ static int group_of(const double *e, int parts, double v) {
   return lo;
 }
 
+int dt_plan_column_of(const dt_plan *p, double x) { return group_of(p->xs, p->BX, x); }
+
 int dt_plan_block_of(const dt_plan *p, double x, double y) {
-  int i = group_of(p->xs, p->BX, x);
+  int i = dt_plan_column_of(p, x);
   return i * p->BY + group_of(&p->ys[i * (p->BY + 1)], p->BY, y);
 }
 

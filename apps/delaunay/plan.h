@@ -55,6 +55,7 @@ void dt_plan_free(dt_plan *p);
 /* After the edges (xs, ys) moved: the strips and zones again. */
 void dt_plan_refit(dt_plan *p, double zone);
 
+int dt_plan_column_of(const dt_plan *p, double x); /* the column of dt_plan_block_of's block */
 int dt_plan_block_of(const dt_plan *p, double x, double y);
 int dt_plan_cell_of(const dt_plan *p, double x, double y);
 void dt_plan_block_rect(const dt_plan *p, int b, double r[4]); /* x0, x1, y0, y1 */
