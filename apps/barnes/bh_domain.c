@@ -2,7 +2,8 @@
  * between domains: cut[j], the smallest key with j/P of the system's weight below it, found
  * for all j at once by bisection of the key space (64 rounds of one collective sum of P - 1
  * numbers). Bodies of one key never split, so a cell of the deepest key level lies in one
- * domain. Main entries: bh_sort_by_key (bh_sort_by_key_team: the same with a worker's threads),
+ * domain. The sort is a radix sort of (key, index) pairs, then the bodies moved into that order.
+ * Main entries: bh_sort_by_key (bh_sort_by_key_team: the same with a worker's threads),
  * bh_domain_cuts. */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,11 +22,34 @@ static int by_key(const void *a, const void *b) {
   return x->i < y->i ? -1 : x->i > y->i; /* stable: equal keys keep their order */
 }
 
+/* k[0..n) by key, stable (equal keys keep their order: by_key's order when k[i].i = i): an LSD
+ * radix sort, 11 bits a pass over the 63-bit keys, a pass skipped where every key has the same
+ * digit (a domain's keys share their leading digits). tmp: n more pairs. */
+#define RADIX_BITS 11
+static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
+  size_t count[1u << RADIX_BITS];
+  keyed *src = k, *dst = tmp;
+  for (int shift = 0; shift < 3 * BH_KEY_LEVELS; shift += RADIX_BITS) {
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & ((1u << RADIX_BITS) - 1)]++;
+    if (count[(src[0].key >> shift) & ((1u << RADIX_BITS) - 1)] == n) continue; /* one digit */
+    for (size_t d = 0, sum = 0; d < (1u << RADIX_BITS); d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & ((1u << RADIX_BITS) - 1)]++] = src[i];
+    keyed *t = src;
+    src = dst, dst = t;
+  }
+  if (src != k) memcpy(k, src, n * sizeof *k);
+}
+
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
-  keyed *k = malloc((n ? n : 1) * sizeof *k);
+  keyed *k = malloc((n ? 2 * n : 1) * sizeof *k);
   if (!k) return -1;
   for (size_t i = 0; i < n; i++) k[i] = (keyed){bh_key(c, b[i].pos), i};
-  qsort(k, n, sizeof *k, by_key);
+  if (n > 1) radix_sort_keyed(k, k + n, n);
   for (size_t i = 0; i < n; i++) scratch[i] = b[k[i].i], keys[i] = k[i].key;
   memcpy(b, scratch, n * sizeof *b);
   free(k);
