@@ -154,11 +154,15 @@ int dt_plan_block_of(const dt_plan *p, double x, double y) {
   return i * p->BY + group_of(&p->ys[i * (p->BY + 1)], p->BY, y);
 }
 
-int dt_plan_cell_of(const dt_plan *p, double x, double y) {
-  int b = dt_plan_block_of(p, x, y);
+/* The cell of (x, y) in block b: its strip tests (strip_span has their rectangles). */
+static int cell_in_block(const dt_plan *p, int b, double x, double y) {
   const double *in = &p->inner[4 * b];
   int c = x < in[0] ? 0 : x >= in[1] ? 2 : 1, r = y < in[2] ? 0 : y >= in[3] ? 2 : 1;
   return 9 * b + 3 * r + c;
+}
+
+int dt_plan_cell_of(const dt_plan *p, double x, double y) {
+  return cell_in_block(p, dt_plan_block_of(p, x, y), x, y);
 }
 
 void dt_plan_block_rect(const dt_plan *p, int b, double r[4]) {
@@ -211,10 +215,8 @@ int dt_plan_zone(const dt_plan *p, double x, double y) {
 }
 
 int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, int *zone) {
-  const double *in = &p->inner[4 * b];
-  int c = x < in[0] ? 0 : x >= in[1] ? 2 : 1, r = y < in[2] ? 0 : y >= in[3] ? 2 : 1;
   *zone = zone_in(p, b, x, y, zw < 0 ? p->zone[b] : zw);
-  return 9 * b + 3 * r + c;
+  return cell_in_block(p, b, x, y);
 }
 
 /* ---- configurations ---- */
