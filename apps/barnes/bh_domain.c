@@ -26,6 +26,7 @@ static int by_key(const void *a, const void *b) {
  * radix sort, 11 bits a pass over the 63-bit keys, a pass skipped where every key has the same
  * digit (a domain's keys share their leading digits). tmp: n more pairs. */
 #define RADIX_BITS 11
+_Static_assert(3 * BH_KEY_LEVELS <= 64, "the keys fit the radix sort's 64-bit passes");
 static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
   size_t count[1u << RADIX_BITS];
   keyed *src = k, *dst = tmp;

@@ -67,12 +67,12 @@ static void count(const edges *s, double v, int64_t *cnt) {
   }
 }
 
-/* Are all brackets open and in order without overlap (hi[t - 1] <= lo[t])? Then a value lies
- * below every bracket from the first one it does not pass, and count_sorted counts it with
- * one increment (two in a bracket) where count makes one per bracket. */
+/* Are all brackets open, not reversed, and in order without overlap (hi[t - 1] <= lo[t])?
+ * Then a value lies below every bracket from the first one it does not pass, and count_sorted
+ * counts it with one increment (two in a bracket) where count makes one per bracket. */
 static bool brackets_sorted(const edges *s) {
   for (int t = 1; t < s->parts; t++)
-    if (s->done[t] || (t > 1 && s->lo[t] < s->hi[t - 1])) return false;
+    if (s->done[t] || s->hi[t] < s->lo[t] || (t > 1 && s->lo[t] < s->hi[t - 1])) return false;
   return true;
 }
 
@@ -108,7 +108,8 @@ typedef struct counter {
 } counter;
 
 static void counter_start(counter *k, const edges *s, size_t n) {
-  *k = (counter){.s = s, .sorted = brackets_sorted(s), .check = getenv("DT_CHECK_BALANCE") != NULL,
+  const char *check = getenv("DT_CHECK_BALANCE");
+  *k = (counter){.s = s, .sorted = brackets_sorted(s), .check = check && !strcmp(check, "1"),
                  .n = n};
   k->from = calloc((size_t)s->parts + 1, sizeof *k->from);
   k->plain = k->check ? calloc(n, sizeof *k->plain) : NULL;
