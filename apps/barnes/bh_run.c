@@ -384,14 +384,15 @@ static void trace_step(const run *R, double weight, double walk_s, int64_t work)
 static void reweigh(run *R) {
   int mode = weights_mode();
   if (mode == WEIGH_TIME) return;
+  if (mode == WEIGH_WORK) { /* bh_weight falls back on the interactions */
+    for (size_t i = 0; i < R->n; i++) R->b[i].cost = 0;
+    return;
+  }
   double ns = 0, work = 0;
   for (size_t i = 0; i < R->n; i++) ns += (double)R->b[i].cost, work += (double)R->b[i].work;
   /* in 1/64 interaction: the integer weights keep the share of a body of a few interactions */
-  double scale = mode == WEIGH_SCALED && ns > 0 ? 64.0 * work / ns : 0;
-  for (size_t i = 0; i < R->n; i++) {
-    bh_body *x = &R->b[i];
-    x->cost = mode == WEIGH_WORK ? 0 : (int64_t)((double)x->cost * scale) + 1;
-  }
+  double scale = ns > 0 ? 64.0 * work / ns : 0;
+  for (size_t i = 0; i < R->n; i++) R->b[i].cost = (int64_t)((double)R->b[i].cost * scale) + 1;
 }
 
 static void forces(run *R) {

@@ -95,7 +95,7 @@ typedef struct dt_mesh {
   dt_cell_fn cell_of; /* NULL: one cell */
   const void *cell_ctx;
   dt_cell_rect_fn cell_rect; /* NULL: every new triangle's cell asked of cell_of */
-  double hot[4];             /* the rectangle of hot_cell, the cell last found (empty: none) */
+  double hot[4];             /* the rectangle of hot_cell, the cell last found (all 0: none) */
   int hot_cell;
   const uint8_t *own; /* per cell: nonzero where this caller may read/write; NULL: all */
   dt_refill_fn refill;

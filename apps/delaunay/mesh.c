@@ -51,7 +51,7 @@ static int fan_cell_of(dt_mesh *m, double x, double y) {
 
 void dt_mesh_cell_rects(dt_mesh *m, dt_cell_rect_fn cell_rect) {
   m->cell_rect = cell_rect;
-  m->hot[0] = m->hot[2] = 1, m->hot[1] = m->hot[3] = 0; /* empty */
+  memset(m->hot, 0, sizeof m->hot); /* [0, 0) x [0, 0): empty, as dt_mesh_init leaves it */
 }
 
 /* The cell of triangle (a, b, c), c finite; a or b may be the infinite vertex (va/vb < 0):
@@ -143,7 +143,6 @@ int dt_mesh_init(dt_mesh *m, dt_pool **pools, int ncells, dt_cell_fn cell_of, co
   m->ncells = ncells;
   m->cell_of = cell_of;
   m->cell_ctx = cell_ctx;
-  m->hot[0] = m->hot[2] = 1, m->hot[1] = m->hot[3] = 0; /* empty until dt_mesh_cell_rects */
   m->refill = refill;
   m->ctx = ctx;
   m->epoch = 0;
