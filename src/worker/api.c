@@ -9,6 +9,7 @@
 
 #include "common/idle.h"
 #include "common/idle_mpi.h"
+#include "worker/cache_hot.h"
 #include "worker/gas.h"
 #include "worker/guard.h"
 #include "worker/worker.h"
@@ -328,7 +329,9 @@ static __attribute__((noinline)) void *alloc_at_scheduler(size_t size, rid_t reg
   return (void *)(uintptr_t)t[0];
 }
 
-void *sys_alloc(size_t size, rid_t region) {
+/* sys_alloc's whole way: errors, the memos, the cache's slow path, the scheduler (not inlined:
+ * sys_alloc's own path then saves few registers). */
+static __attribute__((noinline)) void *alloc_any(size_t size, rid_t region) {
   if (!ah_self.up) return fail_errno(NOT_UP), NULL;
   if (size == 0) return fail_errno(EINVAL), NULL;
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
@@ -339,6 +342,23 @@ void *sys_alloc(size_t size, rid_t region) {
     if (cache_answered(rc)) return fail_errno(rc), NULL;
   }
   return alloc_at_scheduler(size, region);
+}
+
+/* Nothing for a cached allocation or free to do first: the worker is up and holds no memo
+ * (memo_on_change would forget them). */
+static inline bool cache_hits_allowed(void) { return ah_self.up && memo_none(&ah_self.memo); }
+
+/* The common case first, inline: a slot of the calling thread's (or the rank's) direct bin,
+ * which changes nothing when it misses (then alloc_any). */
+void *sys_alloc(size_t size, rid_t region) {
+  uintptr_t a = 0;
+  if (__builtin_expect(cache_hits_allowed(), 1)) {
+    if (ah_self.cache)
+      cache_alloc_hit(ah_self.cache, size, region, &a);
+    else if (tcaches_on())
+      a = tcache_alloc_hit(size, region);
+  }
+  return a ? (void *)a : alloc_any(size, region);
 }
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {
@@ -362,7 +382,8 @@ int sys_balloc(size_t size, rid_t region, int num, void **objects) {
   return 0;
 }
 
-int sys_free(void *ptr) {
+/* sys_free's whole way (not inlined, as alloc_any). */
+static __attribute__((noinline)) int free_any(void *ptr) {
   if (!ptr) return 0; /* as free(NULL): nothing to do, initialised or not */
   if (!ah_self.up) return fail_errno(NOT_UP);
   memo_on_change(&ah_self.memo, MEMO_OBJECTS_CHANGED, NULL);
@@ -372,6 +393,19 @@ int sys_free(void *ptr) {
   }
   int rc = worker_free_at_scheduler((uintptr_t)ptr);
   return rc ? fail_errno(rc) : 0;
+}
+
+/* A free of a live slot of the calling thread's (or the rank's) cache first, inline; anything
+ * else (an error too: the check changed nothing) takes free_any. */
+int sys_free(void *ptr) {
+  if (__builtin_expect(cache_hits_allowed(), 1)) {
+    if (ah_self.cache) {
+      if (cache_free_here(ah_self.cache, (uintptr_t)ptr) == 0) return 0;
+    } else if (tcaches_on() && tcache_free_hit((uintptr_t)ptr)) {
+      return 0;
+    }
+  }
+  return free_any(ptr);
 }
 
 int sys_query(const void *ptr, rid_t *region, size_t *size) {

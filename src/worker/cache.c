@@ -1,54 +1,13 @@
 /* cache.c: the worker's allocation cache (cache.h): bins of leased slabs by region and slot
  * size, an index of every leased slab by address, and the lease / unlease traffic through the
- * backend. The hot paths (cache_alloc, cache_free) are a bin or index lookup and a bitmap bit.
- * Main entries: cache_alloc, cache_free, cache_flush. */
-#include "worker/cache.h"
+ * backend. The hot paths (cache_alloc, cache_free) are a bin or index lookup and a bitmap bit,
+ * inline in cache_hot.h with the records. Main entries: cache_alloc, cache_free, cache_flush. */
+#include "worker/cache_hot.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One leased slab, with copies of its bin's slot size and divisor, so that a free is checked
- * without reading the bin. 56 bytes: a 64-B malloc chunk, as before the copies. */
-typedef struct cslab {
-  uint64_t free;             /* bit i: slot i is in the cache, not handed out */
-  uintptr_t addr;
-  uint32_t slot;             /* its bin's */
-  uint32_t recip;            /* its bin's: offset / slot as a multiply */
-  int32_t sched;             /* the scheduler that leased it */
-  struct cbin *bin;          /* (its bitmap of real slots: bin->all) */
-  struct cslab *prev, *next; /* the bin's list of slabs with free slots */
-} cslab;
-_Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
-
-/* The slabs of one region and slot size. */
-typedef struct cbin {
-  uint32_t rid, slot;
-  uint32_t recip;            /* ceil(2^32 / slot): offset / slot as a multiply */
-  uint32_t grant;            /* slabs the next lease asks for */
-  uint32_t backoff, skip;    /* after refused leases: allocations left to the scheduler */
-  uint64_t all;              /* a full slab's bitmap */
-  cslab *avail;              /* slabs with a free slot */
-  size_t nfree;              /* free slots in the bin */
-  size_t nslabs, nidle;      /* slabs held; of those, fully free */
-  struct cbin *hnext;        /* bin hash chain */
-} cbin;
-
-/* Slot sizes are 64 .. 4096 in steps of 64: one direct entry each (entry 0 unused). */
-#define DIRECT_SLOTS (AH_SLAB_SIZE / AH_SLOT_ALIGN + 1)
-
-struct cache {
-  cache_backend be;
-  cache_config cfg;
-  cslab **tab;               /* open addressing by slab number, linear probing */
-  size_t tcap, tcount;
-  cbin **bins;               /* chained by (rid, slot) */
-  size_t bcap, bcount;
-  cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
-  size_t nidle;              /* fully free slabs, all bins */
-  cache_stats st;
-};
 
 cache_config cache_config_default(void) {
   return (cache_config){.first_grant = 2, .max_grant = 1024, .max_idle = 2048, .max_batch = 65536};
@@ -56,20 +15,8 @@ cache_config cache_config_default(void) {
 
 /* ---- the slab index ---- */
 
-static size_t slab_hash(uintptr_t addr, size_t cap) {
-  return (size_t)(((addr >> AH_SLAB_SHIFT) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
-static cslab *index_find(const cache *c, uintptr_t addr) {
-  uintptr_t slab = addr & ~(uintptr_t)(AH_SLAB_SIZE - 1);
-  for (size_t i = slab_hash(slab, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
-    cslab *s = c->tab[i];
-    if (!s || s->addr == slab) return s;
-  }
-}
-
 static void index_put(cslab **tab, size_t cap, cslab *s) {
-  size_t i = slab_hash(s->addr, cap);
+  size_t i = cache_slab_hash(s->addr, cap);
   while (tab[i]) i = (i + 1) & (cap - 1);
   tab[i] = s;
 }
@@ -91,10 +38,10 @@ static int index_reserve(cache *c, size_t more) {
 
 /* Remove s (backward-shift deletion keeps every probe chain unbroken). */
 static void index_remove(cache *c, const cslab *s) {
-  size_t mask = c->tcap - 1, i = slab_hash(s->addr, c->tcap);
+  size_t mask = c->tcap - 1, i = cache_slab_hash(s->addr, c->tcap);
   while (c->tab[i] != s) i = (i + 1) & mask;
   for (size_t j = (i + 1) & mask; c->tab[j]; j = (j + 1) & mask) {
-    size_t home = slab_hash(c->tab[j]->addr, c->tcap);
+    size_t home = cache_slab_hash(c->tab[j]->addr, c->tcap);
     if (((j - home) & mask) >= ((j - i) & mask)) { /* j's home is at or before the hole */
       c->tab[i] = c->tab[j];
       i = j;
@@ -152,37 +99,30 @@ static cbin *bin_get(cache *c, uint32_t rid, uint32_t slot) {
   return b;
 }
 
-static void avail_push(cbin *b, cslab *s) {
-  s->prev = NULL;
-  s->next = b->avail;
-  if (b->avail) b->avail->prev = s;
-  b->avail = s;
-}
-
-static void avail_remove(cbin *b, cslab *s) {
-  if (s->prev) s->prev->next = s->next; else b->avail = s->next;
-  if (s->next) s->next->prev = s->prev;
-  s->prev = s->next = NULL;
-}
-
 /* ---- life cycle ---- */
 
-int cache_create(cache **out, const cache_backend *be, const cache_config *cfg) {
+int cache_init(cache *c, const cache_backend *be, const cache_config *cfg) {
   cache_config k = cfg ? *cfg : cache_config_default();
   if (!be || !be->lease || !be->unlease || k.first_grant < 1 || k.max_grant < k.first_grant ||
       k.max_grant > 4096 || k.max_batch < 1)
     return EINVAL;
-  cache *c = calloc(1, sizeof *c);
-  if (!c) return ENOMEM;
-  c->be = *be;
-  c->cfg = k;
-  c->tcap = 64;
-  c->bcap = 16;
+  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .bcap = 16};
   c->tab = calloc(c->tcap, sizeof *c->tab);
   c->bins = calloc(c->bcap, sizeof *c->bins);
   if (!c->tab || !c->bins) {
-    cache_destroy(c);
+    cache_fini(c);
     return ENOMEM;
+  }
+  return 0;
+}
+
+int cache_create(cache **out, const cache_backend *be, const cache_config *cfg) {
+  cache *c = malloc(sizeof *c);
+  if (!c) return ENOMEM;
+  int rc = cache_init(c, be, cfg);
+  if (rc) {
+    free(c);
+    return rc;
   }
   *out = c;
   return 0;
@@ -204,11 +144,17 @@ static void forget_all(cache *c) {
   memset(c->direct, 0, sizeof c->direct);
 }
 
-void cache_destroy(cache *c) {
-  if (!c) return;
+void cache_fini(cache *c) {
   if (c->tab && c->bins) forget_all(c);
   free(c->tab);
   free(c->bins);
+  c->tab = NULL;
+  c->bins = NULL;
+}
+
+void cache_destroy(cache *c) {
+  if (!c) return;
+  cache_fini(c);
   free(c);
 }
 
@@ -229,7 +175,7 @@ static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint
                  .bin = b, .sched = sched};
     index_put(c->tab, c->tcap, s);
     c->tcount++;
-    avail_push(b, s);
+    cache_avail_push(b, s);
     b->nfree += (size_t)__builtin_popcountll(b->all);
     b->nslabs++;
     b->nidle++;
@@ -320,20 +266,6 @@ static int refill(cache *c, uint32_t rid, size_t size, cbin **bp) {
   return 0;
 }
 
-/* Hand out one slot of the bin's first available slab. */
-static inline uintptr_t take_slot(cache *c, cbin *b) {
-  cslab *s = b->avail;
-  if (s->free == b->all) {
-    b->nidle--;
-    c->nidle--;
-  }
-  unsigned i = (unsigned)__builtin_ctzll(s->free);
-  s->free &= s->free - 1;
-  b->nfree--;
-  if (!s->free) avail_remove(b, s);
-  return s->addr + (uintptr_t)i * b->slot;
-}
-
 /* cache_alloc when the slot size's direct bin is not rid's or has no free slot: find the bin,
  * lease if needed. (Not inlined: cache_alloc's own path then saves no registers.) */
 static __attribute__((noinline)) int alloc_slow(cache *c, size_t size, uint32_t rid,
@@ -346,18 +278,15 @@ static __attribute__((noinline)) int alloc_slow(cache *c, size_t size, uint32_t 
     if (rc) return rc;
   }
   *d = b;
-  *addr = take_slot(c, b);
+  *addr = cache_take_slot(c, b);
   c->st.allocs++;
   return 0;
 }
 
 int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
+  if (cache_alloc_hit(c, size, rid, addr)) return 0;
   if (size - 1 >= AH_SLAB_SIZE) return ENOTSUP; /* 0 (wraps) or over one slab */
-  cbin *b = c->direct[(size + AH_SLOT_ALIGN - 1) >> AH_SLOT_ALIGN_SHIFT];
-  if (__builtin_expect(!b || b->rid != rid || !b->avail, 0)) return alloc_slow(c, size, rid, addr);
-  *addr = take_slot(c, b);
-  c->st.allocs++;
-  return 0;
+  return alloc_slow(c, size, rid, addr);
 }
 
 /* The most objects one cache_balloc serves (more go to the scheduler as one request). */
@@ -377,18 +306,17 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
     grow_grant(c, b); /* a bin filled batch after batch leases ahead, not a lease per batch */
   }
   c->direct[slot >> AH_SLOT_ALIGN_SHIFT] = b;
-  for (size_t k = 0; k < n; k++) addrs[k] = take_slot(c, b);
+  for (size_t k = 0; k < n; k++) addrs[k] = cache_take_slot(c, b);
   c->st.allocs += n;
   return 0;
 }
 
 /* ---- freeing ---- */
 
-/* Hand back up to max fully free slabs of bin b (every bin when b is NULL). */
 /* Forget one slab the scheduler took back (on its bin's available list iff it has a free slot). */
 static void forget_slab(cache *c, cslab *s) {
   cbin *b = s->bin;
-  if (s->free) avail_remove(b, s);
+  if (s->free) cache_avail_remove(b, s);
   b->nfree -= (size_t)__builtin_popcountll(s->free);
   b->nslabs--;
   if (s->free == b->all) {
@@ -399,6 +327,7 @@ static void forget_slab(cache *c, cslab *s) {
   free(s);
 }
 
+/* Hand back up to max fully free slabs of bin `only` (every bin when it is NULL). */
 static int return_idle(cache *c, cbin *only, size_t max) {
   size_t n = 0, cap = c->nidle < max ? c->nidle : max;
   if (cap == 0) return 0;
@@ -435,32 +364,19 @@ static int return_idle(cache *c, cbin *only, size_t max) {
 
 int cache_trim(cache *c) { return return_idle(c, NULL, c->nidle); }
 
-int cache_free(cache *c, uintptr_t addr) {
-  cslab *s = index_find(c, addr);
-  if (!s) return ESRCH;
-  uintptr_t off = addr - s->addr;
-  uint32_t i = (uint32_t)((off * s->recip) >> 32); /* floor: exact below 4 KiB */
-  uint64_t bit = 1ull << i, f = s->free;
-  if ((uintptr_t)i * s->slot != off || off + s->slot > AH_SLAB_SIZE || (f & bit))
-    return EINVAL; /* interior, past the slab's last slot, or not handed out */
-  cbin *b = s->bin;
-  if (!f) avail_push(b, s);
-  s->free = f |= bit;
-  b->nfree++;
-  c->st.frees++;
-  if (f == b->all) {
-    b->nidle++;
-    c->nidle++;
-    /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
-    if (b->nidle > 2 * (size_t)b->grant) return_idle(c, b, b->nidle - b->grant);
-    if (c->nidle > c->cfg.max_idle) return_idle(c, NULL, c->nidle - c->cfg.max_idle / 2);
-  }
-  return 0;
+void cache_slab_idle(cache *c, cbin *b) {
+  b->nidle++;
+  c->nidle++;
+  /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
+  if (b->nidle > 2 * (size_t)b->grant) return_idle(c, b, b->nidle - b->grant);
+  if (c->nidle > c->cfg.max_idle) return_idle(c, NULL, c->nidle - c->cfg.max_idle / 2);
 }
+
+int cache_free(cache *c, uintptr_t addr) { return cache_free_here(c, addr); }
 
 int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size,
                  int32_t *sched) {
-  const cslab *s = index_find(c, addr);
+  const cslab *s = cache_index_find(c, addr);
   if (!s) return ESRCH;
   const cbin *b = s->bin;
   uint32_t i = (uint32_t)(((addr - s->addr) * s->recip) >> 32); /* floor: exact below 4 KiB */

@@ -81,6 +81,9 @@ bool memo_take(memo *m, const uint64_t *names, uint32_t nnames, gas_range **r, s
 void memo_forget_moved(memo *m, const uint64_t *names, uint32_t nnames, const gas_range *r,
                        size_t n);
 
+/* No memo held: nothing for a change to forget (sys_alloc's and sys_free's inline test). */
+static inline bool memo_none(const memo *m) { return m->held == 0; }
+
 /* This worker changed some region: forget everything (inline: every sys_alloc calls it). */
 void memo_drop_all(memo *m);
 static inline void memo_forget_all(memo *m) {

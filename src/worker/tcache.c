@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "worker/cache_hot.h"
 #include "worker/mpsc.h"
 #include "worker/slabmap.h"
 
@@ -26,8 +27,8 @@ typedef struct tcache {
   _Atomic int stop;            /* a stopper holds mu and wants c: the owner takes mu too */
   _Atomic bool owned;          /* a live thread uses it (false: kept for the next thread) */
   pthread_mutex_t mu;          /* held by stoppers, and by the owner while stop is set */
-  cache *c;
   struct tcache *next;         /* the registry, newest first */
+  _Alignas(64) cache c;        /* in place: the hot paths read it with no pointer between */
   _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
 } tcache;
 
@@ -111,7 +112,7 @@ static void resume(tcache *t) {
 static void drain(tcache *t) {
   for (uintptr_t o = mpsc_take_all(&t->remote), next; o; o = next) {
     next = mpsc_next(o);
-    int rc = cache_free(t->c, o);
+    int rc = cache_free(&t->c, o);
     if (rc == ESRCH && T.s.free_elsewhere) rc = T.s.free_elsewhere(o);
     if (rc == EINVAL) {
       fprintf(stderr, "antheap: a free from another thread of %#lx found no live object there "
@@ -179,7 +180,7 @@ static tcache *new_tcache(void) {
   atomic_init(&t->owned, true);
   cache_backend be = {.lease = lease_owned, .unlease = unlease_owned, .leased = leased_owned,
                       .ctx = t};
-  if (cache_create(&t->c, &be, &T.cfg)) {
+  if (cache_init(&t->c, &be, &T.cfg)) {
     pthread_mutex_destroy(&t->mu);
     free(t);
     return NULL;
@@ -208,7 +209,7 @@ static void retire(void *p) {
   if (!tcaches_running) return;
   stop(t);
   drain(t);
-  cache_flush(t->c);
+  cache_flush(&t->c);
   resume(t);
   atomic_store(&t->owned, false);
 }
@@ -237,7 +238,7 @@ void tcaches_stop(void) {
   tcaches_running = false;
   for (tcache *t = atomic_load(&T.all), *next; t; t = next) {
     next = t->next;
-    cache_destroy(t->c);
+    cache_fini(&t->c);
     pthread_mutex_destroy(&t->mu);
     free(t);
   }
@@ -260,7 +261,7 @@ static __attribute__((noinline)) int alloc_guarded(size_t size, uint32_t rid, ui
   if (!t) return ENOMEM;
   bool fast = enter(t);
   drain_if_any(t);
-  int rc = cache_alloc(t->c, size, rid, addr);
+  int rc = cache_alloc(&t->c, size, rid, addr);
   leave(t, fast);
   return rc;
 }
@@ -269,7 +270,7 @@ static __attribute__((noinline)) int alloc_guarded(size_t size, uint32_t rid, ui
 static __attribute__((noinline)) int alloc_draining(tcache *t, size_t size, uint32_t rid,
                                                     uintptr_t *addr) {
   drain(t);
-  int rc = cache_alloc(t->c, size, rid, addr);
+  int rc = cache_alloc(&t->c, size, rid, addr);
   leave(t, true);
   return rc;
 }
@@ -278,9 +279,18 @@ int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
   tcache *t = mine;
   if (__builtin_expect(!t || !enter_fast(t), 0)) return alloc_guarded(size, rid, addr);
   if (__builtin_expect(!mpsc_empty(&t->remote), 0)) return alloc_draining(t, size, rid, addr);
-  int rc = cache_alloc(t->c, size, rid, addr);
+  int rc = cache_alloc_hit(&t->c, size, rid, addr) ? 0 : cache_alloc(&t->c, size, rid, addr);
   leave(t, true);
   return rc;
+}
+
+uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
+  tcache *t = mine;
+  if (__builtin_expect(!t || !enter_fast(t), 0)) return 0;
+  uintptr_t a = 0;
+  if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
+  leave(t, true);
+  return a;
 }
 
 int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
@@ -288,7 +298,7 @@ int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
   if (!t) return ENOMEM;
   bool fast = enter(t);
   drain_if_any(t);
-  int rc = cache_balloc(t->c, size, rid, n, addrs);
+  int rc = cache_balloc(&t->c, size, rid, n, addrs);
   leave(t, fast);
   return rc;
 }
@@ -309,7 +319,7 @@ static __attribute__((noinline)) int free_guarded(uintptr_t addr, bool tried) {
   tcache *t = mine;
   if (t && !tried) {
     bool fast = enter(t);
-    int rc = cache_free(t->c, addr);
+    int rc = cache_free(&t->c, addr);
     leave(t, fast);
     if (rc != ESRCH) return rc;
   }
@@ -323,10 +333,18 @@ int tcache_free(uintptr_t addr) {
   tcache *t = mine;
   if (__builtin_expect(!t || !enter_fast(t), 0)) return free_guarded(addr, false);
   /* most frees are of one's own objects: no map read */
-  int rc = cache_free(t->c, addr);
+  int rc = cache_free_here(&t->c, addr);
   leave(t, true);
   if (__builtin_expect(rc != ESRCH, 1)) return rc;
   return free_guarded(addr, true);
+}
+
+bool tcache_free_hit(uintptr_t addr) {
+  tcache *t = mine;
+  if (__builtin_expect(!t || !enter_fast(t), 0)) return false;
+  int rc = cache_free_here(&t->c, addr);
+  leave(t, true);
+  return rc == 0;
 }
 
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched) {
@@ -336,11 +354,11 @@ int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size,
   int rc;
   if (o == mine) {
     bool fast = enter(o);
-    rc = cache_lookup(o->c, addr, rid, start, size, sched);
+    rc = cache_lookup(&o->c, addr, rid, start, size, sched);
     leave(o, fast);
   } else {
     stop(o);
-    rc = cache_lookup(o->c, addr, rid, start, size, sched);
+    rc = cache_lookup(&o->c, addr, rid, start, size, sched);
     resume(o);
   }
   return rc;
@@ -357,7 +375,7 @@ int tcaches_flush(uint64_t *returned, uint64_t *dropped) {
   int first = 0;
   for (tcache *t = head; t; t = t->next) {
     drain(t); /* frees of its objects before its slabs go back with their live bitmaps */
-    int rc = cache_flush_counted(t->c, returned, dropped);
+    int rc = cache_flush_counted(&t->c, returned, dropped);
     if (rc && !first) first = rc;
   }
   for (tcache *t = head; t; t = t->next) resume(t);
@@ -370,7 +388,7 @@ void tcaches_stats(cache_stats *sum) {
   for (tcache *t = atomic_load(&T.all); t; t = t->next) {
     cache_stats s;
     stop(t);
-    cache_get_stats(t->c, &s);
+    cache_get_stats(&t->c, &s);
     resume(t);
     uint64_t *d = (uint64_t *)sum, *v = (uint64_t *)&s;
     for (size_t i = 0; i < sizeof s / sizeof(uint64_t); i++) d[i] += v[i];

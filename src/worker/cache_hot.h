@@ -1,0 +1,141 @@
+/* cache_hot.h: the allocation cache's records (struct cache, its bins and its slab records)
+ * and its two hot paths as inline functions: an allocation from the slot size's direct bin
+ * (cache_alloc_hit) and a free of a slot of a leased slab (cache_free_here). cache.c builds
+ * the rest of cache.h on them; the per-thread caches (tcache.c) embed their cache and inline
+ * these, and so do sys_alloc and sys_free (api.c) for the rank's cache, so that a cached
+ * allocation or free is one or two calls from the API down to the slab's bitmap
+ * (docs/DESIGN.md, "Threads"). Only cache.c, tcache.c and api.c include it: everyone else
+ * goes through cache.h. */
+#ifndef AH_WORKER_CACHE_HOT_H
+#define AH_WORKER_CACHE_HOT_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include "worker/cache.h"
+
+/* One leased slab, with copies of its bin's slot size and divisor, so that a free is checked
+ * without reading the bin. 56 bytes: a 64-B malloc chunk, as before the copies. */
+typedef struct cslab {
+  uint64_t free;             /* bit i: slot i is in the cache, not handed out */
+  uintptr_t addr;
+  uint32_t slot;             /* its bin's */
+  uint32_t recip;            /* its bin's: offset / slot as a multiply */
+  int32_t sched;             /* the scheduler that leased it */
+  struct cbin *bin;          /* (its bitmap of real slots: bin->all) */
+  struct cslab *prev, *next; /* the bin's list of slabs with free slots */
+} cslab;
+_Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
+
+/* The slabs of one region and slot size. */
+typedef struct cbin {
+  uint32_t rid, slot;
+  uint32_t recip;            /* ceil(2^32 / slot): offset / slot as a multiply */
+  uint32_t grant;            /* slabs the next lease asks for */
+  uint32_t backoff, skip;    /* after refused leases: allocations left to the scheduler */
+  uint64_t all;              /* a full slab's bitmap */
+  cslab *avail;              /* slabs with a free slot */
+  size_t nfree;              /* free slots in the bin */
+  size_t nslabs, nidle;      /* slabs held; of those, fully free */
+  struct cbin *hnext;        /* bin hash chain */
+} cbin;
+
+/* Slot sizes are 64 .. 4096 in steps of 64: one direct entry each (entry 0 unused). */
+#define DIRECT_SLOTS (AH_SLAB_SIZE / AH_SLOT_ALIGN + 1)
+
+struct cache {
+  cache_backend be;
+  cache_config cfg;
+  cslab **tab;               /* open addressing by slab number, linear probing */
+  size_t tcap, tcount;
+  cbin **bins;               /* chained by (rid, slot) */
+  size_t bcap, bcount;
+  cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
+  size_t nidle;              /* fully free slabs, all bins */
+  cache_stats st;
+};
+
+/* A cache in memory the caller owns (a thread's cache record embeds one): cache_create's
+ * checks and errors; cache_fini frees what cache_init allocated (nothing handed back). */
+int cache_init(cache *c, const cache_backend *be, const cache_config *cfg);
+void cache_fini(cache *c);
+
+/* A slab of bin b just became fully free: the surplus goes back (cache.c). */
+void cache_slab_idle(cache *c, cbin *b);
+
+/* ---- the slab index ---- */
+
+static inline size_t cache_slab_hash(uintptr_t addr, size_t cap) {
+  return (size_t)(((addr >> AH_SLAB_SHIFT) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static inline cslab *cache_index_find(const cache *c, uintptr_t addr) {
+  uintptr_t slab = addr & ~(uintptr_t)(AH_SLAB_SIZE - 1);
+  for (size_t i = cache_slab_hash(slab, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
+    cslab *s = c->tab[i];
+    if (!s || s->addr == slab) return s;
+  }
+}
+
+/* ---- a bin's list of slabs with free slots ---- */
+
+static inline void cache_avail_push(cbin *b, cslab *s) {
+  s->prev = NULL;
+  s->next = b->avail;
+  if (b->avail) b->avail->prev = s;
+  b->avail = s;
+}
+
+static inline void cache_avail_remove(cbin *b, cslab *s) {
+  if (s->prev) s->prev->next = s->next; else b->avail = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+/* ---- the hot paths ---- */
+
+/* Hand out one slot of the bin's first available slab. */
+static inline uintptr_t cache_take_slot(cache *c, cbin *b) {
+  cslab *s = b->avail;
+  uint64_t f = s->free;
+  if (f == b->all) {
+    b->nidle--;
+    c->nidle--;
+  }
+  unsigned i = (unsigned)__builtin_ctzll(f);
+  s->free = f &= f - 1;
+  b->nfree--;
+  if (!f) cache_avail_remove(b, s);
+  return s->addr + (uintptr_t)i * s->slot;
+}
+
+/* An allocation from the direct bin of size's slot size, when that bin is rid's and has a free
+ * slot: true with *addr set; false otherwise, nothing changed (cache_alloc does the rest). */
+static inline bool cache_alloc_hit(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
+  if (size - 1 >= AH_SLAB_SIZE) return false; /* 0 (wraps) or over one slab */
+  cbin *b = c->direct[(size + AH_SLOT_ALIGN - 1) >> AH_SLOT_ALIGN_SHIFT];
+  if (__builtin_expect(!b || b->rid != rid || !b->avail, 0)) return false;
+  *addr = cache_take_slot(c, b);
+  c->st.allocs++;
+  return true;
+}
+
+/* cache_free (cache.h's errors): the slot goes back to its slab's bitmap. */
+static inline int cache_free_here(cache *c, uintptr_t addr) {
+  cslab *s = cache_index_find(c, addr);
+  if (!s) return ESRCH;
+  uintptr_t off = addr - s->addr;
+  uint32_t i = (uint32_t)((off * s->recip) >> 32); /* floor: exact below 4 KiB */
+  uint64_t bit = 1ull << i, f = s->free;
+  if ((uintptr_t)i * s->slot != off || off + s->slot > AH_SLAB_SIZE || (f & bit))
+    return EINVAL; /* interior, past the slab's last slot, or not handed out */
+  cbin *b = s->bin;
+  if (!f) cache_avail_push(b, s);
+  s->free = f |= bit;
+  b->nfree++;
+  c->st.frees++;
+  if (__builtin_expect(f == b->all, 0)) cache_slab_idle(c, b);
+  return 0;
+}
+
+#endif /* AH_WORKER_CACHE_HOT_H */
