@@ -364,10 +364,8 @@ static int return_idle(cache *c, cbin *only, size_t max) {
 
 int cache_trim(cache *c) { return return_idle(c, NULL, c->nidle); }
 
-void cache_slab_idle(cache *c, cbin *b) {
-  b->nidle++;
-  c->nidle++;
-  /* Surplus: a bin keeps one lease's worth idle; the cache at most max_idle in all. */
+void cache_return_surplus(cache *c, cbin *b) {
+  /* A bin keeps one lease's worth idle; the cache at most max_idle in all. */
   if (b->nidle > 2 * (size_t)b->grant) return_idle(c, b, b->nidle - b->grant);
   if (c->nidle > c->cfg.max_idle) return_idle(c, NULL, c->nidle - c->cfg.max_idle / 2);
 }

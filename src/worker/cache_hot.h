@@ -60,8 +60,9 @@ struct cache {
 int cache_init(cache *c, const cache_backend *be, const cache_config *cfg);
 void cache_fini(cache *c);
 
-/* A slab of bin b just became fully free: the surplus goes back (cache.c). */
-void cache_slab_idle(cache *c, cbin *b);
+/* A slab of bin b just became fully free, and the bin holds more than twice its grant fully
+ * free, or the cache more than max_idle: the surplus goes back (cache.c). */
+void cache_return_surplus(cache *c, cbin *b);
 
 /* ---- the slab index ---- */
 
@@ -98,10 +99,9 @@ static inline void cache_avail_remove(cbin *b, cslab *s) {
 static inline uintptr_t cache_take_slot(cache *c, cbin *b) {
   cslab *s = b->avail;
   uint64_t f = s->free;
-  if (f == b->all) {
-    b->nidle--;
-    c->nidle--;
-  }
+  size_t was_idle = f == b->all; /* counted without a branch: with a mix of sizes it is */
+  b->nidle -= was_idle;          /* taken at random, and mispredicted half the time */
+  c->nidle -= was_idle;
   unsigned i = (unsigned)__builtin_ctzll(f);
   s->free = f &= f - 1;
   b->nfree--;
@@ -134,7 +134,11 @@ static inline int cache_free_here(cache *c, uintptr_t addr) {
   s->free = f |= bit;
   b->nfree++;
   c->st.frees++;
-  if (__builtin_expect(f == b->all, 0)) cache_slab_idle(c, b);
+  size_t idle = f == b->all; /* (as in cache_take_slot: no branch on it) */
+  b->nidle += idle;
+  c->nidle += idle;
+  if (__builtin_expect(idle & ((b->nidle > 2 * (size_t)b->grant) | (c->nidle > c->cfg.max_idle)), 0))
+    cache_return_surplus(c, b);
   return 0;
 }
 
