@@ -9,9 +9,9 @@
 
 #include "common/idle.h"
 #include "common/idle_mpi.h"
-#include "worker/cache_hot.h"
 #include "worker/gas.h"
 #include "worker/guard.h"
+#include "worker/tcache_hot.h"
 #include "worker/worker.h"
 
 worker_state ah_self;

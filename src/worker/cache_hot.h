@@ -2,10 +2,10 @@
  * and its two hot paths as inline functions: an allocation from the slot size's direct bin
  * (cache_alloc_hit) and a free of a slot of a leased slab (cache_free_here). cache.c builds
  * the rest of cache.h on them; the per-thread caches (tcache.c) embed their cache and inline
- * these, and so do sys_alloc and sys_free (api.c) for the rank's cache, so that a cached
- * allocation or free is one or two calls from the API down to the slab's bitmap
- * (docs/DESIGN.md, "Threads"). Only cache.c, tcache.c and api.c include it: everyone else
- * goes through cache.h. */
+ * these (tcache_hot.h), and so do sys_alloc and sys_free (api.c) for the rank's cache, so
+ * that a cached allocation or free is one function from the API down to the slab's bitmap
+ * (docs/DESIGN.md, "Threads"). Only cache.c, tcache.c and api.c include it (directly or
+ * through tcache_hot.h): everyone else goes through cache.h. */
 #ifndef AH_WORKER_CACHE_HOT_H
 #define AH_WORKER_CACHE_HOT_H
 

@@ -15,25 +15,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "worker/cache_hot.h"
-#include "worker/mpsc.h"
+#include "worker/tcache_hot.h"
 #include "worker/slabmap.h"
 
-/* One thread's cache. Aligned to SLABMAP_ALIGN (its address is a slab map entry); busy is
- * the owner's, alone in its cache line, so a flusher polling it does not disturb the rest. */
-typedef struct tcache {
-  _Atomic int busy;            /* the owner is inside an operation on c */
-  char pad_[64 - sizeof(_Atomic int)];
-  _Atomic int stop;            /* a stopper holds mu and wants c: the owner takes mu too */
-  _Atomic bool owned;          /* a live thread uses it (false: kept for the next thread) */
-  pthread_mutex_t mu;          /* held by stoppers, and by the owner while stop is set */
-  struct tcache *next;         /* the registry, newest first */
-  _Alignas(64) cache c;        /* in place: the hot paths read it with no pointer between */
-  _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
-} tcache;
-
 static struct {
-  bool fence;                  /* no membarrier: the owner orders its store with a fence */
   tcache_setup s;
   cache_config cfg;
   slabmap map;
@@ -43,41 +28,27 @@ static struct {
 } T;
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* one flusher at a time */
-/* The calling thread's cache. Initial-exec TLS: one %fs-relative load, where the default model
- * under -fPIC is a call (__tls_get_addr) to the compiler, which made every tcache_alloc keep its
- * arguments in saved registers. A libantheap.so loaded with dlopen takes its 8 bytes from the
- * static TLS surplus glibc keeps for that. */
-static _Thread_local tcache *mine __attribute__((tls_model("initial-exec")));
+_Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
+bool tcache_fence;
 
 /* ---- the owner's guard ---- */
-
-/* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
- * when a stopper is there (the caller then goes the guarded way, enter, which tries again). */
-static inline bool enter_fast(tcache *t) {
-  atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
-  if (T.fence) atomic_thread_fence(memory_order_seq_cst);
-  else atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
-  if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
-  atomic_store_explicit(&t->busy, 0, memory_order_release);
-  return false;
-}
 
 /* The owner enters an operation: true on the fast path (busy set, nobody stopping), false when
  * a stopper was there first (then the owner holds mu; the stopper has finished). */
 static inline bool enter(tcache *t) {
-  if (enter_fast(t)) return true;
+  if (tcache_enter_fast(t)) return true;
   pthread_mutex_lock(&t->mu);
   return false;
 }
 
 static inline void leave(tcache *t, bool fast) {
-  if (fast) atomic_store_explicit(&t->busy, 0, memory_order_release);
+  if (fast) tcache_leave_fast(t);
   else pthread_mutex_unlock(&t->mu);
 }
 
 /* Every running thread of the process executes a full memory barrier (tcache.h). */
 static void barrier_everywhere(void) {
-  if (!T.fence) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  if (!tcache_fence) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
 static void stop_begin(tcache *t) {
@@ -194,13 +165,13 @@ static tcache *new_tcache(void) {
 
 /* The calling thread's cache: one a thread left behind, else a new one (NULL: no memory). */
 static tcache *get_mine(void) {
-  if (mine) return mine;
+  if (tcache_mine) return tcache_mine;
   tcache *t = atomic_load(&T.all);
   for (bool no = false; t; t = t->next, no = false)
     if (atomic_compare_exchange_strong(&t->owned, &no, true)) break;
   if (!t && !(t = new_tcache())) return NULL;
   pthread_setspecific(T.key, t);
-  return mine = t;
+  return tcache_mine = t;
 }
 
 /* A thread exits: its slabs go back, its cache waits for the next thread. */
@@ -219,7 +190,7 @@ int tcaches_start(const tcache_setup *s) {
   T.s = *s;
   T.cfg = s->cfg ? *s->cfg : cache_config_default();
   const char *f = getenv("ANTHEAP_TCACHE_FENCE"); /* 1: the owner fences (for comparison) */
-  T.fence = (f && !strcmp(f, "1")) ||
+  tcache_fence = (f && !strcmp(f, "1")) ||
             syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0;
   int rc = slabmap_init(&T.map, s->gas_base, s->gas_size);
   if (rc) return rc;
@@ -245,7 +216,7 @@ void tcaches_stop(void) {
   atomic_store(&T.all, NULL);
   pthread_key_delete(T.key);
   slabmap_destroy(&T.map);
-  mine = NULL; /* (other threads' pointers are stale: they must be done with antheap) */
+  tcache_mine = NULL; /* (other threads' pointers are stale: they must be done with antheap) */
 }
 
 bool tcaches_running;
@@ -276,21 +247,12 @@ static __attribute__((noinline)) int alloc_draining(tcache *t, size_t size, uint
 }
 
 int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
-  tcache *t = mine;
-  if (__builtin_expect(!t || !enter_fast(t), 0)) return alloc_guarded(size, rid, addr);
+  tcache *t = tcache_mine;
+  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return alloc_guarded(size, rid, addr);
   if (__builtin_expect(!mpsc_empty(&t->remote), 0)) return alloc_draining(t, size, rid, addr);
   int rc = cache_alloc_hit(&t->c, size, rid, addr) ? 0 : cache_alloc(&t->c, size, rid, addr);
   leave(t, true);
   return rc;
-}
-
-uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
-  tcache *t = mine;
-  if (__builtin_expect(!t || !enter_fast(t), 0)) return 0;
-  uintptr_t a = 0;
-  if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
-  leave(t, true);
-  return a;
 }
 
 int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
@@ -316,7 +278,7 @@ static int free_remote(tcache *o, uintptr_t addr, size_t slot) {
 /* tcache_free when the fast entry failed (no cache yet, or a stopper holds it: the guarded
  * way), or after the caller's own cache answered ESRCH (tried): the slab map's owner. */
 static __attribute__((noinline)) int free_guarded(uintptr_t addr, bool tried) {
-  tcache *t = mine;
+  tcache *t = tcache_mine;
   if (t && !tried) {
     bool fast = enter(t);
     int rc = cache_free(&t->c, addr);
@@ -330,8 +292,8 @@ static __attribute__((noinline)) int free_guarded(uintptr_t addr, bool tried) {
 }
 
 int tcache_free(uintptr_t addr) {
-  tcache *t = mine;
-  if (__builtin_expect(!t || !enter_fast(t), 0)) return free_guarded(addr, false);
+  tcache *t = tcache_mine;
+  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return free_guarded(addr, false);
   /* most frees are of one's own objects: no map read */
   int rc = cache_free_here(&t->c, addr);
   leave(t, true);
@@ -339,20 +301,12 @@ int tcache_free(uintptr_t addr) {
   return free_guarded(addr, true);
 }
 
-bool tcache_free_hit(uintptr_t addr) {
-  tcache *t = mine;
-  if (__builtin_expect(!t || !enter_fast(t), 0)) return false;
-  int rc = cache_free_here(&t->c, addr);
-  leave(t, true);
-  return rc == 0;
-}
-
 int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size, int32_t *sched) {
   size_t slot;
   tcache *o = slabmap_owner(&T.map, addr, &slot);
   if (!o) return ESRCH;
   int rc;
-  if (o == mine) {
+  if (o == tcache_mine) {
     bool fast = enter(o);
     rc = cache_lookup(&o->c, addr, rid, start, size, sched);
     leave(o, fast);

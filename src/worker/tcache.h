@@ -59,13 +59,7 @@ static inline bool tcaches_on(void) { return tcaches_running; }
  * could get no cache (the caller asks the scheduler). */
 int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr);
 int tcache_balloc(size_t size, uint32_t rid, size_t n, uintptr_t *addrs);
-/* The fast paths alone, which sys_alloc and sys_free try first: the address of a slot of the
- * calling thread's direct bin for (size, rid), or 0 when that takes more (no cache yet, a
- * stopper, frees from other threads to take, a bin to find or fill: then tcache_alloc);
- * true when addr was a live slot of the thread's own cache and is free now, false with
- * nothing changed otherwise (then tcache_free). */
-uintptr_t tcache_alloc_hit(size_t size, uint32_t rid);
-bool tcache_free_hit(uintptr_t addr);
+/* (The fast paths alone, which sys_alloc and sys_free try first, are tcache_hot.h's.) */
 /* Free an object of any thread's cache: the caller's own at once; another thread's goes onto
  * the owner's remote-free list (mpsc.h), which the owner frees at its next allocation (and
  * every flush before it hands slabs back). Synchronous errors: EINVAL for a pointer that is

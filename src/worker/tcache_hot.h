@@ -1,0 +1,76 @@
+/* tcache_hot.h: a thread's cache record (tcache.h), the calling thread's pointer to it, the
+ * owner's fast entry of the guard, and the two fast paths that sys_alloc and sys_free (api.c)
+ * inline: a slot of the thread's direct bin, a free of a live slot of its own cache. With
+ * cache_hot.h's hits inside them, a cached allocation or free is one function from the API
+ * to the slab's bitmap. tcache.c owns everything here (the registry, the guard's slow ways,
+ * remote frees, flushes); only tcache.c and api.c include it. */
+#ifndef AH_WORKER_TCACHE_HOT_H
+#define AH_WORKER_TCACHE_HOT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "worker/cache_hot.h"
+#include "worker/mpsc.h"
+#include "worker/tcache.h"
+
+/* One thread's cache. Aligned to SLABMAP_ALIGN (its address is a slab map entry); busy is
+ * the owner's, alone in its cache line, so a flusher polling it does not disturb the rest. */
+typedef struct tcache {
+  _Atomic int busy;            /* the owner is inside an operation on c */
+  char pad_[64 - sizeof(_Atomic int)];
+  _Atomic int stop;            /* a stopper holds mu and wants c: the owner takes mu too */
+  _Atomic bool owned;          /* a live thread uses it (false: kept for the next thread) */
+  pthread_mutex_t mu;          /* held by stoppers, and by the owner while stop is set */
+  struct tcache *next;         /* the registry, newest first */
+  _Alignas(64) cache c;        /* in place: the hot paths read it with no pointer between */
+  _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
+} tcache;
+
+/* The calling thread's cache (NULL before its first call). Initial-exec TLS: one %fs-relative
+ * load, where the default model under -fPIC is a call (__tls_get_addr), which made every
+ * allocation keep its arguments in saved registers. A libantheap.so loaded with dlopen takes
+ * its 8 bytes from the static TLS surplus glibc keeps for that. */
+extern _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
+/* No membarrier (or ANTHEAP_TCACHE_FENCE=1): the owner orders its store with a fence. */
+extern bool tcache_fence;
+
+/* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
+ * when a stopper is there (the caller then goes the guarded way, which tries again). */
+static inline bool tcache_enter_fast(tcache *t) {
+  atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+  if (tcache_fence) atomic_thread_fence(memory_order_seq_cst);
+  else atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
+  if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
+  atomic_store_explicit(&t->busy, 0, memory_order_release);
+  return false;
+}
+
+static inline void tcache_leave_fast(tcache *t) {
+  atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* A slot of the calling thread's direct bin for (size, rid), or 0 when that takes more (no
+ * cache yet, a stopper, frees from other threads to take, a bin to find or fill: then
+ * tcache_alloc, which does it all). */
+static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
+  tcache *t = tcache_mine;
+  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return 0;
+  uintptr_t a = 0;
+  if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
+  tcache_leave_fast(t);
+  return a;
+}
+
+/* True when addr was a live slot of the calling thread's own cache and is free now; false
+ * with nothing changed otherwise (then tcache_free, which does the rest). */
+static inline bool tcache_free_hit(uintptr_t addr) {
+  tcache *t = tcache_mine;
+  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return false;
+  int rc = cache_free_here(&t->c, addr);
+  tcache_leave_fast(t);
+  return rc == 0;
+}
+
+#endif /* AH_WORKER_TCACHE_HOT_H */
