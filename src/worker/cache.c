@@ -87,11 +87,9 @@ static cbin *bin_get(cache *c, uint32_t rid, uint32_t slot) {
   if (c->bcount >= c->bcap && bins_grow(c)) return NULL;
   b = calloc(1, sizeof *b);
   if (!b) return NULL;
-  uint32_t cap = (uint32_t)(AH_SLAB_SIZE / slot);
-  *b = (cbin){.rid = rid, .slot = slot,
-              .recip = (uint32_t)((((uint64_t)1 << 32) + slot - 1) / slot),
-              .grant = c->cfg.first_grant,
-              .all = cap == 64 ? ~0ull : (1ull << cap) - 1};
+  *b = (cbin){.rid = rid, .slot = slot, .grant = c->cfg.first_grant};
+  for (uint32_t at = 0; at + slot <= AH_SLAB_SIZE; at += slot) /* every slot's start */
+    b->all |= 1ull << (at >> AH_SLOT_ALIGN_SHIFT);
   size_t h = bin_hash(rid, slot, c->bcap);
   b->hnext = c->bins[h];
   c->bins[h] = b;
@@ -171,8 +169,7 @@ static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint
       c->be.unlease(c->be.ctx, sched, pairs, 1, &dropped);
       continue;
     }
-    *s = (cslab){.addr = slabs[i], .free = b->all, .slot = b->slot, .recip = b->recip,
-                 .bin = b, .sched = sched};
+    *s = (cslab){.addr = slabs[i], .free = b->all, .slot = b->slot, .bin = b, .sched = sched};
     index_put(c->tab, c->tcap, s);
     c->tcount++;
     cache_avail_push(b, s);
@@ -377,16 +374,26 @@ int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start
   const cslab *s = cache_index_find(c, addr);
   if (!s) return ESRCH;
   const cbin *b = s->bin;
-  uint32_t i = (uint32_t)(((addr - s->addr) * s->recip) >> 32); /* floor: exact below 4 KiB */
-  if (!((b->all >> i) & 1) || ((s->free >> i) & 1)) return EINVAL;
+  uintptr_t at = (addr - s->addr) / s->slot * s->slot; /* the start of the slot holding addr */
+  uint64_t bit = 1ull << (at >> AH_SLOT_ALIGN_SHIFT);
+  if (!(b->all & ~s->free & bit)) return EINVAL; /* past the last slot, or not handed out */
   if (rid) *rid = b->rid;
-  if (start) *start = s->addr + (uintptr_t)i * s->slot;
+  if (start) *start = s->addr + at;
   if (size) *size = s->slot;
   if (sched) *sched = s->sched;
   return 0;
 }
 
 /* ---- handing everything back ---- */
+
+/* s's live slots as a scheduler counts them: bit i for the i-th slot (cache_hot.h's bitmaps
+ * count 64-B units). */
+static uint64_t live_slots(const cslab *s) {
+  uint64_t live = s->bin->all & ~s->free, out = 0;
+  unsigned units = s->slot >> AH_SLOT_ALIGN_SHIFT;
+  for (; live; live &= live - 1) out |= 1ull << ((unsigned)__builtin_ctzll(live) / units);
+  return out;
+}
 
 static int cmp_by_sched(const void *a, const void *b) {
   const cslab *x = *(cslab *const *)a, *y = *(cslab *const *)b;
@@ -423,7 +430,7 @@ int cache_flush(cache *c) {
     int32_t sched = v[i]->sched;
     for (; i < n && v[i]->sched == sched && k < c->cfg.max_batch; i++, k++) {
       pairs[2 * k] = v[i]->addr;
-      pairs[2 * k + 1] = v[i]->bin->all & ~v[i]->free;
+      pairs[2 * k + 1] = live_slots(v[i]);
     }
     uint64_t dropped = 0;
     int rc = c->be.unlease(c->be.ctx, sched, pairs, (uint32_t)k, &dropped);

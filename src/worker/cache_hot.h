@@ -14,15 +14,19 @@
 
 #include "worker/cache.h"
 
-/* One leased slab, with copies of its bin's slot size and divisor, so that a free is checked
- * without reading the bin. 56 bytes: a 64-B malloc chunk, as before the copies. */
+/* The bitmaps of a slab count in units of 64 B (AH_SLOT_ALIGN), not in slots: bit k stands for
+ * the slot that starts k x 64 bytes into the slab, and only slots' starts have bits. So a slot's
+ * bit is its offset shifted (no division on a free, no multiplication on an allocation), and a
+ * pointer is a slot's start exactly when its offset is a multiple of 64 whose bit is in the
+ * bin's `all`. What goes to a scheduler counts in slots (cache.c converts). */
+
+/* One leased slab. 56 bytes: a 64-B malloc chunk. */
 typedef struct cslab {
-  uint64_t free;             /* bit i: slot i is in the cache, not handed out */
+  uint64_t free;             /* bit k: the slot at k x 64 is in the cache, not handed out */
   uintptr_t addr;
   uint32_t slot;             /* its bin's */
-  uint32_t recip;            /* its bin's: offset / slot as a multiply */
   int32_t sched;             /* the scheduler that leased it */
-  struct cbin *bin;          /* (its bitmap of real slots: bin->all) */
+  struct cbin *bin;          /* (its bitmap of slots' starts: bin->all) */
   struct cslab *prev, *next; /* the bin's list of slabs with free slots */
 } cslab;
 _Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
@@ -30,10 +34,9 @@ _Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
 /* The slabs of one region and slot size. */
 typedef struct cbin {
   uint32_t rid, slot;
-  uint32_t recip;            /* ceil(2^32 / slot): offset / slot as a multiply */
   uint32_t grant;            /* slabs the next lease asks for */
   uint32_t backoff, skip;    /* after refused leases: allocations left to the scheduler */
-  uint64_t all;              /* a full slab's bitmap */
+  uint64_t all;              /* a full slab's bitmap: every slot's start (in 64-B units) */
   cslab *avail;              /* slabs with a free slot */
   size_t nfree;              /* free slots in the bin */
   size_t nslabs, nidle;      /* slabs held; of those, fully free */
@@ -102,11 +105,11 @@ static inline uintptr_t cache_take_slot(cache *c, cbin *b) {
   size_t was_idle = f == b->all; /* counted without a branch: with a mix of sizes it is */
   b->nidle -= was_idle;          /* taken at random, and mispredicted half the time */
   c->nidle -= was_idle;
-  unsigned i = (unsigned)__builtin_ctzll(f);
+  unsigned k = (unsigned)__builtin_ctzll(f);
   s->free = f &= f - 1;
   b->nfree--;
   if (!f) cache_avail_remove(b, s);
-  return s->addr + (uintptr_t)i * s->slot;
+  return s->addr + ((uintptr_t)k << AH_SLOT_ALIGN_SHIFT);
 }
 
 /* An allocation from the direct bin of size's slot size, when that bin is rid's and has a free
@@ -124,12 +127,11 @@ static inline bool cache_alloc_hit(cache *c, size_t size, uint32_t rid, uintptr_
 static inline int cache_free_here(cache *c, uintptr_t addr) {
   cslab *s = cache_index_find(c, addr);
   if (!s) return ESRCH;
-  uintptr_t off = addr - s->addr;
-  uint32_t i = (uint32_t)((off * s->recip) >> 32); /* floor: exact below 4 KiB */
-  uint64_t bit = 1ull << i, f = s->free;
-  if ((uintptr_t)i * s->slot != off || off + s->slot > AH_SLAB_SIZE || (f & bit))
-    return EINVAL; /* interior, past the slab's last slot, or not handed out */
+  uintptr_t off = addr - s->addr; /* < AH_SLAB_SIZE: 64 units */
+  uint64_t bit = 1ull << (off >> AH_SLOT_ALIGN_SHIFT), f = s->free;
   cbin *b = s->bin;
+  if ((off & (AH_SLOT_ALIGN - 1)) || !(b->all & ~f & bit))
+    return EINVAL; /* no slot's start (interior, or past the last slot), or not handed out */
   if (!f) cache_avail_push(b, s);
   s->free = f |= bit;
   b->nfree++;
