@@ -344,20 +344,20 @@ static __attribute__((noinline)) void *alloc_any(size_t size, rid_t region) {
   return alloc_at_scheduler(size, region);
 }
 
-/* Nothing for a cached allocation or free to do first: the worker is up and holds no memo
- * (memo_on_change would forget them). */
-static inline bool cache_hits_allowed(void) { return ah_self.up && memo_none(&ah_self.memo); }
+/* The rank's cache may serve a hit: it has one, the worker is up and holds no memo (which
+ * memo_on_change would forget). (Per-thread caches: tcache_hits_on says it all.) */
+static inline bool rank_cache_hits(void) {
+  return ah_self.cache && ah_self.up && memo_none(&ah_self.memo);
+}
 
 /* The common case first, inline: a slot of the calling thread's (or the rank's) direct bin,
  * which changes nothing when it misses (then alloc_any). */
 void *sys_alloc(size_t size, rid_t region) {
   uintptr_t a = 0;
-  if (__builtin_expect(cache_hits_allowed(), 1)) {
-    if (ah_self.cache)
-      cache_alloc_hit(ah_self.cache, size, region, &a);
-    else if (tcaches_on())
-      a = tcache_alloc_hit(size, region);
-  }
+  if (tcache_hits_on)
+    a = tcache_alloc_hit(size, region);
+  else if (rank_cache_hits())
+    cache_alloc_hit(ah_self.cache, size, region, &a);
   return a ? (void *)a : alloc_any(size, region);
 }
 
@@ -398,12 +398,10 @@ static __attribute__((noinline)) int free_any(void *ptr) {
 /* A free of a live slot of the calling thread's (or the rank's) cache first, inline; anything
  * else (an error too: the check changed nothing) takes free_any. */
 int sys_free(void *ptr) {
-  if (__builtin_expect(cache_hits_allowed(), 1)) {
-    if (ah_self.cache) {
-      if (cache_free_here(ah_self.cache, (uintptr_t)ptr) == 0) return 0;
-    } else if (tcaches_on() && tcache_free_hit((uintptr_t)ptr)) {
-      return 0;
-    }
+  if (tcache_hits_on) {
+    if (tcache_free_hit((uintptr_t)ptr)) return 0;
+  } else if (rank_cache_hits()) {
+    if (cache_free_here(ah_self.cache, (uintptr_t)ptr) == 0) return 0;
   }
   return free_any(ptr);
 }

@@ -391,7 +391,8 @@ int cache_lookup(const cache *c, uintptr_t addr, uint32_t *rid, uintptr_t *start
 static uint64_t live_slots(const cslab *s) {
   uint64_t live = s->bin->all & ~s->free, out = 0;
   unsigned units = s->slot >> AH_SLOT_ALIGN_SHIFT;
-  for (; live; live &= live - 1) out |= 1ull << ((unsigned)__builtin_ctzll(live) / units);
+  if (units == 1) return live; /* 64-B slots: the same bits */
+  for (unsigned i = 0, u = 0; u < 64; i++, u += units) out |= (live >> u & 1) << i;
   return out;
 }
 

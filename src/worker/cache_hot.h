@@ -20,7 +20,7 @@
  * pointer is a slot's start exactly when its offset is a multiple of 64 whose bit is in the
  * bin's `all`. What goes to a scheduler counts in slots (cache.c converts). */
 
-/* One leased slab. 56 bytes: a 64-B malloc chunk. */
+/* One leased slab. 48 bytes: a 64-B malloc chunk. */
 typedef struct cslab {
   uint64_t free;             /* bit k: the slot at k x 64 is in the cache, not handed out */
   uintptr_t addr;

@@ -29,7 +29,7 @@ static struct {
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* one flusher at a time */
 _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
-bool tcache_fence;
+bool tcache_fence, tcache_hits_on;
 
 /* ---- the owner's guard ---- */
 
@@ -201,11 +201,13 @@ int tcaches_start(const tcache_setup *s) {
   atomic_store(&T.all, NULL);
   atomic_store(&T.count, 0);
   tcaches_running = true;
+  tcache_hits_on = !tcache_fence;
   return 0;
 }
 
 void tcaches_stop(void) {
   if (!tcaches_running) return;
+  tcache_hits_on = false;
   tcaches_running = false;
   for (tcache *t = atomic_load(&T.all), *next; t; t = next) {
     next = t->next;

@@ -35,6 +35,11 @@ typedef struct tcache {
 extern _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
 /* No membarrier (or ANTHEAP_TCACHE_FENCE=1): the owner orders its store with a fence. */
 extern bool tcache_fence;
+/* The per-thread caches run and the owners need no fence: sys_alloc and sys_free may call
+ * tcache_alloc_hit and tcache_free_hit (set by tcaches_start after tcache_fence, cleared first
+ * by tcaches_stop; at MPI_THREAD_MULTIPLE the worker keeps no memos, so this is their whole
+ * gate). */
+extern bool tcache_hits_on;
 
 /* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
  * when a stopper is there (the caller then goes the guarded way, which tries again). */
@@ -47,16 +52,25 @@ static inline bool tcache_enter_fast(tcache *t) {
   return false;
 }
 
+/* tcache_enter_fast where tcache_hits_on said that no fence is needed. */
+static inline bool tcache_enter_unfenced(tcache *t) {
+  atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
+  atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
+  if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
+  atomic_store_explicit(&t->busy, 0, memory_order_release);
+  return false;
+}
+
 static inline void tcache_leave_fast(tcache *t) {
   atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
 /* A slot of the calling thread's direct bin for (size, rid), or 0 when that takes more (no
  * cache yet, a stopper, frees from other threads to take, a bin to find or fill: then
- * tcache_alloc, which does it all). */
+ * tcache_alloc, which does it all). Only while tcache_hits_on. */
 static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
   tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return 0;
+  if (__builtin_expect(!t || !tcache_enter_unfenced(t), 0)) return 0;
   uintptr_t a = 0;
   if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
   tcache_leave_fast(t);
@@ -64,10 +78,11 @@ static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
 }
 
 /* True when addr was a live slot of the calling thread's own cache and is free now; false
- * with nothing changed otherwise (then tcache_free, which does the rest). */
+ * with nothing changed otherwise (then tcache_free, which does the rest). Only while
+ * tcache_hits_on. */
 static inline bool tcache_free_hit(uintptr_t addr) {
   tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return false;
+  if (__builtin_expect(!t || !tcache_enter_unfenced(t), 0)) return false;
   int rc = cache_free_here(&t->c, addr);
   tcache_leave_fast(t);
   return rc == 0;
