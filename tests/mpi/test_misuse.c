@@ -70,19 +70,20 @@ static void case_end(const char *name, bool ok) {
   if (ok && fast) passed++;
   else failed++;
 }
-/* A right answer that came too slowly is asked once more (the ranks share two cores with
- * whatever else runs): a call that takes seconds stays slow, a descheduled one does not. */
-#define CASE(name, call, cond)                                   \
-  do {                                                           \
-    case_begin(name);                                            \
-    call;                                                        \
-    err = errno;                                                 \
-    if ((cond) && MPI_Wtime() - t0 > limit_s) {                  \
-      case_begin(name);                                          \
-      call;                                                      \
-      err = errno;                                               \
-    }                                                            \
-    case_end(name, (cond));                                      \
+/* A right answer that came too slowly is asked up to twice more (the ranks share two cores
+ * with whatever else runs, and a round trip under the sanitizers on a loaded machine once took
+ * 14 ms twice in a row): a call that takes seconds stays slow, a descheduled one does not. */
+#define CASE(name, call, cond)                                             \
+  do {                                                                     \
+    case_begin(name);                                                      \
+    call;                                                                  \
+    err = errno;                                                           \
+    for (int again = 0; again < 2 && (cond) && MPI_Wtime() - t0 > limit_s; again++) { \
+      case_begin(name);                                                    \
+      call;                                                                \
+      err = errno;                                                         \
+    }                                                                      \
+    case_end(name, (cond));                                                \
   } while (0)
 
 static void fill(unsigned char *p, size_t n, unsigned seed) {
