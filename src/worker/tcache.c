@@ -252,7 +252,7 @@ int tcache_alloc(size_t size, uint32_t rid, uintptr_t *addr) {
   tcache *t = tcache_mine;
   if (__builtin_expect(!t || !tcache_enter_fast(t), 0)) return alloc_guarded(size, rid, addr);
   if (__builtin_expect(!mpsc_empty(&t->remote), 0)) return alloc_draining(t, size, rid, addr);
-  int rc = cache_alloc_hit(&t->c, size, rid, addr) ? 0 : cache_alloc(&t->c, size, rid, addr);
+  int rc = cache_alloc(&t->c, size, rid, addr); /* (tries the direct bin first, inline) */
   leave(t, true);
   return rc;
 }

@@ -42,24 +42,18 @@ extern bool tcache_fence;
 extern bool tcache_hits_on;
 
 /* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
- * when a stopper is there (the caller then goes the guarded way, which tries again). */
-static inline bool tcache_enter_fast(tcache *t) {
+ * when a stopper is there (the caller then goes the guarded way, which tries again). fence:
+ * order the store with a fence (no membarrier); a constant where the caller knows it. */
+static inline bool tcache_enter(tcache *t, bool fence) {
   atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
-  if (tcache_fence) atomic_thread_fence(memory_order_seq_cst);
+  if (fence) atomic_thread_fence(memory_order_seq_cst);
   else atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
   if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
   atomic_store_explicit(&t->busy, 0, memory_order_release);
   return false;
 }
 
-/* tcache_enter_fast where tcache_hits_on said that no fence is needed. */
-static inline bool tcache_enter_unfenced(tcache *t) {
-  atomic_store_explicit(&t->busy, 1, memory_order_relaxed);
-  atomic_signal_fence(memory_order_seq_cst); /* the stopper's membarrier orders the CPU */
-  if (__builtin_expect(!atomic_load_explicit(&t->stop, memory_order_acquire), 1)) return true;
-  atomic_store_explicit(&t->busy, 0, memory_order_release);
-  return false;
-}
+static inline bool tcache_enter_fast(tcache *t) { return tcache_enter(t, tcache_fence); }
 
 static inline void tcache_leave_fast(tcache *t) {
   atomic_store_explicit(&t->busy, 0, memory_order_release);
@@ -67,10 +61,10 @@ static inline void tcache_leave_fast(tcache *t) {
 
 /* A slot of the calling thread's direct bin for (size, rid), or 0 when that takes more (no
  * cache yet, a stopper, frees from other threads to take, a bin to find or fill: then
- * tcache_alloc, which does it all). Only while tcache_hits_on. */
+ * tcache_alloc, which does it all). Only while tcache_hits_on (so no fence). */
 static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
   tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter_unfenced(t), 0)) return 0;
+  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return 0;
   uintptr_t a = 0;
   if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
   tcache_leave_fast(t);
@@ -82,7 +76,7 @@ static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
  * tcache_hits_on. */
 static inline bool tcache_free_hit(uintptr_t addr) {
   tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter_unfenced(t), 0)) return false;
+  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return false;
   int rc = cache_free_here(&t->c, addr);
   tcache_leave_fast(t);
   return rc == 0;
