@@ -109,6 +109,7 @@ typedef struct dt_mesh {
                      again (dt_mesh_hints; NULL: none) */
   int hint_side;
   double hbox[4];
+  double hscale[2];          /* hint_side / the box's width and height (0 when flat) */
   dt_stats st;
   /* scratch of one insertion */
   dt_tri **cav;

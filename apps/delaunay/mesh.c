@@ -20,7 +20,6 @@
 /* A boundary edge of the cavity, copied out before the cavity is freed. */
 typedef struct dt_edge {
   double a[2], b[2];
-  double dx, dy, l; /* a - p and |a - p|^2 */
   int32_t va, vb;
   dt_tri *out; /* the triangle outside, and the slot of out that faced the cavity */
   int outi;
@@ -167,13 +166,16 @@ int dt_mesh_hints(dt_mesh *m, int side, const double box[4]) {
   m->hints = calloc((size_t)side * (size_t)side, sizeof *m->hints);
   m->hint_side = side;
   memcpy(m->hbox, box, sizeof m->hbox);
+  m->hscale[0] = box[1] > box[0] ? side / (box[1] - box[0]) : 0;
+  m->hscale[1] = box[3] > box[2] ? side / (box[3] - box[2]) : 0;
   return m->hints ? 0 : -1;
 }
 
+/* The hint of p's square (a multiplication, not a division: a point near a square's edge may
+ * land in the next one, which only means another start for a walk). */
 static inline dt_hint *hint_at(const dt_mesh *m, const double *p) {
   int s = m->hint_side;
-  double u = m->hbox[1] > m->hbox[0] ? (p[0] - m->hbox[0]) / (m->hbox[1] - m->hbox[0]) * s : 0;
-  double v = m->hbox[3] > m->hbox[2] ? (p[1] - m->hbox[2]) / (m->hbox[3] - m->hbox[2]) * s : 0;
+  double u = (p[0] - m->hbox[0]) * m->hscale[0], v = (p[1] - m->hbox[2]) * m->hscale[1];
   int i = u >= 0 ? (u < s ? (int)u : s - 1) : 0, j = v >= 0 ? (v < s ? (int)v : s - 1) : 0;
   return &m->hints[(size_t)j * s + i];
 }
@@ -308,7 +310,7 @@ static dt_tri *walk(dt_mesh *m, dt_tri *t, const double *p) {
     for (k = 0; k < 3; k++) {
       if (t->n[k] == from) continue; /* p is beyond the edge we came through */
       if (pred_orient(t->p[(k + 1) % 3], t->p[(k + 2) % 3], p) < 0) {
-        if (owned(m, t->nc[k])) break;
+        if (t->nc[k] == t->cell || owned(m, t->nc[k])) break; /* (t's cell is owned) */
         blocked = k;
       }
     }
@@ -356,31 +358,43 @@ static dt_tri *locate(dt_mesh *m, const double *p) {
 static int next_epoch(dt_mesh *m);
 
 /* The cells of the fan's triangles (a, b, p), into the boundary edges: circumcentres relative to
- * p, each boundary vertex's offset and squared distance computed once (b of one edge is a of the
- * next). -1 when one is not owned. */
+ * p, each boundary vertex's offset and squared distance computed once and carried to the next
+ * edge (b of one edge is a of the next), the hot cell's rectangle held in registers while it
+ * holds them. -1 when one is not owned. */
 static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
+  dt_edge *bnd = m->bnd;
   if (!m->cell_of) {
-    for (size_t i = 0; i < nb; i++) m->bnd[i].cell = 0;
+    for (size_t i = 0; i < nb; i++) bnd[i].cell = 0;
     return 0;
   }
+  const double px = p[0], py = p[1];
+  double h0 = m->hot[0], h1 = m->hot[1], h2 = m->hot[2], h3 = m->hot[3];
+  int hc = m->hot_cell;
+  const double dx0 = bnd[0].a[0] - px, dy0 = bnd[0].a[1] - py, l0 = dx0 * dx0 + dy0 * dy0;
+  double ex = dx0, ey = dy0, el = l0; /* edge i's a - p, |a - p|^2 */
   for (size_t i = 0; i < nb; i++) {
-    dt_edge *e = &m->bnd[i];
-    e->dx = e->a[0] - p[0], e->dy = e->a[1] - p[1];
-    e->l = e->dx * e->dx + e->dy * e->dy;
-  }
-  for (size_t i = 0; i < nb; i++) {
-    dt_edge *e = &m->bnd[i], *f = &m->bnd[i + 1 < nb ? i + 1 : 0];
-    if (e->va < 0 || e->vb < 0) {
-      e->cell = (uint16_t)tri_cell(m, e->a, e->va, e->b, e->vb, p);
+    dt_edge *e = &bnd[i];
+    double fx = dx0, fy = dy0, fl = l0; /* the next edge's (the first one's after the last) */
+    if (i + 1 < nb) fx = bnd[i + 1].a[0] - px, fy = bnd[i + 1].a[1] - py, fl = fx * fx + fy * fy;
+    int c;
+    if ((e->va | e->vb) < 0) {
+      c = tri_cell(m, e->a, e->va, e->b, e->vb, p);
     } else {
-      double inv = 0.5 / (e->dx * f->dy - e->dy * f->dx);
-      e->cell = (uint16_t)fan_cell_of(m, p[0] + (f->dy * e->l - e->dy * f->l) * inv,
-                                      p[1] + (e->dx * f->l - f->dx * e->l) * inv);
+      double inv = 0.5 / (ex * fy - ey * fx);
+      double cx = px + (fy * el - ey * fl) * inv, cy = py + (ex * fl - fx * el) * inv;
+      if (cx >= h0 && cx < h1 && cy >= h2 && cy < h3) {
+        c = hc;
+      } else {
+        c = fan_cell_of(m, cx, cy);
+        h0 = m->hot[0], h1 = m->hot[1], h2 = m->hot[2], h3 = m->hot[3], hc = m->hot_cell;
+      }
     }
-    if (!owned(m, e->cell)) {
-      m->blocked_cell = e->cell;
+    e->cell = (uint16_t)c;
+    if (!owned(m, c)) {
+      m->blocked_cell = c;
       return -1;
     }
+    ex = fx, ey = fy, el = fl;
   }
   return 0;
 }
@@ -407,7 +421,7 @@ static long grow_cavity(dt_mesh *m, dt_tri *t, const double *p) {
   for (size_t i = 0; i < nc; i++) {
     dt_tri *c = m->cav[i];
     for (int k = 0; k < 3; k++) {
-      if (!owned(m, c->nc[k])) {
+      if (c->nc[k] != c->cell && !owned(m, c->nc[k])) { /* (c's own cell is owned) */
         m->blocked_cell = c->nc[k];
         m->st.blocked_cavity++;
         return 0;

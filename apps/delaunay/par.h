@@ -75,6 +75,7 @@ typedef struct par {
   dt_band band; /* points along the hull: inserted with the sample */
   int *hist;    /* the points per square of an H x H grid over the box (all workers') */
   int hist_side, sparse; /* H; a square with at most `sparse` points is sparse */
+  double hist_scale[2];  /* H / the box's width and height (0 when flat) */
   double *zone_sq;       /* per square: --zone spacings of its points (a zone's half-width) */
   double *zone_cap;      /* per block: a quarter of its shorter side (the widest zone) */
   int phase;

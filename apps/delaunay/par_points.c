@@ -94,11 +94,12 @@ static void slice(size_t *lo, size_t *hi) {
   *lo = n * (size_t)G.me / (size_t)G.W, *hi = n * (size_t)(G.me + 1) / (size_t)G.W;
 }
 
-/* The square of the density grid that holds (x, y). */
+/* The square of the density grid that holds (x, y): a multiplication, not a division, the same
+ * on every worker (the grid's counts and its use agree; a point on a square's edge may go to
+ * the next one, which only moves it between two squares of the same grid). */
 static int square_of(double x, double y) {
   int H = G.hist_side;
-  double u = G.box[1] > G.box[0] ? (x - G.box[0]) / (G.box[1] - G.box[0]) * H : 0;
-  double v = G.box[3] > G.box[2] ? (y - G.box[2]) / (G.box[3] - G.box[2]) * H : 0;
+  double u = (x - G.box[0]) * G.hist_scale[0], v = (y - G.box[2]) * G.hist_scale[1];
   int i = u < 0 ? 0 : u >= H ? H - 1 : (int)u, j = v < 0 ? 0 : v >= H ? H - 1 : (int)v;
   return j * H + i;
 }
@@ -113,6 +114,8 @@ static int square_of(double x, double y) {
 static void density(size_t lo, size_t hi) {
   double side = sqrt((double)G.in.n / 64);
   int H = G.hist_side = side < 16 ? 16 : side > 128 ? 128 : (int)side;
+  G.hist_scale[0] = G.box[1] > G.box[0] ? H / (G.box[1] - G.box[0]) : 0;
+  G.hist_scale[1] = G.box[3] > G.box[2] ? H / (G.box[3] - G.box[2]) : 0;
   int *mine = calloc((size_t)H * H, sizeof *mine), *hist = G.hist = calloc((size_t)H * H, sizeof *hist);
   if (!mine || !G.hist) die("out of memory");
   for (size_t i = lo; i < hi; i++) mine[square_of(G.in.xy[2 * i], G.in.xy[2 * i + 1])]++;
