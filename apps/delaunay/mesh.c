@@ -21,6 +21,7 @@
 typedef struct dt_edge {
   double a[2], b[2];
   int32_t va, vb;
+  dt_tri *in;  /* the cavity's triangle on the edge */
   dt_tri *out; /* the triangle outside, and the slot of out that faced the cavity */
   int outi;
   uint16_t outc, cell;
@@ -357,44 +358,41 @@ static dt_tri *locate(dt_mesh *m, const double *p) {
 
 static int next_epoch(dt_mesh *m);
 
-/* The cells of the fan's triangles (a, b, p), into the boundary edges: circumcentres relative to
- * p, each boundary vertex's offset and squared distance computed once and carried to the next
- * edge (b of one edge is a of the next), the hot cell's rectangle held in registers while it
- * holds them. -1 when one is not owned. */
+/* The cell of the circumcentre of (a, b, p), all finite: relative to p, the hot cell's
+ * rectangle first. */
+static int circum_cell(dt_mesh *m, const double *a, const double *b, const double *p) {
+  double ex = a[0] - p[0], ey = a[1] - p[1], fx = b[0] - p[0], fy = b[1] - p[1];
+  double el = ex * ex + ey * ey, fl = fx * fx + fy * fy, inv = 0.5 / (ex * fy - ey * fx);
+  return fan_cell_of(m, p[0] + (fy * el - ey * fl) * inv, p[1] + (ex * fl - fx * el) * inv);
+}
+
+/* The cells of the fan's triangles (a, b, p), into the boundary edges; -1 when one is not owned.
+ * Most need no circumcentre. The circles through a and b have their centres on the bisector of
+ * ab, and the side of ab where p lies is covered more the further the centre moves to that
+ * side. p is in the circle of the cavity's triangle on ab (on p's side) and not inside the one
+ * of the triangle outside, so the new circle's centre lies between the two old centres. Cells are
+ * axis-aligned boxes (convex), so where both old triangles are finite and in one cell, the new
+ * one is in that cell too. */
 static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
   dt_edge *bnd = m->bnd;
   if (!m->cell_of) {
     for (size_t i = 0; i < nb; i++) bnd[i].cell = 0;
     return 0;
   }
-  const double px = p[0], py = p[1];
-  double h0 = m->hot[0], h1 = m->hot[1], h2 = m->hot[2], h3 = m->hot[3];
-  int hc = m->hot_cell;
-  const double dx0 = bnd[0].a[0] - px, dy0 = bnd[0].a[1] - py, l0 = dx0 * dx0 + dy0 * dy0;
-  double ex = dx0, ey = dy0, el = l0; /* edge i's a - p, |a - p|^2 */
   for (size_t i = 0; i < nb; i++) {
     dt_edge *e = &bnd[i];
-    double fx = dx0, fy = dy0, fl = l0; /* the next edge's (the first one's after the last) */
-    if (i + 1 < nb) fx = bnd[i + 1].a[0] - px, fy = bnd[i + 1].a[1] - py, fl = fx * fx + fy * fy;
     int c;
-    if ((e->va | e->vb) < 0) {
+    if ((e->va | e->vb) < 0)
       c = tri_cell(m, e->a, e->va, e->b, e->vb, p);
-    } else {
-      double inv = 0.5 / (ex * fy - ey * fx);
-      double cx = px + (fy * el - ey * fl) * inv, cy = py + (ex * fl - fx * el) * inv;
-      if (cx >= h0 && cx < h1 && cy >= h2 && cy < h3) {
-        c = hc;
-      } else {
-        c = fan_cell_of(m, cx, cy);
-        h0 = m->hot[0], h1 = m->hot[1], h2 = m->hot[2], h3 = m->hot[3], hc = m->hot_cell;
-      }
-    }
+    else if (e->outc == e->in->cell && !is_ghost(e->in) && !is_ghost(e->out))
+      c = e->outc;
+    else
+      c = circum_cell(m, e->a, e->b, p);
     e->cell = (uint16_t)c;
     if (!owned(m, c)) {
       m->blocked_cell = c;
       return -1;
     }
-    ex = fx, ey = fy, el = fl;
   }
   return 0;
 }
@@ -464,6 +462,7 @@ static long trace_boundary(dt_mesh *m, size_t nc) {
     e->b[0] = c->p[ib][0], e->b[1] = c->p[ib][1];
     e->va = c->v[ia];
     e->vb = c->v[ib];
+    e->in = c;
     e->out = c->n[k];
     e->outc = c->nc[k];
     e->outi = e->out->n[0] == c ? 0 : e->out->n[1] == c ? 1 : 2;
