@@ -382,12 +382,14 @@ static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
   for (size_t i = 0; i < nb; i++) {
     dt_edge *e = &bnd[i];
     int c;
-    if ((e->va | e->vb) < 0)
+    if ((e->va | e->vb) < 0) {
       c = tri_cell(m, e->a, e->va, e->b, e->vb, p);
-    else if (e->outc == e->in->cell && !is_ghost(e->in) && !is_ghost(e->out))
-      c = e->outc;
-    else
+    } else if (e->outc == e->in->cell && !is_ghost(e->in) && !is_ghost(e->out)) {
+      e->cell = e->outc; /* the cavity's cell: owned */
+      continue;
+    } else {
       c = circum_cell(m, e->a, e->b, p);
+    }
     e->cell = (uint16_t)c;
     if (!owned(m, c)) {
       m->blocked_cell = c;
