@@ -18,7 +18,8 @@
  *            of blocks, even ones then odd ones), then the vertical lines (pairs of columns);
  *            then every triangle that straddles a border is small;
  *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
- *            only for the partners it takes cells from;
+ *            only for the partners it takes cells from (its points were put in order by a
+ *            helper thread while the phases before ran);
  *   left     what had to wait: only the cells it needs move (par_left.c).
  * An insertion that would read, write or create a triangle outside the worker's cells changes
  * nothing and is postponed into its cell's header, so it travels with the region.
@@ -31,7 +32,9 @@
  * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_EQUAL_COLUMNS=1 (no less
  * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
  * (every new triangle's cell searched for, not first the last one's rectangle),
- * DT_NO_POPULATE=1 (chunks faulted in page by page); DT_LEFT_ROUNDS=K sends every cell to one worker after K
+ * DT_NO_POPULATE=1 (chunks faulted in page by page), DT_NO_PRESORT=1 (the main phase's points
+ * sorted when it starts, not by a helper thread beside the phases before: par_presort.c);
+ * DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
@@ -108,11 +111,14 @@ static size_t insert_all(dt_pt *list, size_t n) {
 /* One phase, cells held as G.holder says: my points of tag (or none: -1) and the points
  * postponed in my cells, in BRIO order; what still waits goes back into its cells' headers. */
 static void run_phase(int tag, const dt_pt *start) {
-  size_t n = 0;
-  dt_pt *list = tag >= 0 ? par_points_of(tag, NULL, &n) : NULL;
-  list = par_take_pending(list, &n);
+  size_t n = 0, sorted = 0;
+  double presort = 0;
+  dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &presort) : NULL;
+  n = sorted;
+  if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
+  list = par_take_pending(list, &n); /* after the presorted ones: in an order of their own */
   double tb = now();
-  dt_brio(list, n, G.box, G.o.seed + (uint64_t)G.phase);
+  dt_brio(list + sorted, n - sorted, G.box, G.o.seed + (uint64_t)G.phase);
   tb = now() - tb;
   double ti = now();
   if (start && dt_start(&G.m, &start[0], &start[1], &start[2])) die("the first triangle");
@@ -126,10 +132,10 @@ static void run_phase(int tag, const dt_pt *start) {
   G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
   if (getenv("DT_DEBUG") && n)
     fprintf(stderr,
-            "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s, insert "
-            "%.4f s\n",
+            "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s (and "
+            "%.4f s beside the phases before), insert %.4f s\n",
             G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
-            now() - ti);
+            presort, now() - ti);
   for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
   free(list);
   par_store_pending();
@@ -166,6 +172,7 @@ static void phases(const int32_t start[3]) {
   dt_pt s3[3];
   for (int i = 0; i < 3; i++)
     s3[i] = (dt_pt){G.in.xy[2 * (size_t)start[i]], G.in.xy[2 * (size_t)start[i] + 1], start[i], 0};
+  par_presort_start(CONF_BLOCK, G.o.seed + (uint64_t)PH_MAIN); /* while the phases before run */
   phase_begin(PH_SAMPLE);
   G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);

@@ -101,6 +101,14 @@ void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 
+/* ---- par_presort.c ---- */
+/* My points of tag t (par_points_of) put in insertion order by a helper thread from now on;
+ * does nothing under DT_NO_PRESORT=1 or when no thread starts. */
+void par_presort_start(int t, uint64_t seed);
+/* That list (its length in *n, the sort's seconds in *seconds) once sorted, or NULL when no
+ * sort of tag t was started. */
+dt_pt *par_presort_take(int t, size_t *n, double *seconds);
+
 /* ---- par_balance.c ---- */
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums); the
  * points below column edge t: cum[t] of all (NULL: t / BX). */
