@@ -100,6 +100,9 @@ void par_geometry(void);
 void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
+/* The same, NULL when out of memory (list then unchanged): for a thread that may not end the
+ * job. Only reads the exchange's buffers, which nothing writes after par_distribute. */
+dt_pt *par_points_try(int t, dt_pt *list, size_t *n);
 
 /* ---- par_presort.c ---- */
 /* My points of tag t (par_points_of) put in insertion order by a helper thread from now on;

@@ -298,17 +298,23 @@ static void exchange(const dt_pt *out, const int *cnt, int64_t *expect) {
   free(sc), free(rc), free(so), free(ro);
 }
 
-dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
+dt_pt *par_points_try(int t, dt_pt *list, size_t *n) {
   size_t k = 0;
   for (int w = 0; w < G.W; w++) k += (size_t)G.rcnt[w * NPT + t];
   dt_pt *l = realloc(list, (*n + k + 1) * sizeof *l);
-  if (!l) die("out of memory");
+  if (!l) return NULL;
   for (int w = 0; w < G.W; w++) {
     size_t at = G.roff[w];
     for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
     memcpy(l + *n, G.pts + at, (size_t)G.rcnt[w * NPT + t] * sizeof *l);
     *n += (size_t)G.rcnt[w * NPT + t];
   }
+  return l;
+}
+
+dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
+  dt_pt *l = par_points_try(t, list, n);
+  if (!l) die("out of memory");
   return l;
 }
 

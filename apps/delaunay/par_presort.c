@@ -2,8 +2,9 @@
  * while the phases before it run. Between the distribution and the main phase a worker mostly
  * waits (worker 0 inserts the sample while the others wait, the cells come out in rounds of
  * moves, the zones go pair by pair), and the sort of its main points (a tenth of its main
- * phase) can fill that wait instead of starting the main phase. The thread only sorts an array
- * it owns until par_presort_take joins it: no MPI, no antheap call, nothing shared. It runs on
+ * phase) can fill that wait instead of starting the main phase. The thread copies its points out
+ * of the exchange's buffers (which nobody writes any more) and sorts that array, its own until
+ * par_presort_take joins it: no MPI, no antheap call, nothing else shared. It runs on
  * any core of the process's set (a worker is bound to one core, which its own main thread
  * needs) and under SCHED_IDLE: it takes only cycles nobody else wants, so it never delays
  * worker 0's sample phase, which every worker waits for, nor a scheduler's answer, also on a
@@ -52,7 +53,9 @@ static void *sort_main(void *arg) {
   (void)arg;
   step_aside();
   double t0 = now();
-  dt_brio(S.list, S.n, S.box, S.seed);
+  S.n = 0;
+  S.list = par_points_try(S.tag, NULL, &S.n);
+  if (S.list) dt_brio(S.list, S.n, S.box, S.seed);
   S.seconds = now() - t0;
   return NULL;
 }
@@ -60,23 +63,17 @@ static void *sort_main(void *arg) {
 void par_presort_start(int tag, uint64_t seed) {
   const char *off = getenv("DT_NO_PRESORT");
   if (off && *off && *off != '0') return;
-  S.n = 0;
-  S.list = par_points_of(tag, NULL, &S.n);
-  S.tag = tag, S.seed = seed, S.seconds = 0;
+  S.tag = tag, S.seed = seed, S.seconds = 0, S.list = NULL;
   for (int k = 0; k < 4; k++) S.box[k] = G.box[k];
   dt_hilbert_key(G.box[0], G.box[2], G.box); /* the curve's table, built here, not racing */
-  if (pthread_create(&S.thread, NULL, sort_main, NULL)) {
-    free(S.list); /* sorted at the phase's start instead */
-    S.list = NULL;
-    return;
-  }
-  S.running = true;
+  S.running = pthread_create(&S.thread, NULL, sort_main, NULL) == 0; /* else: at the start */
 }
 
 dt_pt *par_presort_take(int tag, size_t *n, double *seconds) {
   if (!S.running || S.tag != tag) return NULL;
   pthread_join(S.thread, NULL);
   S.running = false;
+  if (!S.list) die("out of memory for the main phase's points");
   dt_pt *l = S.list;
   *n = S.n;
   *seconds = S.seconds;
