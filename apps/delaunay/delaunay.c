@@ -33,7 +33,8 @@
  * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
  * (every new triangle's cell searched for, not first the last one's rectangle),
  * DT_NO_POPULATE=1 (chunks faulted in page by page), DT_NO_PRESORT=1 (the main phase's points
- * sorted when it starts, not by a helper thread beside the phases before: par_presort.c);
+ * sorted when it starts, not by a helper thread beside the phases before: par_presort.c; the
+ * worker asks MPI_THREAD_FUNNELED for it);
  * DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
@@ -118,7 +119,7 @@ static void run_phase(int tag, const dt_pt *start) {
   if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
   list = par_take_pending(list, &n); /* after the presorted ones: in an order of their own */
   double tb = now();
-  dt_brio(list + sorted, n - sorted, G.box, G.o.seed + (uint64_t)G.phase);
+  if (list) dt_brio(list + sorted, n - sorted, G.box, G.o.seed + (uint64_t)G.phase);
   tb = now() - tb;
   double ti = now();
   if (start && dt_start(&G.m, &start[0], &start[1], &start[2])) die("the first triangle");
@@ -130,12 +131,15 @@ static void run_phase(int tag, const dt_pt *start) {
     for (size_t i = 0; i < n; i++) list[i].pad = -1;
   G.ph[G.phase].points += (double)n;
   G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
-  if (getenv("DT_DEBUG") && n)
+  if (getenv("DT_DEBUG") && n) {
+    char beside[64] = "";
+    if (presort > 0) snprintf(beside, sizeof beside, " (and %.4f s beside the phases before)", presort);
     fprintf(stderr,
-            "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s (and "
-            "%.4f s beside the phases before), insert %.4f s\n",
+            "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s%s, insert "
+            "%.4f s\n",
             G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
-            presort, now() - ti);
+            beside, now() - ti);
+  }
   for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
   free(list);
   par_store_pending();
@@ -320,10 +324,12 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  if (sys_init(&argc, &argv)) {
+  int level = MPI_THREAD_SINGLE; /* FUNNELED: a helper thread that makes no MPI call */
+  if (sys_init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &level)) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
+  G.funneled = level >= MPI_THREAD_FUNNELED;
   G.me = sys_worker_id();
   G.W = sys_workers();
   int world, rc = start_up(argc, argv);

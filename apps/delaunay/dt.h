@@ -237,6 +237,14 @@ void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]);
  * shuffle (seeded), then the last 3/4 Hilbert-sorted and the first 1/4 treated the same way
  * recursively, down to 16 points. */
 void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed);
+/* The same in scratch memory of dt_brio_scratch_bytes(n) bytes that the caller owns: no
+ * allocation of its own but a few small ones (a thread may run it on memory its process's main
+ * thread allocated and frees). Call dt_order_init first from the thread that starts others. */
+void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch);
+size_t dt_brio_scratch_bytes(size_t n);
+/* The curve's table, built once (dt_hilbert_key, dt_hilbert_sort and dt_brio build it when they
+ * first need it: before threads share it, build it here). */
+void dt_order_init(void);
 
 /* ---- validate.c: checks that do not trust the mesh ---- */
 typedef struct dt_check {

@@ -372,7 +372,8 @@ static int circum_cell(dt_mesh *m, const double *a, const double *b, const doubl
  * side. p is in the circle of the cavity's triangle on ab (on p's side) and not inside the one
  * of the triangle outside, so the new circle's centre lies between the two old centres. Cells are
  * axis-aligned boxes (convex), so where both old triangles are finite and in one cell, the new
- * one is in that cell too. */
+ * one is in that cell too. (In exact arithmetic: a label is the cell of the computed centre, and
+ * may differ from it where a centre lies within rounding of a border; nothing recomputes one.) */
 static int fan_cells(dt_mesh *m, const double *p, size_t nb) {
   dt_edge *bnd = m->bnd;
   if (!m->cell_of) {

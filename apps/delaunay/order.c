@@ -184,7 +184,24 @@ void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]) {
   buf_free(&b);
 }
 
+void dt_order_init(void) {
+  if (!tab_ready) build_table();
+}
+
+size_t dt_brio_scratch_bytes(size_t n) {
+  n = n ? n : 1;
+  return n * 2 * sizeof(uint64_t) + n * sizeof(dt_pt);
+}
+
 void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
+  if (n < 2) return;
+  void *scratch = dt_alloc(dt_brio_scratch_bytes(n));
+  if (!scratch) abort(); /* the caller's own memory is gone: nothing sensible is left */
+  dt_brio_in(pts, n, box, seed, scratch);
+  free(scratch);
+}
+
+void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch) {
   if (n < 2) return;
   bench_rng r = {seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull};
   if (!r.s) r.s = 1;
@@ -194,13 +211,12 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
     pts[i - 1] = pts[j];
     pts[j] = s;
   }
-  sort_buf b;
-  if (buf_init(&b, n)) abort();
+  sort_buf b = {.k = scratch, .tmp = (uint64_t *)scratch + n,
+                .pts = (dt_pt *)((uint64_t *)scratch + 2 * n)};
   /* rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way */
   for (size_t len = n; len > 0;) {
     size_t mid = len > 16 ? len / 4 : 0;
     hilbert_sort_with(pts + mid, len - mid, box, &b);
     len = mid;
   }
-  buf_free(&b);
 }

@@ -50,6 +50,7 @@ typedef struct par {
   dt_opts o;
   dt_plan p;
   int me, W;
+  int funneled; /* MPI gave MPI_THREAD_FUNNELED: a helper thread may sort (par_presort.c) */
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */
@@ -100,9 +101,10 @@ void par_geometry(void);
 void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
-/* The same, NULL when out of memory (list then unchanged): for a thread that may not end the
- * job. Only reads the exchange's buffers, which nothing writes after par_distribute. */
-dt_pt *par_points_try(int t, dt_pt *list, size_t *n);
+/* How many those are, and a copy of them into to[0..count) (reads only the exchange's buffers,
+ * which nothing writes after par_distribute: a helper thread may copy). */
+size_t par_points_count(int t);
+void par_points_copy(int t, dt_pt *to);
 
 /* ---- par_presort.c ---- */
 /* My points of tag t (par_points_of) put in insertion order by a helper thread from now on;

@@ -100,8 +100,8 @@ static void slice(size_t *lo, size_t *hi) {
 static int square_of(double x, double y) {
   int H = G.hist_side;
   double u = (x - G.box[0]) * G.hist_scale[0], v = (y - G.box[2]) * G.hist_scale[1];
-  int i = u < 0 ? 0 : u >= H ? H - 1 : (int)u, j = v < 0 ? 0 : v >= H ? H - 1 : (int)v;
-  return j * H + i;
+  int i = !(u >= 0) ? 0 : u >= H ? H - 1 : (int)u, j = !(v >= 0) ? 0 : v >= H ? H - 1 : (int)v;
+  return j * H + i; /* (NaN, which no valid input gives, to square 0) */
 }
 
 /* Sparse points. Where the points are sparse (the outskirts of clusters, the space between
@@ -298,23 +298,27 @@ static void exchange(const dt_pt *out, const int *cnt, int64_t *expect) {
   free(sc), free(rc), free(so), free(ro);
 }
 
-dt_pt *par_points_try(int t, dt_pt *list, size_t *n) {
+size_t par_points_count(int t) {
   size_t k = 0;
   for (int w = 0; w < G.W; w++) k += (size_t)G.rcnt[w * NPT + t];
-  dt_pt *l = realloc(list, (*n + k + 1) * sizeof *l);
-  if (!l) return NULL;
+  return k;
+}
+
+void par_points_copy(int t, dt_pt *to) {
   for (int w = 0; w < G.W; w++) {
     size_t at = G.roff[w];
     for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
-    memcpy(l + *n, G.pts + at, (size_t)G.rcnt[w * NPT + t] * sizeof *l);
-    *n += (size_t)G.rcnt[w * NPT + t];
+    memcpy(to, G.pts + at, (size_t)G.rcnt[w * NPT + t] * sizeof *to);
+    to += G.rcnt[w * NPT + t];
   }
-  return l;
 }
 
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
-  dt_pt *l = par_points_try(t, list, n);
+  size_t k = par_points_count(t);
+  dt_pt *l = realloc(list, (*n + k + 1) * sizeof *l);
   if (!l) die("out of memory");
+  par_points_copy(t, l + *n);
+  *n += k;
   return l;
 }
 
