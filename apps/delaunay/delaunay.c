@@ -18,8 +18,7 @@
  *            of blocks, even ones then odd ones), then the vertical lines (pairs of columns);
  *            then every triangle that straddles a border is small;
  *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
- *            only for the partners it takes cells from (its points were put in order by a
- *            helper thread while the phases before ran);
+ *            only for the partners it takes cells from;
  *   left     what had to wait: only the cells it needs move (par_left.c).
  * An insertion that would read, write or create a triangle outside the worker's cells changes
  * nothing and is postponed into its cell's header, so it travels with the region.
@@ -32,8 +31,8 @@
  * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_EQUAL_COLUMNS=1 (no less
  * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
  * (every new triangle's cell searched for, not first the last one's rectangle),
- * DT_NO_POPULATE=1 (chunks faulted in page by page), DT_NO_PRESORT=1 (the main phase's points
- * sorted when it starts, not by a helper thread beside the phases before: par_presort.c; the
+ * DT_NO_POPULATE=1 (chunks faulted in page by page), and one turns a part on: DT_PRESORT=1 (the
+ * main phase's points sorted by a helper thread beside the phases before, par_presort.c; the
  * worker asks MPI_THREAD_FUNNELED for it);
  * DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
@@ -324,8 +323,9 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  int level = MPI_THREAD_SINGLE; /* FUNNELED: a helper thread that makes no MPI call */
-  if (sys_init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &level)) {
+  const char *presort = getenv("DT_PRESORT"); /* FUNNELED: a helper that makes no MPI call */
+  int want = presort && !strcmp(presort, "1") ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, level;
+  if (sys_init_thread(&argc, &argv, want, &level)) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }

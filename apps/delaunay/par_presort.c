@@ -15,8 +15,12 @@
  * launch or the launcher), the thread may use the others (the kernel keeps it within the
  * process's cgroup): at idle priority it takes nothing from their ranks. When the main phase
  * joins it, the worker's own core is idle for it, so the sort ends about when it would have
- * there. DT_NO_PRESORT=1 sorts at the main phase's start instead, as before; so does a failure
- * to start the thread. */
+ * there.
+ *
+ * Off unless DT_PRESORT=1: on the 16-core box the main phase gained what the sort costs, but
+ * worker 0's sample phase lost as much (0.013 -> 0.038-0.045 s, its scheduler round trips, which
+ * populate leased pages, slowed by 16 helpers faulting and sorting at once; docs/RESULTS.md).
+ * Without it, or when the thread cannot start, the main phase sorts at its start. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -24,6 +28,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "par.h"
@@ -69,7 +74,8 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 }
 
 void par_presort_start(int tag, uint64_t seed) {
-  if (getenv("DT_NO_PRESORT") || !G.funneled) return;
+  const char *on = getenv("DT_PRESORT");
+  if (!on || strcmp(on, "1") || !G.funneled) return;
   S.tag = tag, S.seed = seed, S.seconds = 0;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
