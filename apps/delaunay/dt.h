@@ -186,11 +186,17 @@ typedef struct dt_band {
   size_t h;
   double delta;
   double r[4]; /* a rectangle inside the hull shrunk by delta: quickly not in the band */
+  uint8_t *inside; /* a grid over the hull's box: squares wholly inside the hull shrunk by delta
+                      (NULL: none) */
+  double g[4];     /* the grid's x0, y0 and squares per unit in x and y */
 } dt_band;
 /* Points closer than delta to the boundary of the hull (a heuristic test in doubles: it only
  * chooses when a point is inserted, never whether the mesh is right). */
 int dt_band_init(dt_band *b, const dt_pt *hull, size_t h, double delta);
 int dt_band_has(const dt_band *b, double x, double y);
+/* 1 where (x, y) is surely inside the hull by more than delta (its inner rectangle, or a square
+ * of its grid wholly so), 0 where it may not be: the quick part of dt_band_has. */
+int dt_band_surely_inside(const dt_band *b, double x, double y);
 void dt_band_free(dt_band *b);
 /* The distance that puts about band_points of n points spread evenly over the hull in the band. */
 double dt_hull_delta(const dt_pt *hull, size_t h, size_t n, double band_points);

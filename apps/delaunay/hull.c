@@ -4,6 +4,7 @@
  * the ghosts), and the long, thin triangles along long hull edges, whose circumcircles span many
  * cells, are final before the space is split (the border problem's main source). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "dt.h"
@@ -38,9 +39,46 @@ size_t dt_hull(dt_pt *pts, size_t n, dt_pt *out) {
   return h > 1 ? h - 1 : h;
 }
 
+#define BAND_GRID 64     /* squares a side of the band's grid */
+#define BAND_GRID_EDGES 4096 /* no grid for a hull with more edges (its set-up would cost more) */
+
+/* The grid of squares wholly inside the hull shrunk by delta: a square whose four corners are
+ * all at least delta (plus a margin over rounding) inside every edge is, the hull being convex,
+ * so everywhere in it, and dt_band_has answers 0 there at once. Most points on clustered input,
+ * whose hull's inner rectangle is small, are found this way instead of against every edge. */
+static void band_grid(dt_band *b, const double lo[2], const double hi[2]) {
+  b->inside = NULL;
+  if (b->h < 3 || b->h > BAND_GRID_EDGES || !(hi[0] > lo[0]) || !(hi[1] > lo[1])) return;
+  double w = (hi[0] - lo[0]) / BAND_GRID, v = (hi[1] - lo[1]) / BAND_GRID;
+  double tol = 1e-12 * (fabs(lo[0]) + fabs(hi[0]) + fabs(lo[1]) + fabs(hi[1]));
+  uint8_t *ok = malloc((BAND_GRID + 1) * (BAND_GRID + 1)); /* per corner: inside enough */
+  b->inside = calloc(BAND_GRID * BAND_GRID, 1);
+  if (!ok || !b->inside) {
+    free(ok), free(b->inside);
+    b->inside = NULL;
+    return;
+  }
+  for (int j = 0; j <= BAND_GRID; j++)
+    for (int i = 0; i <= BAND_GRID; i++) {
+      double x = lo[0] + w * i, y = lo[1] + v * j;
+      int in = 1;
+      for (size_t k = 0; k < b->h && in; k++)
+        if (b->e[k].nx * x + b->e[k].ny * y + b->e[k].c < b->delta + tol) in = 0;
+      ok[j * (BAND_GRID + 1) + i] = (uint8_t)in;
+    }
+  for (int j = 0; j < BAND_GRID; j++)
+    for (int i = 0; i < BAND_GRID; i++) {
+      const uint8_t *c = &ok[j * (BAND_GRID + 1) + i];
+      b->inside[j * BAND_GRID + i] = c[0] & c[1] & c[BAND_GRID + 1] & c[BAND_GRID + 2];
+    }
+  free(ok);
+  b->g[0] = lo[0], b->g[1] = lo[1], b->g[2] = 1 / w, b->g[3] = 1 / v;
+}
+
 int dt_band_init(dt_band *b, const dt_pt *hull, size_t h, double delta) {
   b->h = h;
   b->delta = delta;
+  b->inside = NULL;
   b->e = malloc((h ? h : 1) * sizeof *b->e);
   if (!b->e) return -1;
   for (size_t i = 0; i < h; i++) { /* inward unit normal: left of the counter-clockwise edge */
@@ -72,17 +110,27 @@ int dt_band_init(dt_band *b, const dt_pt *hull, size_t h, double delta) {
       break;
     }
   }
+  band_grid(b, lo, hi);
   return 0;
 }
 
 void dt_band_free(dt_band *b) {
-  free(b->e);
-  b->e = NULL;
+  free(b->e), free(b->inside);
+  b->e = NULL, b->inside = NULL;
+}
+
+int dt_band_surely_inside(const dt_band *b, double x, double y) {
+  if (b->h < 3) return 0;
+  if (x > b->r[0] && x < b->r[1] && y > b->r[2] && y < b->r[3]) return 1;
+  if (!b->inside) return 0;
+  double u = (x - b->g[0]) * b->g[2], v = (y - b->g[1]) * b->g[3];
+  return u >= 0 && u < BAND_GRID && v >= 0 && v < BAND_GRID &&
+         b->inside[(int)v * BAND_GRID + (int)u];
 }
 
 int dt_band_has(const dt_band *b, double x, double y) {
   if (b->h < 3) return 1;
-  if (x > b->r[0] && x < b->r[1] && y > b->r[2] && y < b->r[3]) return 0;
+  if (dt_band_surely_inside(b, x, y)) return 0;
   for (size_t i = 0; i < b->h; i++)
     if (b->e[i].nx * x + b->e[i].ny * y + b->e[i].c < b->delta) return 1;
   return 0;

@@ -30,8 +30,9 @@ static void cell_inside_fn(const void *ctx, int cell, double r[4]) {
 /* The convex hull of all points and the band along it, in parallel (Akl-Toussaint): extremes
  * in eight directions (of every 16th point of each slice: any input points will do, their
  * octagon only has to lie inside the hull), the octagon they span, the points of each slice not
- * strictly inside it (few; most are ruled out by a rectangle inside the octagon), and the hull
- * of those, computed alike by every worker. */
+ * strictly inside it (few on uniform points, many where clusters straddle the octagon's edges;
+ * most are ruled out by a rectangle and a grid of squares inside the octagon), each worker's
+ * hull of its own, and the hull of those, computed alike by every worker. */
 static void find_band(size_t lo, size_t hi, double band_points) {
   dt_pt ext[8], *all = malloc((size_t)G.W * 8 * sizeof *all);
   if (!all) die("out of memory");
@@ -61,8 +62,7 @@ static void find_band(size_t lo, size_t hi, double band_points) {
   int nc = 0;
   for (size_t i = lo; i < hi; i++) {
     double p[2] = {G.in.xy[2 * i], G.in.xy[2 * i + 1]};
-    if (no >= 3 && p[0] > inner.r[0] && p[0] < inner.r[1] && p[1] > inner.r[2] && p[1] < inner.r[3])
-      continue;
+    if (no >= 3 && dt_band_surely_inside(&inner, p[0], p[1])) continue;
     int inside = no >= 3;
     for (size_t k = 0; k < no && inside; k++) {
       double a[2] = {oct[k].x, oct[k].y}, b[2] = {oct[(k + 1) % no].x, oct[(k + 1) % no].y};
@@ -71,6 +71,13 @@ static void find_band(size_t lo, size_t hi, double band_points) {
     if (!inside) cand[nc++] = (dt_pt){p[0], p[1], (int32_t)i, 0};
   }
   dt_band_free(&inner);
+  /* only the hull of my candidates goes out: the hull of all is the hull of the workers' hulls
+   * (the same vertices, the lowest id of equal points: dt_hull sorts by x, y, id) */
+  dt_pt *mine = malloc(((size_t)nc + 2) * sizeof *mine);
+  if (!mine) die("out of memory");
+  nc = (int)dt_hull(cand, (size_t)nc, mine);
+  free(cand);
+  cand = mine;
   int *cnt = malloc((size_t)G.W * sizeof *cnt), *off = malloc(((size_t)G.W + 1) * sizeof *off);
   if (!cnt || !off) die("out of memory");
   t0 = now();

@@ -1,7 +1,7 @@
 /* test_dt.c: the serial triangulation and its checker: random, clustered and degenerate inputs
  * (grids, cocircular points, collinear hulls, duplicates, all points on a line), a validator
- * that rejects broken meshes, the Hilbert order (adaptive: coordinates over a huge range) and
- * the point reader's errors. */
+ * that rejects broken meshes, the Hilbert order (adaptive: coordinates over a huge range), the
+ * hull band's quick test and the point reader's errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +267,49 @@ START_TEST(test_brio_is_a_permutation) {
 }
 END_TEST
 
+/* ---- the hull band ---- */
+/* dt_band_has's quick part (the inner rectangle, the grid of squares inside) never changes an
+ * answer: every point of clustered, uniform and wide-range inputs against the edge loop alone,
+ * for a band of a few spacings and for none. */
+static int band_by_edges(const dt_band *b, double x, double y) {
+  if (b->h < 3) return 1;
+  for (size_t i = 0; i < b->h; i++)
+    if (b->e[i].nx * x + b->e[i].ny * y + b->e[i].c < b->delta) return 1;
+  return 0;
+}
+
+START_TEST(test_band_quick_test_agrees_with_the_edges) {
+  for (int kind = 0; kind < 3; kind++) {
+    dt_input in;
+    int rc = kind == 0   ? dt_gen_clustered(&in, 20000, 5, 8, 0.02)
+             : kind == 1 ? dt_gen_uniform(&in, 20000, 5)
+                         : dt_gen_wide(&in, 20000, 5);
+    ck_assert_int_eq(rc, 0);
+    dt_pt *p = malloc(in.n * sizeof *p), *hull = malloc((in.n + 2) * sizeof *hull);
+    for (size_t i = 0; i < in.n; i++) p[i] = (dt_pt){in.xy[2 * i], in.xy[2 * i + 1], (int32_t)i, 0};
+    size_t h = dt_hull(p, in.n, hull);
+    for (int k = 0; k < 2; k++) {
+      dt_band b;
+      double delta = k ? dt_hull_delta(hull, h, in.n, 1024) : 0;
+      ck_assert_int_eq(dt_band_init(&b, hull, h, delta), 0);
+      size_t quick = 0, in_band = 0;
+      for (size_t i = 0; i < in.n; i++) {
+        double x = in.xy[2 * i], y = in.xy[2 * i + 1];
+        int has = dt_band_has(&b, x, y);
+        REQUIRE(has == band_by_edges(&b, x, y));
+        quick += (size_t)dt_band_surely_inside(&b, x, y);
+        in_band += (size_t)has;
+      }
+      if (kind < 2) ck_assert_uint_gt(quick, in.n / 2); /* the quick part does most of the work */
+      if (k && kind < 2) ck_assert_uint_gt(in_band, 0);
+      dt_band_free(&b);
+    }
+    free(p), free(hull);
+    dt_input_free(&in);
+  }
+}
+END_TEST
+
 /* ---- the reader ---- */
 static int read_text(const char *text, size_t len, dt_input *in) {
   char path[] = "/tmp/test_dt_points_XXXXXX";
@@ -354,6 +397,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_hilbert_sort_goes_inside_crowded_cells);
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
+  tcase_add_test(tc, test_band_quick_test_agrees_with_the_edges);
   tcase_add_test(tc, test_reader_accepts_text_and_binary);
   tcase_add_test(tc, test_reader_names_the_bad_line);
   tcase_add_test(tc, test_reader_says_truncated_before_allocating);
