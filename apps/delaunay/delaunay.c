@@ -329,7 +329,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
-  G.funneled = level >= MPI_THREAD_FUNNELED;
+  G.presort = want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED;
   G.me = sys_worker_id();
   G.W = sys_workers();
   int world, rc = start_up(argc, argv);

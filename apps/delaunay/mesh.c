@@ -54,16 +54,22 @@ void dt_mesh_cell_rects(dt_mesh *m, dt_cell_rect_fn cell_rect) {
   memset(m->hot, 0, sizeof m->hot); /* [0, 0) x [0, 0): empty, as dt_mesh_init leaves it */
 }
 
+/* The cell of the circumcentre of (a, b, p), all finite: relative to p, the hot cell's
+ * rectangle first. */
+static int circum_cell(dt_mesh *m, const double *a, const double *b, const double *p) {
+  double ex = a[0] - p[0], ey = a[1] - p[1], fx = b[0] - p[0], fy = b[1] - p[1];
+  double el = ex * ex + ey * ey, fl = fx * fx + fy * fy, inv = 0.5 / (ex * fy - ey * fx);
+  return fan_cell_of(m, p[0] + (fy * el - ey * fl) * inv, p[1] + (ex * fl - fx * el) * inv);
+}
+
 /* The cell of triangle (a, b, c), c finite; a or b may be the infinite vertex (va/vb < 0):
  * then the midpoint of the finite edge, else the circumcentre. */
-static int tri_cell(const dt_mesh *m, const double *a, int32_t va, const double *b, int32_t vb,
+static int tri_cell(dt_mesh *m, const double *a, int32_t va, const double *b, int32_t vb,
                     const double *c) {
   if (!m->cell_of) return 0;
   if (va < 0) return dt_cell_of(m, (b[0] + c[0]) / 2, (b[1] + c[1]) / 2);
   if (vb < 0) return dt_cell_of(m, (a[0] + c[0]) / 2, (a[1] + c[1]) / 2);
-  double bx = b[0] - a[0], by = b[1] - a[1], cx = c[0] - a[0], cy = c[1] - a[1];
-  double inv = 0.5 / (bx * cy - by * cx), bl = bx * bx + by * by, cl = cx * cx + cy * cy;
-  return dt_cell_of(m, a[0] + (cy * bl - by * cl) * inv, a[1] + (bx * cl - cx * bl) * inv);
+  return circum_cell(m, a, b, c);
 }
 
 /* ---- pools ---- */
@@ -357,14 +363,6 @@ static dt_tri *locate(dt_mesh *m, const double *p) {
 }
 
 static int next_epoch(dt_mesh *m);
-
-/* The cell of the circumcentre of (a, b, p), all finite: relative to p, the hot cell's
- * rectangle first. */
-static int circum_cell(dt_mesh *m, const double *a, const double *b, const double *p) {
-  double ex = a[0] - p[0], ey = a[1] - p[1], fx = b[0] - p[0], fy = b[1] - p[1];
-  double el = ex * ex + ey * ey, fl = fx * fx + fy * fy, inv = 0.5 / (ex * fy - ey * fx);
-  return fan_cell_of(m, p[0] + (fy * el - ey * fl) * inv, p[1] + (ex * fl - fx * el) * inv);
-}
 
 /* The cells of the fan's triangles (a, b, p), into the boundary edges; -1 when one is not owned.
  * Most need no circumcentre. The circles through a and b have their centres on the bisector of

@@ -164,24 +164,19 @@ static void hilbert_sort_with(dt_pt *pts, size_t n, const double box[4], sort_bu
   hilbert_sort_rec(pts, n, box, 0, b, 0);
 }
 
-static int buf_init(sort_buf *b, size_t n) {
-  b->k = dt_alloc((n ? n : 1) * 2 * sizeof *b->k);
-  b->tmp = b->k ? b->k + n : NULL;
-  b->pts = dt_alloc((n ? n : 1) * sizeof *b->pts);
-  return b->k && b->pts ? 0 : -1;
-}
-
-static void buf_free(sort_buf *b) {
-  free(b->k);
-  free(b->pts);
+/* The sorts' scratch (dt_brio_scratch_bytes(n) bytes) as keys, their radix buffer and points. */
+static sort_buf buf_at(void *scratch, size_t n) {
+  uint64_t *k = scratch;
+  return (sort_buf){.k = k, .tmp = k + n, .pts = (dt_pt *)(k + 2 * n)};
 }
 
 void dt_hilbert_sort(dt_pt *pts, size_t n, const double box[4]) {
   if (n < 2) return;
-  sort_buf b;
-  if (buf_init(&b, n)) abort(); /* the caller's own memory is gone: nothing sensible is left */
+  void *scratch = dt_alloc(dt_brio_scratch_bytes(n));
+  if (!scratch) abort(); /* the caller's own memory is gone: nothing sensible is left */
+  sort_buf b = buf_at(scratch, n);
   hilbert_sort_with(pts, n, box, &b);
-  buf_free(&b);
+  free(scratch);
 }
 
 void dt_order_init(void) {
@@ -211,8 +206,7 @@ void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *
     pts[i - 1] = pts[j];
     pts[j] = s;
   }
-  sort_buf b = {.k = scratch, .tmp = (uint64_t *)scratch + n,
-                .pts = (dt_pt *)((uint64_t *)scratch + 2 * n)};
+  sort_buf b = buf_at(scratch, n);
   /* rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way */
   for (size_t len = n; len > 0;) {
     size_t mid = len > 16 ? len / 4 : 0;

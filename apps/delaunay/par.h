@@ -50,7 +50,8 @@ typedef struct par {
   dt_opts o;
   dt_plan p;
   int me, W;
-  int funneled; /* MPI gave MPI_THREAD_FUNNELED: a helper thread may sort (par_presort.c) */
+  int presort; /* DT_PRESORT=1 and MPI gave MPI_THREAD_FUNNELED: a helper thread sorts
+                  (par_presort.c) */
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */

@@ -28,7 +28,6 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "par.h"
@@ -74,8 +73,7 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 }
 
 void par_presort_start(int tag, uint64_t seed) {
-  const char *on = getenv("DT_PRESORT");
-  if (!on || strcmp(on, "1") || !G.funneled) return;
+  if (!G.presort) return; /* (main: DT_PRESORT=1, and MPI gave MPI_THREAD_FUNNELED) */
   S.tag = tag, S.seed = seed, S.seconds = 0;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
