@@ -353,12 +353,11 @@ static inline bool rank_cache_hits(void) {
 /* The common case first, inline: a slot of the calling thread's (or the rank's) direct bin,
  * which changes nothing when it misses (then alloc_any). */
 void *sys_alloc(size_t size, rid_t region) {
-  uintptr_t a = 0;
-  if (tcache_hits_on)
-    a = tcache_alloc_hit(size, region);
-  else if (rank_cache_hits())
-    cache_alloc_hit(ah_self.cache, size, region, &a);
-  return a ? (void *)a : alloc_any(size, region);
+  uintptr_t a;
+  if (tcache_hits_on ? tcache_alloc_hit(size, region, &a)
+                     : rank_cache_hits() && cache_alloc_hit(ah_self.cache, size, region, &a))
+    return (void *)a;
+  return alloc_any(size, region);
 }
 
 int sys_balloc(size_t size, rid_t region, int num, void **objects) {

@@ -87,7 +87,8 @@ static cbin *bin_get(cache *c, uint32_t rid, uint32_t slot) {
   if (c->bcount >= c->bcap && bins_grow(c)) return NULL;
   b = calloc(1, sizeof *b);
   if (!b) return NULL;
-  *b = (cbin){.rid = rid, .slot = slot, .grant = c->cfg.first_grant};
+  *b = (cbin){.rid = rid, .slot = slot, .grant = c->cfg.first_grant,
+              .idle_room = 2 * (ptrdiff_t)c->cfg.first_grant};
   for (uint32_t at = 0; at + slot <= AH_SLAB_SIZE; at += slot) /* every slot's start */
     b->all |= 1ull << (at >> AH_SLOT_ALIGN_SHIFT);
   size_t h = bin_hash(rid, slot, c->bcap);
@@ -104,7 +105,7 @@ int cache_init(cache *c, const cache_backend *be, const cache_config *cfg) {
   if (!be || !be->lease || !be->unlease || k.first_grant < 1 || k.max_grant < k.first_grant ||
       k.max_grant > 4096 || k.max_batch < 1)
     return EINVAL;
-  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .bcap = 16};
+  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .bcap = 16, .idle_room = k.max_idle};
   c->tab = calloc(c->tcap, sizeof *c->tab);
   c->bins = calloc(c->bcap, sizeof *c->bins);
   if (!c->tab || !c->bins) {
@@ -138,7 +139,8 @@ static void forget_all(cache *c) {
       free(b);
     }
   memset(c->bins, 0, c->bcap * sizeof *c->bins);
-  c->tcount = c->bcount = c->nidle = 0;
+  c->tcount = c->bcount = 0;
+  c->idle_room = c->cfg.max_idle;
   memset(c->direct, 0, sizeof c->direct);
 }
 
@@ -175,8 +177,8 @@ static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint
     cache_avail_push(b, s);
     b->nfree += (size_t)__builtin_popcountll(b->all);
     b->nslabs++;
-    b->nidle++;
-    c->nidle++;
+    b->idle_room--;
+    c->idle_room--;
   }
 }
 
@@ -227,7 +229,9 @@ static int lease_into(cache *c, uint32_t rid, size_t size, uint32_t want, uint32
 
 /* x4 after each lease: a bin that keeps allocating reaches max_grant in a few round trips. */
 static void grow_grant(const cache *c, cbin *b) {
-  b->grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+  uint32_t grant = 4 * b->grant < c->cfg.max_grant ? 4 * b->grant : c->cfg.max_grant;
+  b->idle_room += 2 * ((ptrdiff_t)grant - (ptrdiff_t)b->grant); /* (its bound moves with it) */
+  b->grant = grant;
 }
 
 /* Near exhaustion a lease is refused (ENOMEM: no empty slab anywhere) while the scheduler can
@@ -317,8 +321,8 @@ static void forget_slab(cache *c, cslab *s) {
   b->nfree -= (size_t)__builtin_popcountll(s->free);
   b->nslabs--;
   if (s->free == b->all) {
-    b->nidle--;
-    c->nidle--;
+    b->idle_room++;
+    c->idle_room++;
   }
   index_remove(c, s);
   free(s);
@@ -326,7 +330,7 @@ static void forget_slab(cache *c, cslab *s) {
 
 /* Hand back up to max fully free slabs of bin `only` (every bin when it is NULL). */
 static int return_idle(cache *c, cbin *only, size_t max) {
-  size_t n = 0, cap = c->nidle < max ? c->nidle : max;
+  size_t n = 0, idle = cache_nidle(c), cap = idle < max ? idle : max;
   if (cap == 0) return 0;
   cslab **v = malloc(cap * sizeof *v);
   if (!v) return ENOMEM;
@@ -359,12 +363,12 @@ static int return_idle(cache *c, cbin *only, size_t max) {
   return rc;
 }
 
-int cache_trim(cache *c) { return return_idle(c, NULL, c->nidle); }
+int cache_trim(cache *c) { return return_idle(c, NULL, cache_nidle(c)); }
 
 void cache_return_surplus(cache *c, cbin *b) {
   /* A bin keeps one lease's worth idle; the cache at most max_idle in all. */
-  if (b->nidle > 2 * (size_t)b->grant) return_idle(c, b, b->nidle - b->grant);
-  if (c->nidle > c->cfg.max_idle) return_idle(c, NULL, c->nidle - c->cfg.max_idle / 2);
+  if (b->idle_room < 0) return_idle(c, b, bin_nidle(b) - b->grant);
+  if (c->idle_room < 0) return_idle(c, NULL, cache_nidle(c) - c->cfg.max_idle / 2);
 }
 
 int cache_free(cache *c, uintptr_t addr) { return cache_free_here(c, addr); }
@@ -457,5 +461,5 @@ int cache_flush(cache *c) {
 void cache_get_stats(const cache *c, cache_stats *st) {
   *st = c->st;
   st->slabs = c->tcount;
-  st->idle_slabs = c->nidle;
+  st->idle_slabs = cache_nidle(c);
 }

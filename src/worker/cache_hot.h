@@ -39,7 +39,8 @@ typedef struct cbin {
   uint64_t all;              /* a full slab's bitmap: every slot's start (in 64-B units) */
   cslab *avail;              /* slabs with a free slot */
   size_t nfree;              /* free slots in the bin */
-  size_t nslabs, nidle;      /* slabs held; of those, fully free */
+  size_t nslabs;             /* slabs held */
+  ptrdiff_t idle_room;       /* 2 x grant less the fully free slabs held (bin_nidle) */
   struct cbin *hnext;        /* bin hash chain */
 } cbin;
 
@@ -54,7 +55,7 @@ struct cache {
   cbin **bins;               /* chained by (rid, slot) */
   size_t bcap, bcount;
   cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
-  size_t nidle;              /* fully free slabs, all bins */
+  ptrdiff_t idle_room;       /* max_idle less the fully free slabs of all bins (cache_nidle) */
   cache_stats st;
 };
 
@@ -62,6 +63,17 @@ struct cache {
  * checks and errors; cache_fini frees what cache_init allocated (nothing handed back). */
 int cache_init(cache *c, const cache_backend *be, const cache_config *cfg);
 void cache_fini(cache *c);
+
+/* Fully free slabs are counted as room left under their bound: a bin may keep twice its grant
+ * idle, the cache max_idle in all. A free that empties a slab takes one from both rooms, and
+ * the surplus goes back when either is below zero: one sign test on the free's path, where
+ * two counts against two bounds took three times the instructions. */
+static inline size_t bin_nidle(const cbin *b) {
+  return (size_t)(2 * (ptrdiff_t)b->grant - b->idle_room);
+}
+static inline size_t cache_nidle(const cache *c) {
+  return (size_t)((ptrdiff_t)c->cfg.max_idle - c->idle_room);
+}
 
 /* A slab of bin b just became fully free, and the bin holds more than twice its grant fully
  * free, or the cache more than max_idle: the surplus goes back (cache.c). */
@@ -102,14 +114,14 @@ static inline void cache_avail_remove(cbin *b, cslab *s) {
 static inline uintptr_t cache_take_slot(cache *c, cbin *b) {
   cslab *s = b->avail;
   uint64_t f = s->free;
-  size_t was_idle = f == b->all; /* counted without a branch: with a mix of sizes it is */
-  b->nidle -= was_idle;          /* taken at random, and mispredicted half the time */
-  c->nidle -= was_idle;
-  unsigned k = (unsigned)__builtin_ctzll(f);
+  ptrdiff_t was_idle = f == b->all; /* counted without a branch: with a mix of sizes it is */
+  b->idle_room += was_idle;         /* taken at random, and mispredicted half the time */
+  c->idle_room += was_idle;
+  uintptr_t k = (uintptr_t)__builtin_ctzll(f);
   s->free = f &= f - 1;
   b->nfree--;
   if (!f) cache_avail_remove(b, s);
-  return s->addr + ((uintptr_t)k << AH_SLOT_ALIGN_SHIFT);
+  return s->addr + (k << AH_SLOT_ALIGN_SHIFT);
 }
 
 /* An allocation from the direct bin of size's slot size, when that bin is rid's and has a free
@@ -127,7 +139,7 @@ static inline bool cache_alloc_hit(cache *c, size_t size, uint32_t rid, uintptr_
 static inline int cache_free_here(cache *c, uintptr_t addr) {
   cslab *s = cache_index_find(c, addr);
   if (!s) return ESRCH;
-  uintptr_t off = addr - s->addr; /* < AH_SLAB_SIZE: 64 units */
+  uintptr_t off = addr & (AH_SLAB_SIZE - 1); /* (s is addr's slab): 64 units */
   uint64_t bit = 1ull << (off >> AH_SLOT_ALIGN_SHIFT), f = s->free;
   cbin *b = s->bin;
   if ((off & (AH_SLOT_ALIGN - 1)) || !(b->all & ~f & bit))
@@ -136,10 +148,9 @@ static inline int cache_free_here(cache *c, uintptr_t addr) {
   s->free = f |= bit;
   b->nfree++;
   c->st.frees++;
-  size_t idle = f == b->all; /* (as in cache_take_slot: no branch on it) */
-  b->nidle += idle;
-  c->nidle += idle;
-  if (__builtin_expect(idle & ((b->nidle > 2 * (size_t)b->grant) | (c->nidle > c->cfg.max_idle)), 0))
+  ptrdiff_t idle = f == b->all; /* (as in cache_take_slot: no branch on it) */
+  ptrdiff_t room = (b->idle_room -= idle) | (c->idle_room -= idle);
+  if (__builtin_expect(room < 0, 0) && idle) /* (below zero only until a surplus goes back) */
     cache_return_surplus(c, b);
   return 0;
 }

@@ -59,16 +59,15 @@ static inline void tcache_leave_fast(tcache *t) {
   atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-/* A slot of the calling thread's direct bin for (size, rid), or 0 when that takes more (no
- * cache yet, a stopper, frees from other threads to take, a bin to find or fill: then
- * tcache_alloc, which does it all). Only while tcache_hits_on (so no fence). */
-static inline uintptr_t tcache_alloc_hit(size_t size, uint32_t rid) {
+/* A slot of the calling thread's direct bin for (size, rid): true with *addr set; false when
+ * that takes more (no cache yet, a stopper, frees from other threads to take, a bin to find or
+ * fill: then tcache_alloc, which does it all). Only while tcache_hits_on (so no fence). */
+static inline bool tcache_alloc_hit(size_t size, uint32_t rid, uintptr_t *addr) {
   tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return 0;
-  uintptr_t a = 0;
-  if (__builtin_expect(mpsc_empty(&t->remote), 1)) cache_alloc_hit(&t->c, size, rid, &a);
+  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return false;
+  bool hit = mpsc_empty(&t->remote) && cache_alloc_hit(&t->c, size, rid, addr);
   tcache_leave_fast(t);
-  return a;
+  return hit;
 }
 
 /* True when addr was a live slot of the calling thread's own cache and is free now; false

@@ -568,6 +568,31 @@ START_TEST(test_freeing_everything_returns_surplus_idle_slabs_in_batches) {
 }
 END_TEST
 
+/* A bin keeps at most twice its grant fully free, and that bound grows with the grant. */
+START_TEST(test_a_bin_keeps_at_most_twice_its_grant_idle_as_its_grant_grows) {
+  cache_config cfg = cache_config_default();
+  cfg.first_grant = 2;
+  cfg.max_grant = 8;
+  cfg.max_idle = 1000; /* only the bin's bound applies */
+  cache *c = make_cache(&cfg);
+  enum { N = 40 };
+  uintptr_t a[N];
+  for (int i = 0; i < N; i++) REQUIRE_EQ(cache_alloc(c, 4096, 1, &a[i]), 0); /* 2 + 5 x 8 */
+  REQUIRE_EQ(F.nunlease, 0);
+  cache_stats st;
+  for (int i = 0; i < N; i++) {
+    REQUIRE_EQ(cache_free(c, a[i]), 0);
+    cache_get_stats(c, &st);
+    REQUIRE(st.idle_slabs <= 2 * cfg.max_grant);
+  }
+  REQUIRE(F.nunlease > 0);
+  REQUIRE(st.idle_slabs > 2 * cfg.first_grant); /* the bound moved with the grant */
+  REQUIRE_EQ(st.slabs, st.idle_slabs);
+  REQUIRE_EQ(st.slabs + F.npairs, slabs_leased());
+  cache_destroy(c);
+}
+END_TEST
+
 START_TEST(test_trim_hands_back_idle_slabs_only) {
   cache_config cfg = cache_config_default();
   cfg.first_grant = 4;
@@ -750,6 +775,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_flush_sends_one_request_per_scheduler);
   tcase_add_test(tc, test_flush_splits_a_scheduler_request_at_max_batch);
   tcase_add_test(tc, test_freeing_everything_returns_surplus_idle_slabs_in_batches);
+  tcase_add_test(tc, test_a_bin_keeps_at_most_twice_its_grant_idle_as_its_grant_grows);
   tcase_add_test(tc, test_trim_hands_back_idle_slabs_only);
   tcase_add_test(tc, test_enomem_from_the_backend_trims_idle_slabs_and_retries_once);
   tcase_add_test(tc, test_enomem_twice_is_returned_after_one_retry);

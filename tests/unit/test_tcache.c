@@ -116,9 +116,9 @@ static int free_any(void *p) {
  * miss. */
 static atomic_long hits; /* allocations and frees the hits served */
 static int alloc_as_api(size_t size, uint32_t rid, uintptr_t *a) {
-  *a = tcache_hits_on ? tcache_alloc_hit(size, rid) : 0;
-  if (*a) hits++;
-  return *a ? 0 : tcache_alloc(size, rid, a);
+  if (!tcache_hits_on || !tcache_alloc_hit(size, rid, a)) return tcache_alloc(size, rid, a);
+  hits++;
+  return 0;
 }
 static int free_as_api(void *p) {
   if (!tcache_hits_on || !tcache_free_hit((uintptr_t)p)) return free_any(p);
