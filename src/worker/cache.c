@@ -15,9 +15,9 @@ cache_config cache_config_default(void) {
 
 /* ---- the slab index ---- */
 
-static void index_put(cslab **tab, size_t cap, cslab *s) {
-  size_t i = cache_slab_hash(s->addr, cap);
-  while (tab[i]) i = (i + 1) & (cap - 1);
+static void index_put(cslab **tab, size_t mask, cslab *s) {
+  size_t i = cache_slab_hash(s->addr, mask);
+  while (tab[i]) i = (i + 1) & mask;
   tab[i] = s;
 }
 
@@ -29,19 +29,20 @@ static int index_reserve(cache *c, size_t more) {
   cslab **tab = calloc(cap, sizeof *tab);
   if (!tab) return ENOMEM;
   for (size_t i = 0; i < c->tcap; i++)
-    if (c->tab[i]) index_put(tab, cap, c->tab[i]);
+    if (c->tab[i]) index_put(tab, cap - 1, c->tab[i]);
   free(c->tab);
   c->tab = tab;
   c->tcap = cap;
+  c->tmask = cap - 1;
   return 0;
 }
 
 /* Remove s (backward-shift deletion keeps every probe chain unbroken). */
 static void index_remove(cache *c, const cslab *s) {
-  size_t mask = c->tcap - 1, i = cache_slab_hash(s->addr, c->tcap);
+  size_t mask = c->tmask, i = cache_slab_hash(s->addr, mask);
   while (c->tab[i] != s) i = (i + 1) & mask;
   for (size_t j = (i + 1) & mask; c->tab[j]; j = (j + 1) & mask) {
-    size_t home = cache_slab_hash(c->tab[j]->addr, c->tcap);
+    size_t home = cache_slab_hash(c->tab[j]->addr, mask);
     if (((j - home) & mask) >= ((j - i) & mask)) { /* j's home is at or before the hole */
       c->tab[i] = c->tab[j];
       i = j;
@@ -105,7 +106,7 @@ int cache_init(cache *c, const cache_backend *be, const cache_config *cfg) {
   if (!be || !be->lease || !be->unlease || k.first_grant < 1 || k.max_grant < k.first_grant ||
       k.max_grant > 4096 || k.max_batch < 1)
     return EINVAL;
-  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .bcap = 16, .idle_room = k.max_idle};
+  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .tmask = 63, .bcap = 16, .idle_room = k.max_idle};
   c->tab = calloc(c->tcap, sizeof *c->tab);
   c->bins = calloc(c->bcap, sizeof *c->bins);
   if (!c->tab || !c->bins) {
@@ -172,10 +173,9 @@ static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint
       continue;
     }
     *s = (cslab){.addr = slabs[i], .free = b->all, .slot = b->slot, .bin = b, .sched = sched};
-    index_put(c->tab, c->tcap, s);
+    index_put(c->tab, c->tmask, s);
     c->tcount++;
     cache_avail_push(b, s);
-    b->nfree += (size_t)__builtin_popcountll(b->all);
     b->nslabs++;
     b->idle_room--;
     c->idle_room--;
@@ -293,13 +293,20 @@ int cache_alloc(cache *c, size_t size, uint32_t rid, uintptr_t *addr) {
 /* The most objects one cache_balloc serves (more go to the scheduler as one request). */
 #define CACHE_BALLOC_MAX ((size_t)1 << 20)
 
+/* The free slots of bin b, counted until there are `enough` (b->avail's slabs, newest first). */
+static size_t free_slots(const cbin *b, size_t enough) {
+  size_t k = 0;
+  for (const cslab *s = b->avail; s && k < enough; s = s->next) k += (size_t)__builtin_popcountll(s->free);
+  return k;
+}
+
 int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs) {
   if (size == 0 || size > AH_SLAB_SIZE || n == 0 || n > CACHE_BALLOC_MAX) return ENOTSUP;
   uint32_t slot = (uint32_t)ah_round_up(size, AH_SLOT_ALIGN);
   size_t per_slab = AH_SLAB_SIZE / slot;
   cbin *b = bin_find(c, rid, slot);
-  while (!b || b->nfree < n) {
-    size_t have = b ? b->nfree : 0, need = (n - have + per_slab - 1) / per_slab;
+  for (size_t have; (have = b ? free_slots(b, n) : 0) < n;) {
+    size_t need = (n - have + per_slab - 1) / per_slab;
     uint32_t min = need > 4096 ? 4096 : (uint32_t)need;
     uint32_t want = b && b->grant > min ? b->grant : min;
     int rc = lease_into(c, rid, size, want, min, &b);
@@ -318,7 +325,6 @@ int cache_balloc(cache *c, size_t size, uint32_t rid, size_t n, uintptr_t *addrs
 static void forget_slab(cache *c, cslab *s) {
   cbin *b = s->bin;
   if (s->free) cache_avail_remove(b, s);
-  b->nfree -= (size_t)__builtin_popcountll(s->free);
   b->nslabs--;
   if (s->free == b->all) {
     b->idle_room++;

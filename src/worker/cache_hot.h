@@ -38,7 +38,6 @@ typedef struct cbin {
   uint32_t backoff, skip;    /* after refused leases: allocations left to the scheduler */
   uint64_t all;              /* a full slab's bitmap: every slot's start (in 64-B units) */
   cslab *avail;              /* slabs with a free slot */
-  size_t nfree;              /* free slots in the bin */
   size_t nslabs;             /* slabs held */
   ptrdiff_t idle_room;       /* 2 x grant less the fully free slabs held (bin_nidle) */
   struct cbin *hnext;        /* bin hash chain */
@@ -52,6 +51,7 @@ struct cache {
   cache_config cfg;
   cslab **tab;               /* open addressing by slab number, linear probing */
   size_t tcap, tcount;
+  size_t tmask;              /* tcap - 1 */
   cbin **bins;               /* chained by (rid, slot) */
   size_t bcap, bcount;
   cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
@@ -81,13 +81,13 @@ void cache_return_surplus(cache *c, cbin *b);
 
 /* ---- the slab index ---- */
 
-static inline size_t cache_slab_hash(uintptr_t addr, size_t cap) {
-  return (size_t)(((addr >> AH_SLAB_SHIFT) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+static inline size_t cache_slab_hash(uintptr_t addr, size_t mask) {
+  return (size_t)(((addr >> AH_SLAB_SHIFT) * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
 static inline cslab *cache_index_find(const cache *c, uintptr_t addr) {
   uintptr_t slab = addr & ~(uintptr_t)(AH_SLAB_SIZE - 1);
-  for (size_t i = cache_slab_hash(slab, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
+  for (size_t i = cache_slab_hash(slab, c->tmask);; i = (i + 1) & c->tmask) {
     cslab *s = c->tab[i];
     if (!s || s->addr == slab) return s;
   }
@@ -119,7 +119,6 @@ static inline uintptr_t cache_take_slot(cache *c, cbin *b) {
   c->idle_room += was_idle;
   uintptr_t k = (uintptr_t)__builtin_ctzll(f);
   s->free = f &= f - 1;
-  b->nfree--;
   if (!f) cache_avail_remove(b, s);
   return s->addr + (k << AH_SLOT_ALIGN_SHIFT);
 }
@@ -146,7 +145,6 @@ static inline int cache_free_here(cache *c, uintptr_t addr) {
     return EINVAL; /* no slot's start (interior, or past the last slot), or not handed out */
   if (!f) cache_avail_push(b, s);
   s->free = f |= bit;
-  b->nfree++;
   c->st.frees++;
   ptrdiff_t idle = f == b->all; /* (as in cache_take_slot: no branch on it) */
   ptrdiff_t room = (b->idle_room -= idle) | (c->idle_room -= idle);
