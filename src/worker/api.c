@@ -345,7 +345,7 @@ static __attribute__((noinline)) void *alloc_any(size_t size, rid_t region) {
 }
 
 /* The rank's cache may serve a hit: it has one, the worker is up and holds no memo (which
- * memo_on_change would forget). (Per-thread caches: tcache_hits_on says it all.) */
+ * memo_on_change would forget). (Per-thread caches: tcache_fast says it all.) */
 static inline bool rank_cache_hits(void) {
   return ah_self.cache && ah_self.up && memo_none(&ah_self.memo);
 }
@@ -354,8 +354,9 @@ static inline bool rank_cache_hits(void) {
  * which changes nothing when it misses (then alloc_any). */
 void *sys_alloc(size_t size, rid_t region) {
   uintptr_t a;
-  if (tcache_hits_on ? tcache_alloc_hit(size, region, &a)
-                     : rank_cache_hits() && cache_alloc_hit(ah_self.cache, size, region, &a))
+  tcache *t = tcache_fast;
+  if (t ? tcache_alloc_hit(t, size, region, &a)
+        : rank_cache_hits() && cache_alloc_hit(ah_self.cache, size, region, &a))
     return (void *)a;
   return alloc_any(size, region);
 }
@@ -397,8 +398,9 @@ static __attribute__((noinline)) int free_any(void *ptr) {
 /* A free of a live slot of the calling thread's (or the rank's) cache first, inline; anything
  * else (an error too: the check changed nothing) takes free_any. */
 int sys_free(void *ptr) {
-  if (tcache_hits_on) {
-    if (tcache_free_hit((uintptr_t)ptr)) return 0;
+  tcache *t = tcache_fast;
+  if (t) {
+    if (tcache_free_hit(t, (uintptr_t)ptr)) return 0;
   } else if (rank_cache_hits()) {
     if (cache_free_here(ah_self.cache, (uintptr_t)ptr) == 0) return 0;
   }

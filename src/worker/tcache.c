@@ -25,10 +25,14 @@ static struct {
   _Atomic(tcache *) all;       /* every cache made since tcaches_start */
   _Atomic int count;
   pthread_key_t key;           /* its destructor keeps an exiting thread's cache for the next */
+  unsigned run;                /* tcaches_start calls so far */
 } T;
 
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER; /* one flusher at a time */
 _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
+_Thread_local tcache *tcache_fast __attribute__((tls_model("initial-exec")));
+/* Caches of earlier runs (tcaches_stop), stopped for good: threads may still point at them. */
+static tcache *parked;
 bool tcache_fence, tcache_hits_on;
 
 /* ---- the owner's guard ---- */
@@ -149,6 +153,7 @@ static tcache *new_tcache(void) {
   memset(t, 0, sizeof *t);
   pthread_mutex_init(&t->mu, NULL);
   atomic_init(&t->owned, true);
+  t->run = T.run;
   cache_backend be = {.lease = lease_owned, .unlease = unlease_owned, .leased = leased_owned,
                       .ctx = t};
   if (cache_init(&t->c, &be, &T.cfg)) {
@@ -163,14 +168,22 @@ static tcache *new_tcache(void) {
   return t;
 }
 
+/* The calling thread's cache of this run (NULL: none yet; a cache of an earlier run is parked). */
+static tcache *mine_now(void) {
+  tcache *t = tcache_mine;
+  return t && t->run == T.run ? t : NULL;
+}
+
 /* The calling thread's cache: one a thread left behind, else a new one (NULL: no memory). */
 static tcache *get_mine(void) {
-  if (tcache_mine) return tcache_mine;
+  tcache *m = mine_now();
+  if (m) return m;
   tcache *t = atomic_load(&T.all);
   for (bool no = false; t; t = t->next, no = false)
     if (atomic_compare_exchange_strong(&t->owned, &no, true)) break;
   if (!t && !(t = new_tcache())) return NULL;
   pthread_setspecific(T.key, t);
+  tcache_fast = tcache_hits_on ? t : NULL;
   return tcache_mine = t;
 }
 
@@ -200,6 +213,7 @@ int tcaches_start(const tcache_setup *s) {
   }
   atomic_store(&T.all, NULL);
   atomic_store(&T.count, 0);
+  T.run++;
   tcaches_running = true;
   tcache_hits_on = !tcache_fence;
   return 0;
@@ -209,16 +223,17 @@ void tcaches_stop(void) {
   if (!tcaches_running) return;
   tcache_hits_on = false;
   tcaches_running = false;
-  for (tcache *t = atomic_load(&T.all), *next; t; t = next) {
+  for (tcache *t = atomic_load(&T.all), *next; t; t = next) { /* parked, not freed (tcache_fast) */
     next = t->next;
+    atomic_store(&t->stop, 1);
     cache_fini(&t->c);
-    pthread_mutex_destroy(&t->mu);
-    free(t);
+    t->next = parked;
+    parked = t;
   }
   atomic_store(&T.all, NULL);
   pthread_key_delete(T.key);
   slabmap_destroy(&T.map);
-  tcache_mine = NULL; /* (other threads' pointers are stale: they must be done with antheap) */
+  tcache_mine = tcache_fast = NULL; /* (other threads' are stale: they must be done with antheap) */
 }
 
 bool tcaches_running;
@@ -280,7 +295,7 @@ static int free_remote(tcache *o, uintptr_t addr, size_t slot) {
 /* tcache_free when the fast entry failed (no cache yet, or a stopper holds it: the guarded
  * way), or after the caller's own cache answered ESRCH (tried): the slab map's owner. */
 static __attribute__((noinline)) int free_guarded(uintptr_t addr, bool tried) {
-  tcache *t = tcache_mine;
+  tcache *t = mine_now();
   if (t && !tried) {
     bool fast = enter(t);
     int rc = cache_free(&t->c, addr);

@@ -24,6 +24,7 @@ typedef struct tcache {
   _Atomic bool owned;          /* a live thread uses it (false: kept for the next thread) */
   pthread_mutex_t mu;          /* held by stoppers, and by the owner while stop is set */
   struct tcache *next;         /* the registry, newest first */
+  unsigned run;                /* the tcaches_start it was made under */
   _Alignas(64) cache c;        /* in place: the hot paths read it with no pointer between */
   _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
 } tcache;
@@ -35,11 +36,15 @@ typedef struct tcache {
 extern _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
 /* No membarrier (or ANTHEAP_TCACHE_FENCE=1): the owner orders its store with a fence. */
 extern bool tcache_fence;
-/* The per-thread caches run and the owners need no fence: sys_alloc and sys_free may call
- * tcache_alloc_hit and tcache_free_hit (set by tcaches_start after tcache_fence, cleared first
- * by tcaches_stop; at MPI_THREAD_MULTIPLE the worker keeps no memos, so this is their whole
- * gate). */
+/* The per-thread caches run and the owners need no fence (set by tcaches_start after
+ * tcache_fence, cleared first by tcaches_stop): a thread's cache is then also its tcache_fast. */
 extern bool tcache_hits_on;
+/* The calling thread's cache when sys_alloc and sys_free may take its hits inline (it was made
+ * while tcache_hits_on), else NULL: their whole gate, one load (at MPI_THREAD_MULTIPLE the
+ * worker keeps no memos). tcaches_stop stops every cache for good and keeps its record, so
+ * that a thread that calls after sys_finalize meets a stopped cache and takes the slow way,
+ * which answers that the library is not up. */
+extern _Thread_local tcache *tcache_fast __attribute__((tls_model("initial-exec")));
 
 /* The owner's fast entry: true with busy set and nobody stopping; false (busy clear again)
  * when a stopper is there (the caller then goes the guarded way, which tries again). fence:
@@ -59,23 +64,20 @@ static inline void tcache_leave_fast(tcache *t) {
   atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-/* A slot of the calling thread's direct bin for (size, rid): true with *addr set; false when
- * that takes more (no cache yet, a stopper, frees from other threads to take, a bin to find or
- * fill: then tcache_alloc, which does it all). Only while tcache_hits_on (so no fence). */
-static inline bool tcache_alloc_hit(size_t size, uint32_t rid, uintptr_t *addr) {
-  tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return false;
+/* A slot of t's direct bin for (size, rid), t the calling thread's tcache_fast: true with *addr
+ * set; false when that takes more (a stopper, frees from other threads to take, a bin to find
+ * or fill: then tcache_alloc, which does it all). */
+static inline bool tcache_alloc_hit(tcache *t, size_t size, uint32_t rid, uintptr_t *addr) {
+  if (__builtin_expect(!tcache_enter(t, false), 0)) return false;
   bool hit = mpsc_empty(&t->remote) && cache_alloc_hit(&t->c, size, rid, addr);
   tcache_leave_fast(t);
   return hit;
 }
 
-/* True when addr was a live slot of the calling thread's own cache and is free now; false
- * with nothing changed otherwise (then tcache_free, which does the rest). Only while
- * tcache_hits_on. */
-static inline bool tcache_free_hit(uintptr_t addr) {
-  tcache *t = tcache_mine;
-  if (__builtin_expect(!t || !tcache_enter(t, false), 0)) return false;
+/* True when addr was a live slot of t, the calling thread's tcache_fast, and is free now; false
+ * with nothing changed otherwise (then tcache_free, which does the rest). */
+static inline bool tcache_free_hit(tcache *t, uintptr_t addr) {
+  if (__builtin_expect(!tcache_enter(t, false), 0)) return false;
   int rc = cache_free_here(&t->c, addr);
   tcache_leave_fast(t);
   return rc == 0;

@@ -116,12 +116,12 @@ static int free_any(void *p) {
  * miss. */
 static atomic_long hits; /* allocations and frees the hits served */
 static int alloc_as_api(size_t size, uint32_t rid, uintptr_t *a) {
-  if (!tcache_hits_on || !tcache_alloc_hit(size, rid, a)) return tcache_alloc(size, rid, a);
+  if (!tcache_fast || !tcache_alloc_hit(tcache_fast, size, rid, a)) return tcache_alloc(size, rid, a);
   hits++;
   return 0;
 }
 static int free_as_api(void *p) {
-  if (!tcache_hits_on || !tcache_free_hit((uintptr_t)p)) return free_any(p);
+  if (!tcache_fast || !tcache_free_hit(tcache_fast, (uintptr_t)p)) return free_any(p);
   hits++;
   return 0;
 }
