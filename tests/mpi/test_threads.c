@@ -349,6 +349,45 @@ static void check_no_overlap(worker_thread *w) {
   free(all);
 }
 
+/* A thread that allocated, so has a cache, and calls again after sys_finalize: the library
+ * answers "not up" (ENOTCONN), allocating nothing and freeing nothing, and does not crash. */
+typedef struct late_thread {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int step;            /* 1: allocated (main may finalize); 2: finalized (call again) */
+  void *p, *q;
+  int alloc_errno, free_rc, free_errno;
+} late_thread;
+
+static void late_wait(late_thread *l, int step) {
+  pthread_mutex_lock(&l->mu);
+  while (l->step < step) pthread_cond_wait(&l->cv, &l->mu);
+  pthread_mutex_unlock(&l->mu);
+}
+
+static void late_step(late_thread *l, int step) {
+  pthread_mutex_lock(&l->mu);
+  l->step = step;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+}
+
+static void *late_calls(void *arg) {
+  late_thread *l = arg;
+  l->p = sys_alloc(64, SYS_ROOT_REGION);
+  if (l->p) sys_free(l->p); /* (its slab stays in this thread's cache until the flush) */
+  late_step(l, 1);
+  late_wait(l, 2);
+  errno = 0;
+  l->q = sys_alloc(64, SYS_ROOT_REGION);
+  l->alloc_errno = errno;
+  errno = 0;
+  l->free_rc = sys_free(l->p);
+  l->free_errno = errno;
+  return NULL;
+}
+
 static void options(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i++) {
     if (!strcmp(argv[i], "--threads")) nthreads = atoi(argv[++i]);
@@ -420,7 +459,19 @@ int main(int argc, char **argv) {
   }
   free(w);
   free(movers);
+  late_thread late = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  pthread_create(&late.th, NULL, late_calls, &late);
+  late_wait(&late, 1);
+  CHECK(late.p != NULL);
   int bad = check_summary(sys_comm(), "");
   sys_finalize();
+  late_step(&late, 2);
+  pthread_join(late.th, NULL);
+  if (late.q || late.alloc_errno != ENOTCONN || late.free_rc != -1 || late.free_errno != ENOTCONN) {
+    fprintf(stderr, "test_threads: after sys_finalize, another thread's sys_alloc gave %p "
+                    "(errno %d) and sys_free %d (errno %d); expected NULL, -1 and ENOTCONN\n",
+            late.q, late.alloc_errno, late.free_rc, late.free_errno);
+    bad = 1;
+  }
   return bad;
 }
