@@ -32,8 +32,8 @@
  * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
  * (every new triangle's cell searched for, not first the last one's rectangle),
  * DT_NO_POPULATE=1 (chunks faulted in page by page), and one turns a part on: DT_PRESORT=1 (the
- * main phase's points sorted by a helper thread beside the phases before, par_presort.c; the
- * worker asks MPI_THREAD_FUNNELED for it);
+ * main phase's points sorted by a helper thread beside the zone phases, par_presort.c; =early:
+ * from before worker 0's sample phase; the worker asks MPI_THREAD_FUNNELED for it);
  * DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
@@ -175,7 +175,8 @@ static void phases(const int32_t start[3]) {
   dt_pt s3[3];
   for (int i = 0; i < 3; i++)
     s3[i] = (dt_pt){G.in.xy[2 * (size_t)start[i]], G.in.xy[2 * (size_t)start[i] + 1], start[i], 0};
-  par_presort_start(CONF_BLOCK, G.o.seed + (uint64_t)PH_MAIN); /* while the phases before run */
+  uint64_t main_seed = G.o.seed + (uint64_t)PH_MAIN;
+  if (G.presort == PRESORT_EARLY) par_presort_start(CONF_BLOCK, main_seed);
   phase_begin(PH_SAMPLE);
   G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);
@@ -183,6 +184,7 @@ static void phases(const int32_t start[3]) {
   int *h0 = owners(CONF_HZ0);
   scatter(h0);
   free(h0);
+  if (G.presort == PRESORT_AFTER_SCATTER) par_presort_start(CONF_BLOCK, main_seed); /* the zones' waits */
   phase_begin(PH_HZ0);
   run_phase(CONF_HZ0, NULL);
   phase_in(PH_HZ1, CONF_HZ1);
@@ -323,13 +325,16 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
+  /* DT_PRESORT=1: the helper starts once the cells are out; early: before worker 0's sample */
   const char *presort = getenv("DT_PRESORT"); /* FUNNELED: a helper that makes no MPI call */
-  int want = presort && !strcmp(presort, "1") ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, level;
+  int early = presort && !strcmp(presort, "early");
+  int want = presort && (early || !strcmp(presort, "1")) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+  int level;
   if (sys_init_thread(&argc, &argv, want, &level)) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
-  G.presort = want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED;
+  G.presort = want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED ? 1 + early : 0;
   G.me = sys_worker_id();
   G.W = sys_workers();
   int world, rc = start_up(argc, argv);

@@ -2,7 +2,9 @@
  * while the phases before it run. Between the distribution and the main phase a worker mostly
  * waits (worker 0 inserts the sample while the others wait, the cells come out in rounds of
  * moves, the zones go pair by pair), and the sort of its main points (a tenth of its main
- * phase) can fill that wait instead of starting the main phase.
+ * phase) can fill that wait instead of starting the main phase. DT_PRESORT=1 starts the helper
+ * once the cells are out (the zones' waits; worker 0's sample phase is over by then),
+ * DT_PRESORT=early before the sample phase (delaunay.c).
  *
  * The main thread allocates everything (the list and the sort's scratch, untouched) and frees
  * it; the thread copies the points out of the exchange's buffers, which nothing writes after
@@ -17,10 +19,11 @@
  * joins it, the worker's own core is idle for it, so the sort ends about when it would have
  * there.
  *
- * Off unless DT_PRESORT=1: on the 16-core box the main phase gained what the sort costs, but
- * worker 0's sample phase lost as much (0.013 -> 0.038-0.045 s, its scheduler round trips, which
- * populate leased pages, slowed by 16 helpers faulting and sorting at once; docs/RESULTS.md).
- * Without it, or when the thread cannot start, the main phase sorts at its start. */
+ * Off unless DT_PRESORT is set: on the 16-core box, started early, the main phase gained what
+ * the sort costs, but worker 0's sample phase lost as much (0.013 -> 0.038-0.045 s, its scheduler
+ * round trips, which populate leased pages, slowed by 16 helpers faulting and sorting at once;
+ * docs/RESULTS.md). Without it, or when the thread cannot start, the main phase sorts at its
+ * start. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -73,7 +76,7 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 }
 
 void par_presort_start(int tag, uint64_t seed) {
-  if (!G.presort) return; /* (main: DT_PRESORT=1, and MPI gave MPI_THREAD_FUNNELED) */
+  if (!G.presort) return; /* (main: DT_PRESORT=1 or early, and MPI gave MPI_THREAD_FUNNELED) */
   S.tag = tag, S.seed = seed, S.seconds = 0;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
