@@ -32,7 +32,8 @@
  * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
  * (every new triangle's cell searched for, not first the last one's rectangle),
  * DT_NO_POPULATE=1 (chunks faulted in page by page), and one turns a part on: DT_PRESORT=1 (the
- * main phase's points sorted by a helper thread beside the zone phases, par_presort.c; =early:
+ * main phase's points sorted by a helper thread beside the zone phases from the second on,
+ * par_presort.c; =early:
  * from before worker 0's sample phase; the worker asks MPI_THREAD_FUNNELED for it);
  * DT_LEFT_ROUNDS=K sends every cell to one worker after K
  * rounds of what waits (the tests). Main entry: main(). */
@@ -162,12 +163,17 @@ static void scatter(const int *to) {
   free(own);
 }
 
-/* The cells to their holders in configuration conf, then its points and what waits there. */
-static void phase_in(int ph, int conf) {
-  phase_begin(ph);
+/* The cells to their holders in configuration conf. */
+static void transition_to(int conf) {
   int *to = owners(conf);
   par_transition(to);
   free(to);
+}
+
+/* The cells to their holders in configuration conf, then its points and what waits there. */
+static void phase_in(int ph, int conf) {
+  phase_begin(ph);
+  transition_to(conf);
   run_phase(conf, NULL);
 }
 
@@ -184,10 +190,14 @@ static void phases(const int32_t start[3]) {
   int *h0 = owners(CONF_HZ0);
   scatter(h0);
   free(h0);
-  if (G.presort == PRESORT_AFTER_SCATTER) par_presort_start(CONF_BLOCK, main_seed); /* the zones' waits */
   phase_begin(PH_HZ0);
   run_phase(CONF_HZ0, NULL);
-  phase_in(PH_HZ1, CONF_HZ1);
+  phase_begin(PH_HZ1);
+  transition_to(CONF_HZ1);
+  /* Every worker has had cells by now (in HZ0, from the scatter, or just now from HZ0's
+   * holders), so worker 0's sample phase is over: the helper no longer slows it */
+  if (G.presort == PRESORT_ZONES) par_presort_start(CONF_BLOCK, main_seed);
+  run_phase(CONF_HZ1, NULL);
   phase_in(PH_VZ0, CONF_VZ0);
   phase_in(PH_VZ1, CONF_VZ1);
   G.small_chunks = 0;
@@ -325,7 +335,7 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  /* DT_PRESORT=1: the helper starts once the cells are out; early: before worker 0's sample */
+  /* DT_PRESORT=1: the helper starts with the second zone phase; early: before worker 0's sample */
   const char *presort = getenv("DT_PRESORT"); /* FUNNELED: a helper that makes no MPI call */
   int early = presort && !strcmp(presort, "early");
   int want = presort && (early || !strcmp(presort, "1")) ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;

@@ -46,15 +46,16 @@ typedef struct ph_stat {
 } ph_stat;
 #define PH_FIELDS 8
 
-enum { PRESORT_AFTER_SCATTER = 1, PRESORT_EARLY = 2 };
+enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
 
 typedef struct par {
   dt_opts o;
   dt_plan p;
   int me, W;
-  int presort; /* a helper thread sorts the main phase's points (par_presort.c), started after
-                  the scatter (PRESORT_AFTER_SCATTER: DT_PRESORT=1) or before worker 0's sample
-                  (PRESORT_EARLY: DT_PRESORT=early), where MPI gave MPI_THREAD_FUNNELED; 0: none */
+  int presort; /* a helper thread sorts the main phase's points (par_presort.c), started with
+                  the second zone phase (PRESORT_ZONES: DT_PRESORT=1) or before worker 0's
+                  sample (PRESORT_EARLY: DT_PRESORT=early), where MPI gave
+                  MPI_THREAD_FUNNELED; 0: none */
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */

@@ -3,7 +3,8 @@
  * waits (worker 0 inserts the sample while the others wait, the cells come out in rounds of
  * moves, the zones go pair by pair), and the sort of its main points (a tenth of its main
  * phase) can fill that wait instead of starting the main phase. DT_PRESORT=1 starts the helper
- * once the cells are out (the zones' waits; worker 0's sample phase is over by then),
+ * with the second zone phase (every worker has had cells by then, so worker 0's sample phase is
+ * over: a worker that holds nothing in the first zone phase passes the scatter at once),
  * DT_PRESORT=early before the sample phase (delaunay.c).
  *
  * The main thread allocates everything (the list and the sort's scratch, untouched) and frees

@@ -52,6 +52,31 @@ static double *make(dt_plan *p, int W, size_t n, size_t ns, int clustered) {
   return xy;
 }
 
+/* Every worker holds a cell in the first or the second configuration of horizontal borders,
+ * so it has received cells from the scatter (which follows worker 0's sample phase) or from
+ * the first one's holders before the second begins: where the presort's helper may start
+ * (delaunay.c) without slowing worker 0's sample phase. */
+START_TEST(test_every_worker_holds_a_cell_in_hz0_or_hz1) {
+  dt_plan p;
+  for (int W = 2; W <= PLAN_MAX_WORKERS; W *= 2) {
+    ck_assert_int_eq(dt_plan_init(&p, W), 0);
+    int *h0 = malloc((size_t)p.ncells * sizeof *h0), *h1 = malloc((size_t)p.ncells * sizeof *h1);
+    char *holds = calloc((size_t)W, 1);
+    ck_assert_ptr_nonnull(h0);
+    ck_assert_ptr_nonnull(h1);
+    ck_assert_ptr_nonnull(holds);
+    dt_plan_owners(&p, CONF_HZ0, h0);
+    dt_plan_owners(&p, CONF_HZ1, h1);
+    for (int c = 0; c < p.ncells; c++) {
+      REQUIRE(h0[c] >= 0 && h0[c] < W && h1[c] >= 0 && h1[c] < W);
+      holds[h0[c]] = holds[h1[c]] = 1;
+    }
+    for (int w = 0; w < W; w++) REQUIRE(holds[w]);
+    free(h0), free(h1), free(holds);
+  }
+}
+END_TEST
+
 START_TEST(test_any_power_of_two_workers) {
   dt_plan p;
   for (int W = 1; W <= PLAN_MAX_WORKERS; W *= 2) {
@@ -306,6 +331,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("plan");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_any_power_of_two_workers);
+  tcase_add_test(tc, test_every_worker_holds_a_cell_in_hz0_or_hz1);
   tcase_add_test(tc, test_blocks_hold_the_same_number_of_points);
   tcase_add_test(tc, test_cells_tile_the_blocks);
   tcase_add_test(tc, test_cell_inside_rects);
