@@ -20,11 +20,11 @@
  * joins it, the worker's own core is idle for it, so the sort ends about when it would have
  * there.
  *
- * Off unless DT_PRESORT is set: on the 16-core box, started early, the main phase gained what
- * the sort costs, but worker 0's sample phase lost as much (0.013 -> 0.038-0.045 s, its scheduler
- * round trips, which populate leased pages, slowed by 16 helpers faulting and sorting at once;
- * docs/RESULTS.md). Without it, or when the thread cannot start, the main phase sorts at its
- * start. */
+ * On unless DT_PRESORT=0. Started early, the main phase gained what the sort costs, but worker
+ * 0's sample phase lost as much (on the 16-core box 0.013 -> 0.038-0.045 s: its scheduler round
+ * trips, which populate leased pages, slowed by 16 helpers faulting and sorting at once); from
+ * the second zone phase the sample phase is untouched and the run gains (docs/RESULTS.md).
+ * Without it, or when the thread cannot start, the main phase sorts at its start. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -77,7 +77,7 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 }
 
 void par_presort_start(int tag, uint64_t seed) {
-  if (!G.presort) return; /* (main: DT_PRESORT=1 or early, and MPI gave MPI_THREAD_FUNNELED) */
+  if (!G.presort) return; /* (main: not DT_PRESORT=0, and MPI gave MPI_THREAD_FUNNELED) */
   S.tag = tag, S.seed = seed, S.seconds = 0;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
