@@ -112,8 +112,8 @@ size_t par_points_count(int t);
 void par_points_copy(int t, dt_pt *to);
 
 /* ---- par_presort.c ---- */
-/* With DT_PRESORT=1: my points of tag t (par_points_of) put in insertion order by a helper
- * thread from now on; else, or when no thread starts, nothing. */
+/* Unless DT_PRESORT=0 (G.presort): my points of tag t (par_points_of) put in insertion order
+ * by a helper thread from now on; else, or when no thread starts, nothing. */
 void par_presort_start(int t, uint64_t seed);
 /* That list (its length in *n, the sort's seconds in *seconds) once sorted, or NULL when no
  * sort of tag t was started. */

@@ -12,9 +12,9 @@
  * the distribution, and sorts them: no MPI, no antheap call, no large allocation or release
  * (which Open MPI's memory hooks would see from a second thread), only page faults and a few
  * small mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c), and only then is there a
- * thread. It runs under SCHED_IDLE, taking only cycles nobody else wants, so it delays neither
- * worker 0's sample phase, which every worker waits for, nor a scheduler's answer, also on a
- * host with fewer cores than ranks; and where the worker is bound to one core (by antheap's
+ * thread. It runs under SCHED_IDLE, taking only cycles nobody else wants, so it delays no
+ * scheduler's answer, also on a host with fewer cores than ranks (it does slow what faults in
+ * pages at the same time: below); and where the worker is bound to one core (by antheap's
  * launch or the launcher), the thread may use the others (the kernel keeps it within the
  * process's cgroup): at idle priority it takes nothing from their ranks. When the main phase
  * joins it, the worker's own core is idle for it, so the sort ends about when it would have

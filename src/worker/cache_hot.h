@@ -66,8 +66,7 @@ void cache_fini(cache *c);
 
 /* Fully free slabs are counted as room left under their bound: a bin may keep twice its grant
  * idle, the cache max_idle in all. A free that empties a slab takes one from both rooms, and
- * the surplus goes back when either is below zero: one sign test on the free's path, where
- * two counts against two bounds took three times the instructions. */
+ * hands the surplus back when either is below zero: one sign test on the free's path. */
 static inline size_t bin_nidle(const cbin *b) {
   return (size_t)(2 * (ptrdiff_t)b->grant - b->idle_room);
 }
@@ -148,7 +147,7 @@ static inline int cache_free_here(cache *c, uintptr_t addr) {
   c->st.frees++;
   ptrdiff_t idle = f == b->all; /* (as in cache_take_slot: no branch on it) */
   ptrdiff_t room = (b->idle_room -= idle) | (c->idle_room -= idle);
-  if (__builtin_expect(room < 0, 0) && idle) /* (below zero only until a surplus goes back) */
+  if (__builtin_expect(room < 0, 0) && idle) /* (only a free that empties a slab returns one) */
     cache_return_surplus(c, b);
   return 0;
 }

@@ -190,7 +190,7 @@ static tcache *get_mine(void) {
 /* A thread exits: its slabs go back, its cache waits for the next thread. */
 static void retire(void *p) {
   tcache *t = p;
-  if (!tcaches_running) return;
+  if (!tcaches_running || t->run != T.run) return; /* (a parked cache of an earlier run) */
   stop(t);
   drain(t);
   cache_flush(&t->c);
@@ -219,21 +219,29 @@ int tcaches_start(const tcache_setup *s) {
   return 0;
 }
 
+/* Every cache is stopped for good (a thread inside an operation finishes it first), its memory
+ * freed and its record parked, not freed: other threads' tcache_fast and tcache_mine may still
+ * point at it, and a call after sys_finalize then meets a stopped cache and takes the slow way.
+ * The parked records (one a thread that ever allocated, per run) stay until the process ends. */
 void tcaches_stop(void) {
   if (!tcaches_running) return;
   tcache_hits_on = false;
   tcaches_running = false;
-  for (tcache *t = atomic_load(&T.all), *next; t; t = next) { /* parked, not freed (tcache_fast) */
+  tcache *head = atomic_load(&T.all);
+  for (tcache *t = head; t; t = t->next) stop_begin(t);
+  barrier_everywhere();
+  for (tcache *t = head; t; t = t->next) stop_wait(t);
+  for (tcache *t = head, *next; t; t = next) {
     next = t->next;
-    atomic_store(&t->stop, 1);
     cache_fini(&t->c);
+    pthread_mutex_unlock(&t->mu); /* (stop stays set) */
     t->next = parked;
     parked = t;
   }
   atomic_store(&T.all, NULL);
   pthread_key_delete(T.key);
   slabmap_destroy(&T.map);
-  tcache_mine = tcache_fast = NULL; /* (other threads' are stale: they must be done with antheap) */
+  tcache_mine = tcache_fast = NULL;
 }
 
 bool tcaches_running;

@@ -50,7 +50,9 @@ typedef struct tcache_setup {
 
 /* Start per-thread caching: 0, ENOMEM, or EINVAL (a bad config). */
 int tcaches_start(const tcache_setup *s);
-/* Destroy every cache without handing anything back (tcaches_flush first). */
+/* Stop every cache for good without handing anything back (tcaches_flush first), after any
+ * thread inside an operation has finished it: their memory is freed, their records kept for
+ * the threads that may still point at them (tcache.c). */
 void tcaches_stop(void);
 extern bool tcaches_running; /* (read on every sys_* call: set once, before any thread) */
 static inline bool tcaches_on(void) { return tcaches_running; }

@@ -29,10 +29,11 @@ typedef struct tcache {
   _Alignas(64) mpsc remote;    /* objects other threads freed (its own line: they write it) */
 } tcache;
 
-/* The calling thread's cache (NULL before its first call). Initial-exec TLS: one %fs-relative
- * load, where the default model under -fPIC is a call (__tls_get_addr), which made every
- * allocation keep its arguments in saved registers. A libantheap.so loaded with dlopen takes
- * its 8 bytes from the static TLS surplus glibc keeps for that. */
+/* The calling thread's cache (NULL before its first call; after tcaches_stop, a parked one of
+ * an earlier run until it gets a new one). Initial-exec TLS: one %fs-relative load, where the
+ * default model under -fPIC is a call (__tls_get_addr), which made every allocation keep its
+ * arguments in saved registers. A libantheap.so loaded with dlopen takes its 16 bytes (this and
+ * tcache_fast) from the static TLS surplus glibc keeps for that. */
 extern _Thread_local tcache *tcache_mine __attribute__((tls_model("initial-exec")));
 /* No membarrier (or ANTHEAP_TCACHE_FENCE=1): the owner orders its store with a fence. */
 extern bool tcache_fence;
