@@ -345,7 +345,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
-  G.presort = want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED ? 1 + early : 0;
+  if (want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED)
+    G.presort = early ? PRESORT_EARLY : PRESORT_ZONES;
   G.me = sys_worker_id();
   G.W = sys_workers();
   int world, rc = start_up(argc, argv);

@@ -23,16 +23,15 @@ static void index_put(cslab **tab, size_t mask, cslab *s) {
 
 /* Room for `more` entries at a load of at most one half. */
 static int index_reserve(cache *c, size_t more) {
-  if (2 * (c->tcount + more) <= c->tcap) return 0;
-  size_t cap = c->tcap;
+  size_t old = c->tmask + 1, cap = old;
+  if (2 * (c->tcount + more) <= cap) return 0;
   while (2 * (c->tcount + more) > cap) cap *= 2;
   cslab **tab = calloc(cap, sizeof *tab);
   if (!tab) return ENOMEM;
-  for (size_t i = 0; i < c->tcap; i++)
+  for (size_t i = 0; i < old; i++)
     if (c->tab[i]) index_put(tab, cap - 1, c->tab[i]);
   free(c->tab);
   c->tab = tab;
-  c->tcap = cap;
   c->tmask = cap - 1;
   return 0;
 }
@@ -106,8 +105,8 @@ int cache_init(cache *c, const cache_backend *be, const cache_config *cfg) {
   if (!be || !be->lease || !be->unlease || k.first_grant < 1 || k.max_grant < k.first_grant ||
       k.max_grant > 4096 || k.max_batch < 1)
     return EINVAL;
-  *c = (cache){.be = *be, .cfg = k, .tcap = 64, .tmask = 63, .bcap = 16, .idle_room = k.max_idle};
-  c->tab = calloc(c->tcap, sizeof *c->tab);
+  *c = (cache){.be = *be, .cfg = k, .tmask = 63, .bcap = 16, .idle_room = k.max_idle};
+  c->tab = calloc(c->tmask + 1, sizeof *c->tab);
   c->bins = calloc(c->bcap, sizeof *c->bins);
   if (!c->tab || !c->bins) {
     cache_fini(c);
@@ -130,7 +129,7 @@ int cache_create(cache **out, const cache_backend *be, const cache_config *cfg) 
 
 /* Forget every slab and bin (after they were handed back, or at destroy). */
 static void forget_all(cache *c) {
-  for (size_t i = 0; i < c->tcap; i++) {
+  for (size_t i = 0; i <= c->tmask; i++) {
     free(c->tab[i]);
     c->tab[i] = NULL;
   }
@@ -431,7 +430,7 @@ int cache_flush(cache *c) {
     free(pairs);
     return ENOMEM;
   }
-  for (size_t i = 0; i < c->tcap; i++)
+  for (size_t i = 0; i <= c->tmask; i++)
     if (c->tab[i]) v[n++] = c->tab[i];
   qsort(v, n, sizeof *v, cmp_by_sched);
   int first_error = 0;

@@ -50,8 +50,7 @@ struct cache {
   cache_backend be;
   cache_config cfg;
   cslab **tab;               /* open addressing by slab number, linear probing */
-  size_t tcap, tcount;
-  size_t tmask;              /* tcap - 1 */
+  size_t tmask, tcount;      /* the table's size less one (a power of two less one) */
   cbin **bins;               /* chained by (rid, slot) */
   size_t bcap, bcount;
   cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */

@@ -64,6 +64,13 @@ static void stop_wait(tcache *t) {
   while (atomic_load_explicit(&t->busy, memory_order_acquire)) sched_yield();
 }
 
+/* Stop every cache from head on at once: one barrier for all of them. */
+static void stop_all(tcache *head) {
+  for (tcache *t = head; t; t = t->next) stop_begin(t);
+  barrier_everywhere();
+  for (tcache *t = head; t; t = t->next) stop_wait(t);
+}
+
 /* Take another thread's cache (or one's own, outside an operation) for a while. */
 static void stop(tcache *t) {
   stop_begin(t);
@@ -228,9 +235,7 @@ void tcaches_stop(void) {
   tcache_hits_on = false;
   tcaches_running = false;
   tcache *head = atomic_load(&T.all);
-  for (tcache *t = head; t; t = t->next) stop_begin(t);
-  barrier_everywhere();
-  for (tcache *t = head; t; t = t->next) stop_wait(t);
+  stop_all(head);
   for (tcache *t = head, *next; t; t = next) {
     next = t->next;
     cache_fini(&t->c);
@@ -348,9 +353,7 @@ int tcache_lookup(uintptr_t addr, uint32_t *rid, uintptr_t *start, size_t *size,
 int tcaches_flush(uint64_t *returned, uint64_t *dropped) {
   pthread_mutex_lock(&flush_lock);
   tcache *head = atomic_load(&T.all);
-  for (tcache *t = head; t; t = t->next) stop_begin(t);
-  barrier_everywhere(); /* one for all of them */
-  for (tcache *t = head; t; t = t->next) stop_wait(t);
+  stop_all(head);
   int first = 0;
   for (tcache *t = head; t; t = t->next) {
     drain(t); /* frees of its objects before its slabs go back with their live bitmaps */
