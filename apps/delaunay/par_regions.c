@@ -109,12 +109,35 @@ static void alloc_tables(void) {
 typedef struct cell_made {
   rid_t rid;
   cell_hdr *hdr;
+  dt_chunk *first; /* the cell's first chunk of triangles (CHUNK_MIN bytes), or NULL */
 } cell_made;
 
-/* The tree in parallel, then every worker its block's nine cells (each with its header) at the
- * same time, given to worker 0 (which inserts the sample with everything owned) with sys_give:
- * no bytes move. All learn every cell's ID and header. Worker 0 clears every header (with a
- * private GAS it does not see the other workers' bytes). */
+/* The first chunk of a cell, allocated by the worker that makes the cell: worker 0, which
+ * inserts the sample into every cell, would otherwise make all of these round trips alone, one
+ * after the other (9 W of them); here every worker makes its 9 at the same time. No byte of it
+ * is written here: worker 0 writes its header (a private GAS would not show it ours). */
+static dt_chunk *first_chunk(rid_t cell) {
+  dt_chunk *c = sys_alloc(CHUNK_MIN, cell);
+  if (c) G.nchunks++;
+  if (c && !getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
+  return c; /* NULL: worker 0's first refill of the cell asks again */
+}
+
+/* On worker 0: the cell's first chunk into its pool's spares, as par_refill would put it. */
+static void install_first_chunk(cell_hdr *h, dt_chunk *c) {
+  if (!c) return;
+  if (!getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
+  c->bytes = CHUNK_MIN;
+  c->next = NULL;
+  h->pool.spare = c;
+  h->given = CHUNK_MIN;
+  h->chunk = 2 * CHUNK_MIN;
+}
+
+/* The tree in parallel, then every worker its block's nine cells (each with its header and
+ * first chunk) at the same time, given to worker 0 (which inserts the sample with everything
+ * owned) with sys_give: no bytes move. All learn every cell's ID, header and first chunk.
+ * Worker 0 clears every header (with a private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
   alloc_tables();
   rid_t block = make_tree();
@@ -126,7 +149,7 @@ void par_make_regions(void) {
     cell_hdr *h = sys_alloc(sizeof *h, r[k]);
     if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
-    mine[k] = (cell_made){r[k], h};
+    mine[k] = (cell_made){r[k], h, first_chunk(r[k])};
   }
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
   G.scomm += now() - t0;
@@ -142,7 +165,10 @@ void par_make_regions(void) {
     G.pools[c] = &all[c].hdr->pool;
     G.holder[c] = 0;
     G.own[c] = G.me == 0;
-    if (G.me == 0) memset(G.hdr[c], 0, sizeof *G.hdr[c]);
+    if (G.me == 0) {
+      memset(G.hdr[c], 0, sizeof *G.hdr[c]);
+      install_first_chunk(G.hdr[c], all[c].first);
+    }
   }
   free(all);
 }
