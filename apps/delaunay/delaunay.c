@@ -123,7 +123,7 @@ static void run_phase(int tag, const dt_pt *start) {
   tb = now() - tb;
   double ti = now();
   if (start && dt_start(&G.m, &start[0], &start[1], &start[2])) die("the first triangle");
-  int64_t before = G.m.st.postponed;
+  int64_t before = G.m.st.postponed, steps = G.m.st.walk_steps, cavity = G.m.st.cavity_tris;
   size_t left = n;
   if (n && !dt_restart(&G.m))
     left = insert_all(list, n);
@@ -136,9 +136,10 @@ static void run_phase(int tag, const dt_pt *start) {
     if (presort > 0) snprintf(beside, sizeof beside, " (and %.4f s beside the phases before)", presort);
     fprintf(stderr,
             "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s%s, insert "
-            "%.4f s\n",
+            "%.4f s; a point: %.1f walk steps, %.1f cavity triangles\n",
             G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
-            beside, now() - ti);
+            beside, now() - ti, (double)(G.m.st.walk_steps - steps) / (double)n,
+            (double)(G.m.st.cavity_tris - cavity) / (double)n);
   }
   for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
   free(list);

@@ -515,6 +515,16 @@ static int postponed(dt_mesh *m) {
   return DT_POSTPONED;
 }
 
+/* Postponed after its walk found t (live, in a held cell, where p is): the next walk starts
+ * there. The next point is most likely near this one, and the last triangle made may be far:
+ * points along a window's edge that wait, one after another, would each walk again from where
+ * the last insertion was (hundreds of steps along a zone). */
+static int postponed_at(dt_mesh *m, dt_tri *t) {
+  m->last = t;
+  m->last_cell = t->cell;
+  return postponed(m);
+}
+
 int dt_insert(dt_mesh *m, const dt_pt *pt) {
   const double p[2] = {pt->x, pt->y};
   dt_tri *t = locate(m, p);
@@ -531,12 +541,12 @@ int dt_insert(dt_mesh *m, const dt_pt *pt) {
       }
   if (next_epoch(m)) return DT_NOMEM;
   long nc = grow_cavity(m, t, p);
-  if (nc <= 0) return nc < 0 ? DT_NOMEM : postponed(m);
+  if (nc <= 0) return nc < 0 ? DT_NOMEM : postponed_at(m, t);
   long nb = trace_boundary(m, (size_t)nc);
   if (nb < 0) return DT_NOMEM;
   if (fan_cells(m, p, (size_t)nb)) { /* 3. the new triangles' cells: all owned, or nothing */
     m->st.blocked_new++;
-    return postponed(m);
+    return postponed_at(m, t);
   }
   if (make_fan(m, p, pt->id, (size_t)nc, (size_t)nb)) return DT_NOMEM;
   if (m->hints) *hint_at(m, p) = (dt_hint){m->last, m->last_cell};
