@@ -1,7 +1,8 @@
 /* test_dt.c: the serial triangulation and its checker: random, clustered and degenerate inputs
  * (grids, cocircular points, collinear hulls, duplicates, all points on a line), a validator
  * that rejects broken meshes, the Hilbert order (adaptive: coordinates over a huge range), the
- * hull band's quick test and the point reader's errors. */
+ * hull band's quick test, the point reader's errors, and where a postponed point leaves the
+ * next walk. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "bench.h"
 #include "check_main.h"
 #include "dt.h"
+#include "pred.h"
 
 static char ERR[512];
 
@@ -247,6 +249,76 @@ START_TEST(test_wide_range_keeps_the_walk_short) {
 }
 END_TEST
 
+/* ---- a postponed point: where the next walk starts ---- */
+static int left_or_right(const void *ctx, double x, double y) {
+  (void)ctx, (void)y;
+  return x < 0.5 ? 0 : 1;
+}
+
+static int refill_test(void *ctx, int cell, dt_pool *p) {
+  (void)ctx, (void)cell;
+  dt_chunk *c = malloc(64u << 10);
+  if (!c) return -1;
+  c->bytes = 64u << 10;
+  c->next = p->spare;
+  p->spare = c;
+  return 0;
+}
+
+static void free_pool(dt_pool *p) {
+  for (dt_chunk *c = p->chunks, *n; c; c = n) n = c->next, free(c);
+  for (dt_chunk *c = p->spare, *n; c; c = n) n = c->next, free(c);
+}
+
+/* p in the closed triangle t (finite) */
+static int holds(const dt_tri *t, const double *p) {
+  for (int k = 0; k < 3; k++)
+    if (pred_orient(t->p[(k + 1) % 3], t->p[(k + 2) % 3], p) < 0) return 0;
+  return 1;
+}
+
+/* A point whose walk finds its triangle but whose cavity needs the cell not held is postponed,
+ * changes nothing, and leaves the next walk at that triangle (not at the last one made, far
+ * away): points along a window's edge fail one after another. */
+START_TEST(test_postponed_point_leaves_the_walk_at_its_triangle) {
+  dt_pool pools[2], *pp[2] = {&pools[0], &pools[1]};
+  memset(pools, 0, sizeof pools);
+  dt_mesh m;
+  ck_assert_int_eq(dt_mesh_init(&m, pp, 2, left_or_right, NULL, refill_test, NULL), 0);
+  bench_rng r = {7};
+  dt_pt pts[400];
+  for (int i = 0; i < 400; i++)
+    pts[i] = (dt_pt){(double)(bench_rand(&r) >> 11) * 0x1p-53,
+                     (double)(bench_rand(&r) >> 11) * 0x1p-53, i, 0};
+  ck_assert_int_eq(dt_start(&m, &pts[0], &pts[1], &pts[2]), 0);
+  for (int i = 3; i < 400; i++) ck_assert_int_eq(dt_insert(&m, &pts[i]), DT_INSERTED);
+  const uint8_t own[2] = {1, 0}; /* from now on only the left cell is held */
+  m.own = own;
+  dt_pt far = {0.05, 0.5, 400, 0};
+  ck_assert_int_eq(dt_insert(&m, &far), DT_INSERTED);
+  int found = 0;
+  for (int k = 0; k < 80 && !found; k++) {
+    dt_pt q = {0.4985, 0.1 + 0.01 * k, 401 + k, 0};
+    int64_t walks = m.st.blocked_walk, ins = m.st.inserted;
+    int rc = dt_insert(&m, &q);
+    ck_assert_int_ne(rc, DT_NOMEM);
+    if (rc != DT_POSTPONED || m.st.blocked_walk != walks) continue;
+    ck_assert_int_eq(m.st.inserted, ins); /* nothing changed */
+    const double p[2] = {q.x, q.y};
+    ck_assert(m.last->mark != DT_DEAD && m.last->v[0] != DT_INF && m.last->v[1] != DT_INF &&
+              m.last->v[2] != DT_INF);
+    ck_assert_int_eq(m.last_cell, 0);
+    ck_assert_int_eq(m.last->cell, 0);
+    ck_assert_msg(holds(m.last, p), "the next walk starts at a triangle without the point");
+    found = 1;
+  }
+  ck_assert_msg(found, "no point near the cells' border was postponed by its cavity");
+  dt_mesh_release(&m);
+  free_pool(&pools[0]);
+  free_pool(&pools[1]);
+}
+END_TEST
+
 START_TEST(test_brio_is_a_permutation) {
   dt_input in;
   ck_assert_int_eq(dt_gen_uniform(&in, 10000, 1), 0);
@@ -397,6 +469,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_hilbert_sort_goes_inside_crowded_cells);
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
+  tcase_add_test(tc, test_postponed_point_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_band_quick_test_agrees_with_the_edges);
   tcase_add_test(tc, test_reader_accepts_text_and_binary);
   tcase_add_test(tc, test_reader_names_the_bad_line);
