@@ -62,6 +62,7 @@ void phase_begin(int ph) {
   s->wcomm += G.wcomm - G.mark.wcomm;
   s->scomm += G.scomm - G.mark.scomm;
   s->wait += G.wait - G.mark.wait;
+  G.ph_end[G.phase] = t - G.t0;
   G.mark = (ph_stat){t, G.wcomm, G.scomm, G.wait, 0, 0, 0, 0};
   G.phase = ph;
 }
@@ -232,6 +233,25 @@ static void phase_table(void) {
          "sum", tmax, tmean);
 }
 
+/* DT_DEBUG: when each worker ended each phase, in seconds since the run's start (one clock on
+ * one host: the ranks' monotonic clocks are the same; the start follows a barrier), so the
+ * critical path can be read: who waited for whom between the phases. */
+static void timeline(void) {
+  double *all = G.me == 0 ? malloc((size_t)G.W * NPH * sizeof *all) : NULL;
+  MPI_Gather(G.ph_end, NPH, MPI_DOUBLE, all, NPH, MPI_DOUBLE, 0, sys_comm());
+  if (!all) return;
+  printf("delaunay: timeline (seconds since the start when each worker ended each phase)\n");
+  printf("  %6s", "worker");
+  for (int i = 0; i < NPH; i++) printf(" %9.9s", ph_name[i]);
+  printf("\n");
+  for (int w = 0; w < G.W; w++) {
+    printf("  %6d", w);
+    for (int i = 0; i < NPH; i++) printf(" %9.4f", all[(size_t)w * NPH + i]);
+    printf("\n");
+  }
+  free(all);
+}
+
 /* Not timed: the duplicates, the timing sums and every cell to worker 0, which collects the
  * triangles, settles duplicates, checks the mesh and reports. Returns nonzero (on worker 0) when
  * something failed. */
@@ -245,6 +265,7 @@ static int check_at_0(int world, const dt_times *timed, int collinear) {
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
   if (G.o.phases || getenv("DT_DEBUG")) phase_table();
+  if (getenv("DT_DEBUG")) timeline();
   int *zero = owners(CONF_ZERO);
   par_transition(zero);
   free(zero);
@@ -364,6 +385,7 @@ int main(int argc, char **argv) {
 
   MPI_Barrier(sys_comm());
   double t0 = now();
+  G.t0 = t0;
   G.phase = PH_SETUP;
   G.mark.total = t0;
   par_make_regions();

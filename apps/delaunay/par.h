@@ -86,6 +86,7 @@ typedef struct par {
   double *zone_cap;      /* per block: a quarter of its shorter side (the widest zone) */
   int phase;
   ph_stat ph[NPH], mark; /* per phase; mark: the counters when the phase began */
+  double t0, ph_end[NPH]; /* the run's start (after a barrier); when each phase last ended */
 } par;
 extern par G;
 
