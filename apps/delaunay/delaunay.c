@@ -124,7 +124,8 @@ static void run_phase(int tag, const dt_pt *start) {
   tb = now() - tb;
   double ti = now();
   if (start && dt_start(&G.m, &start[0], &start[1], &start[2])) die("the first triangle");
-  int64_t before = G.m.st.postponed, steps = G.m.st.walk_steps, cavity = G.m.st.cavity_tris;
+  int64_t before = G.m.st.postponed, steps = G.m.st.walk_steps, cavity = G.m.st.cavity_tris,
+          inserted = G.m.st.inserted;
   size_t left = n;
   if (n && !dt_restart(&G.m))
     left = insert_all(list, n);
@@ -137,10 +138,12 @@ static void run_phase(int tag, const dt_pt *start) {
     if (presort > 0) snprintf(beside, sizeof beside, " (and %.4f s beside the phases before)", presort);
     fprintf(stderr,
             "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s%s, insert "
-            "%.4f s; a point: %.1f walk steps, %.1f cavity triangles\n",
+            "%.4f s; %.1f walk steps a point (every attempt's), %.1f cavity triangles an "
+            "insertion\n",
             G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
             beside, now() - ti, (double)(G.m.st.walk_steps - steps) / (double)n,
-            (double)(G.m.st.cavity_tris - cavity) / (double)n);
+            (double)(G.m.st.cavity_tris - cavity) /
+                (double)(G.m.st.inserted > inserted ? G.m.st.inserted - inserted : 1));
   }
   for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
   free(list);
@@ -238,15 +241,16 @@ static void phase_table(void) {
  * critical path can be read: who waited for whom between the phases. */
 static void timeline(void) {
   double *all = G.me == 0 ? malloc((size_t)G.W * NPH * sizeof *all) : NULL;
+  if (G.me == 0 && !all) die("out of memory");
   MPI_Gather(G.ph_end, NPH, MPI_DOUBLE, all, NPH, MPI_DOUBLE, 0, sys_comm());
-  if (!all) return;
+  if (G.me != 0) return;
   printf("delaunay: timeline (seconds since the start when each worker ended each phase)\n");
   printf("  %6s", "worker");
-  for (int i = 0; i < NPH; i++) printf(" %9.9s", ph_name[i]);
+  for (int i = 0; i < NPH; i++) printf(" %10s", ph_name[i]);
   printf("\n");
   for (int w = 0; w < G.W; w++) {
     printf("  %6d", w);
-    for (int i = 0; i < NPH; i++) printf(" %9.4f", all[(size_t)w * NPH + i]);
+    for (int i = 0; i < NPH; i++) printf(" %10.4f", all[(size_t)w * NPH + i]);
     printf("\n");
   }
   free(all);

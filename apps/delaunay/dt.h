@@ -132,7 +132,8 @@ int dt_mesh_hints(dt_mesh *m, int side, const double box[4]);
 /* The first triangle a, b, c (not collinear; any order) and its three ghosts. */
 int dt_start(dt_mesh *m, const dt_pt *a, const dt_pt *b, const dt_pt *c);
 /* Insert one point: DT_INSERTED, DT_DUPLICATE (an equal point is a vertex: nothing changes),
- * DT_POSTPONED (it needs a cell not owned: nothing changes) or DT_NOMEM. */
+ * DT_POSTPONED (it needs a cell not owned: nothing changes, but where its walk found its
+ * triangle, the next walk starts there) or DT_NOMEM. */
 int dt_insert(dt_mesh *m, const dt_pt *p);
 /* The cell of a point. */
 int dt_cell_of(const dt_mesh *m, double x, double y);

@@ -23,25 +23,42 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
 
+/* The size of the cell's next default chunk, growing to CHUNK_MAX. */
+static size_t next_default(cell_hdr *h) {
+  size_t bytes = h->chunk ? h->chunk : CHUNK_MIN;
+  h->chunk = bytes * 2 > CHUNK_MAX ? CHUNK_MAX : bytes * 2;
+  return bytes;
+}
+
+/* A chunk of `bytes` allocated in the region of the cell with header h and pool p, not carved
+ * yet: onto the pool's spares. */
+static void push_spare(cell_hdr *h, dt_pool *p, dt_chunk *c, size_t bytes) {
+  h->given += bytes;
+  c->bytes = bytes;
+  c->next = p->spare;
+  p->spare = c;
+}
+
+/* sys_alloc of a chunk, the round trip timed as scheduler communication; NULL when refused. */
+static dt_chunk *alloc_chunk(size_t bytes, rid_t cell) {
+  double t0 = now();
+  dt_chunk *c = sys_alloc(bytes, cell);
+  G.scomm += now() - t0;
+  if (c) G.nchunks++;
+  return c;
+}
+
 int par_refill(void *ctx, int cell, dt_pool *pool) {
   (void)ctx;
   cell_hdr *h = G.hdr[cell];
-  size_t bytes = h->chunk ? h->chunk : CHUNK_MIN;
-  h->chunk = bytes * 2 > CHUNK_MAX ? CHUNK_MAX : bytes * 2;
+  size_t bytes = next_default(h);
   size_t need = (size_t)(2.1 * (double)G.expect[cell] * sizeof(dt_tri)) + CHUNK_MIN;
   if (!G.small_chunks && need > h->given + bytes) bytes = need - h->given;
   if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
-  double t0 = now();
-  dt_chunk *c = sys_alloc(bytes, G.cell_rid[cell]);
-  G.scomm += now() - t0;
-  if (c && !getenv("DT_NO_POPULATE"))
-    dt_populate(c, bytes); /* computation: the serial run does the same */
-  G.nchunks++;
+  dt_chunk *c = alloc_chunk(bytes, G.cell_rid[cell]);
   if (!c) return -1;
-  h->given += bytes;
-  c->bytes = bytes;
-  c->next = pool->spare;
-  pool->spare = c;
+  if (!getenv("DT_NO_POPULATE")) dt_populate(c, bytes); /* computation: the serial run's too */
+  push_spare(h, pool, c, bytes);
   return 0;
 }
 
@@ -114,24 +131,21 @@ typedef struct cell_made {
 
 /* The first chunk of a cell, allocated by the worker that makes the cell: worker 0, which
  * inserts the sample into every cell, would otherwise make all of these round trips alone, one
- * after the other (9 W of them); here every worker makes its 9 at the same time. No byte of it
- * is written here: worker 0 writes its header (a private GAS would not show it ours). */
+ * after the other (9 W of them); here every worker makes its 9 at the same time. Faulted in
+ * here too: with a shared GAS the pages are then made in parallel and worker 0 only maps them
+ * (with a private one this is lost, 9 x 64 KiB). No byte of it is written here: worker 0
+ * writes its header (a private GAS would not show it ours). */
 static dt_chunk *first_chunk(rid_t cell) {
-  dt_chunk *c = sys_alloc(CHUNK_MIN, cell);
-  if (c) G.nchunks++;
+  dt_chunk *c = alloc_chunk(CHUNK_MIN, cell);
   if (c && !getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
   return c; /* NULL: worker 0's first refill of the cell asks again */
 }
 
-/* On worker 0: the cell's first chunk into its pool's spares, as par_refill would put it. */
+/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would. */
 static void install_first_chunk(cell_hdr *h, dt_chunk *c) {
   if (!c) return;
   if (!getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
-  c->bytes = CHUNK_MIN;
-  c->next = NULL;
-  h->pool.spare = c;
-  h->given = CHUNK_MIN;
-  h->chunk = 2 * CHUNK_MIN;
+  push_spare(h, &h->pool, c, next_default(h));
 }
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and
@@ -143,14 +157,16 @@ void par_make_regions(void) {
   rid_t block = make_tree();
   cell_made mine[9];
   rid_t r[9];
-  double t0 = now();
   for (int k = 0; k < 9; k++) {
-    r[k] = ralloc(block, SYS_NO_LEVEL_HINT);
+    r[k] = ralloc(block, SYS_NO_LEVEL_HINT); /* (timed there) */
+    double t0 = now();
     cell_hdr *h = sys_alloc(sizeof *h, r[k]);
+    G.scomm += now() - t0;
     if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
     mine[k] = (cell_made){r[k], h, first_chunk(r[k])};
   }
+  double t0 = now();
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
   G.scomm += now() - t0;
   cell_made *all = malloc((size_t)G.p.ncells * sizeof *all);
