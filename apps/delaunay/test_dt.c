@@ -299,10 +299,11 @@ START_TEST(test_postponed_point_leaves_the_walk_at_its_triangle) {
   int found = 0;
   for (int k = 0; k < 80 && !found; k++) {
     dt_pt q = {0.4985, 0.1 + 0.01 * k, 401 + k, 0};
-    int64_t walks = m.st.blocked_walk, ins = m.st.inserted;
+    int64_t walks = m.st.blocked_walk, ins = m.st.inserted, cav = m.st.blocked_cavity;
     int rc = dt_insert(&m, &q);
     ck_assert_int_ne(rc, DT_NOMEM);
-    if (rc != DT_POSTPONED || m.st.blocked_walk != walks) continue;
+    if (rc != DT_POSTPONED || m.st.blocked_cavity == cav) continue;
+    ck_assert_int_eq(m.st.blocked_walk, walks);
     ck_assert_int_eq(m.st.inserted, ins); /* nothing changed */
     const double p[2] = {q.x, q.y};
     ck_assert(m.last->mark != DT_DEAD && m.last->v[0] != DT_INF && m.last->v[1] != DT_INF &&
@@ -313,6 +314,37 @@ START_TEST(test_postponed_point_leaves_the_walk_at_its_triangle) {
     found = 1;
   }
   ck_assert_msg(found, "no point near the cells' border was postponed by its cavity");
+  dt_mesh_release(&m);
+  free_pool(&pools[0]);
+  free_pool(&pools[1]);
+}
+END_TEST
+
+/* The same when only a new triangle needs the cell not held. In the triangle A B C (its centre
+ * in the held cell, x < 0.5), d and then e go in near C, so the last triangle made is near C
+ * and does not hold q; q, close to the edge A B, would make the triangle A B q, whose centre
+ * lies far to the right. */
+START_TEST(test_postponed_by_a_new_cell_leaves_the_walk_at_its_triangle) {
+  dt_pool pools[2], *pp[2] = {&pools[0], &pools[1]};
+  memset(pools, 0, sizeof pools);
+  dt_mesh m;
+  ck_assert_int_eq(dt_mesh_init(&m, pp, 2, left_or_right, NULL, refill_test, NULL), 0);
+  const uint8_t own[2] = {1, 0};
+  m.own = own;
+  dt_pt a = {0.4, 0.0, 0, 0}, b = {0.4, 1.0, 1, 0}, c = {-0.2, 0.5, 2, 0};
+  dt_pt d = {-0.1, 0.5, 3, 0}, e = {-0.15, 0.52, 4, 0}, q = {0.39, 0.5, 5, 0};
+  const double p[2] = {q.x, q.y};
+  ck_assert_int_eq(dt_start(&m, &a, &b, &c), 0);
+  ck_assert_int_eq(dt_insert(&m, &d), DT_INSERTED);
+  ck_assert_int_eq(dt_insert(&m, &e), DT_INSERTED);
+  ck_assert(!holds(m.last, p)); /* (else the test below could not fail) */
+  int64_t cav = m.st.blocked_cavity, fan = m.st.blocked_new;
+  ck_assert_int_eq(dt_insert(&m, &q), DT_POSTPONED);
+  ck_assert_int_eq(m.st.blocked_cavity, cav);
+  ck_assert_int_eq(m.st.blocked_new, fan + 1);
+  ck_assert(m.last->mark != DT_DEAD && m.last->v[0] != DT_INF && m.last->v[1] != DT_INF &&
+            m.last->v[2] != DT_INF && m.last->cell == 0 && m.last_cell == 0);
+  ck_assert_msg(holds(m.last, p), "the next walk starts at a triangle without the point");
   dt_mesh_release(&m);
   free_pool(&pools[0]);
   free_pool(&pools[1]);
@@ -470,6 +502,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
   tcase_add_test(tc, test_postponed_point_leaves_the_walk_at_its_triangle);
+  tcase_add_test(tc, test_postponed_by_a_new_cell_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_band_quick_test_agrees_with_the_edges);
   tcase_add_test(tc, test_reader_accepts_text_and_binary);
   tcase_add_test(tc, test_reader_names_the_bad_line);
