@@ -39,13 +39,26 @@ static void push_spare(cell_hdr *h, dt_pool *p, dt_chunk *c, size_t bytes) {
   p->spare = c;
 }
 
-/* sys_alloc of a chunk, the round trip timed as scheduler communication; NULL when refused. */
-static dt_chunk *alloc_chunk(size_t bytes, rid_t cell) {
+/* sys_alloc, the round trip timed as scheduler communication; NULL when refused. */
+static void *sched_alloc(size_t bytes, rid_t r) {
   double t0 = now();
-  dt_chunk *c = sys_alloc(bytes, cell);
+  void *p = sys_alloc(bytes, r);
   G.scomm += now() - t0;
+  return p;
+}
+
+static dt_chunk *alloc_chunk(size_t bytes, rid_t cell) {
+  dt_chunk *c = sched_alloc(bytes, cell);
   if (c) G.nchunks++;
   return c;
+}
+
+/* A chunk's pages faulted in at once (computation: the serial run does the same), unless
+ * DT_NO_POPULATE is set (read once). */
+static void populate(dt_chunk *c, size_t bytes) {
+  static int off = -1;
+  if (off < 0) off = getenv("DT_NO_POPULATE") != NULL;
+  if (!off) dt_populate(c, bytes);
 }
 
 int par_refill(void *ctx, int cell, dt_pool *pool) {
@@ -57,7 +70,7 @@ int par_refill(void *ctx, int cell, dt_pool *pool) {
   if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
   dt_chunk *c = alloc_chunk(bytes, G.cell_rid[cell]);
   if (!c) return -1;
-  if (!getenv("DT_NO_POPULATE")) dt_populate(c, bytes); /* computation: the serial run's too */
+  populate(c, bytes);
   push_spare(h, pool, c, bytes);
   return 0;
 }
@@ -137,14 +150,14 @@ typedef struct cell_made {
  * writes its header (a private GAS would not show it ours). */
 static dt_chunk *first_chunk(rid_t cell) {
   dt_chunk *c = alloc_chunk(CHUNK_MIN, cell);
-  if (c && !getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
+  if (c) populate(c, CHUNK_MIN);
   return c; /* NULL: worker 0's first refill of the cell asks again */
 }
 
 /* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would. */
 static void install_first_chunk(cell_hdr *h, dt_chunk *c) {
   if (!c) return;
-  if (!getenv("DT_NO_POPULATE")) dt_populate(c, CHUNK_MIN);
+  populate(c, CHUNK_MIN);
   push_spare(h, &h->pool, c, next_default(h));
 }
 
@@ -159,9 +172,7 @@ void par_make_regions(void) {
   rid_t r[9];
   for (int k = 0; k < 9; k++) {
     r[k] = ralloc(block, SYS_NO_LEVEL_HINT); /* (timed there) */
-    double t0 = now();
-    cell_hdr *h = sys_alloc(sizeof *h, r[k]);
-    G.scomm += now() - t0;
+    cell_hdr *h = sched_alloc(sizeof *h, r[k]);
     if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
     mine[k] = (cell_made){r[k], h, first_chunk(r[k])};
