@@ -8,14 +8,14 @@
  * chunks its triangles are carved from; a triangle lives in the cell of its circumcentre.
  *
  * Any power of two W of workers. The blocks are at the points' exact quantiles (columns, then
- * rows in each column), so each holds n / W points on any input, the middle columns a little
- * less (they wait longer for the zones: par_points.c). Phases:
+ * rows in each column), so each holds n / W points on any input. Phases:
  *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
  *            sparse places (where triangles are large) and a sample (--sample per block);
  *   scatter  the cells go out in a binary tree of moves (m rounds, each a matching);
- *   zones    the points within --zone local spacings of a border, in windows of whole blocks
- *            (cheap to move: they hold little yet): the horizontal borders in each column (pairs
- *            of blocks, even ones then odd ones), then the vertical lines (pairs of columns);
+ *   zones    the points within --zone local spacings of a border, in windows of blocks (cheap
+ *            to move: they hold little yet): the horizontal borders in each column (pairs of
+ *            blocks, even ones then odd ones), then the vertical lines, a pair of rows of the
+ *            left column at a time (even lines then odd ones, even pairs then odd ones: plan.h);
  *            then every triangle that straddles a border is small;
  *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
  *            only for the partners it takes cells from;
@@ -28,9 +28,9 @@
  * the sums after the main phase: where imbalance shows). Then, untimed, every region goes to
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
- * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_EQUAL_COLUMNS=1 (no less
- * for the middle columns), DT_NO_HINTS=1 (no hint grid for blocked walks), DT_NO_HOT_CELL=1
- * (every new triangle's cell searched for, not first the last one's rectangle),
+ * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
+ * for blocked walks), DT_NO_HOT_CELL=1 (every new triangle's cell searched for, not first the
+ * last one's rectangle),
  * DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the main phase's points
  * sorted at its start, not by a helper thread beside the zone phases from the second on,
  * par_presort.c, for which the worker asks MPI_THREAD_FUNNELED; =early: the helper from before
@@ -47,8 +47,9 @@
 
 par G;
 
-static const char *const ph_name[NPH] = {"setup",   "distribute", "sample",  "scatter", "zone H0",
-                                         "zone H1", "zone V0",    "zone V1", "main",    "left"};
+static const char *const ph_name[NPH] = {
+    "setup", "distribute", "sample", "scatter", "zone H0", "zone H1", "zone V0",
+    "zone V1", "zone V2", "zone V3", "main", "left"};
 
 void die(const char *what) {
   fprintf(stderr, "delaunay: worker %d: error: %s: %s\n", G.me, what, sys_strerror(errno));
@@ -203,8 +204,7 @@ static void phases(const int32_t start[3]) {
    * holders), so worker 0's sample phase is over: the helper no longer slows it */
   if (G.presort == PRESORT_ZONES) par_presort_start(CONF_BLOCK, main_seed);
   run_phase(CONF_HZ1, NULL);
-  phase_in(PH_VZ0, CONF_VZ0);
-  phase_in(PH_VZ1, CONF_VZ1);
+  for (int v = 0; v < 4; v++) phase_in(PH_VZ0 + v, CONF_VZ0 + v);
   G.small_chunks = 0;
   phase_in(PH_MAIN, CONF_BLOCK);
   phase_begin(PH_LEFT);

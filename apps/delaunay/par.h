@@ -30,14 +30,16 @@ enum {
   PH_SCATTER, /* the cells out from worker 0 (a binary tree of moves) */
   PH_HZ0,     /* the zones of the horizontal borders in their windows (pairs of blocks) */
   PH_HZ1,
-  PH_VZ0, /* the zones of the vertical lines (pairs of columns) */
+  PH_VZ0, /* the zones of the vertical lines (pairs of rows by a line) */
   PH_VZ1,
+  PH_VZ2,
+  PH_VZ3,
   PH_MAIN, /* every worker its block */
   PH_LEFT, /* what waits: the cells near it gathered, in rounds */
   NPH
 };
 /* Point tags (dt_pt.pad): the configuration whose phase inserts the point: CONF_ZERO (the
- * sample), CONF_BLOCK (the main phase), CONF_HZ0 .. CONF_VZ1 (the zones). */
+ * sample), CONF_BLOCK (the main phase), CONF_HZ0 .. CONF_VZ3 (the zones). */
 #define NPT NCONF
 
 /* One worker's account of one phase (doubles: reduced with MPI_DOUBLE). */
@@ -121,9 +123,9 @@ void par_presort_start(int t, uint64_t seed);
 dt_pt *par_presort_take(int t, size_t *n, double *seconds);
 
 /* ---- par_balance.c ---- */
-/* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums); the
- * points below column edge t: cum[t] of all (NULL: t / BX). */
-void par_balance(size_t lo, size_t hi, const double *cum);
+/* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every
+ * block n / W of them. */
+void par_balance(size_t lo, size_t hi);
 
 /* ---- par_regions.c ---- */
 void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */

@@ -10,9 +10,7 @@
  * repeats, at most 8 times. First the column edges, then, in each column, the row edges.
  * Where the brackets are all open and apart (the first round, as a rule), a point is counted
  * with one increment, not one per bracket (count_sorted; DT_CHECK_BALANCE=1 counts both ways
- * and stops on a difference).
- * The columns' shares may differ (par_points.c: the middle columns wait longer for the zones of
- * the vertical lines, and get fewer points); the rows of a column share its points equally. */
+ * and stops on a difference). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,17 +21,16 @@
 #define BINS 512
 #define ROUNDS 8 /* one for uniform and clustered points; more for a huge range of scales */
 
-/* One set of edges e[0..parts] being settled: per inner edge its bracket and whether done; the
- * share of the points below edge t: cum[t] (NULL: t / parts). */
+/* One set of edges e[0..parts] being settled (edge t below t / parts of the points): per inner
+ * edge its bracket and whether done. */
 typedef struct edges {
   double *e, *lo, *hi;
-  const double *cum;
   int parts;
   uint8_t *done;
 } edges;
 
-static void open_brackets(edges *s, double *e, int parts, const double *cum) {
-  s->e = e, s->parts = parts, s->cum = cum;
+static void open_brackets(edges *s, double *e, int parts) {
+  s->e = e, s->parts = parts;
   s->lo = malloc((size_t)(parts + 1) * sizeof *s->lo);
   s->hi = malloc((size_t)(parts + 1) * sizeof *s->hi);
   s->done = calloc((size_t)(parts + 1), 1);
@@ -138,8 +135,7 @@ static int settle(edges *s, const int64_t *cnt, int64_t total) {
   for (int t = 1; t < s->parts; t++) {
     if (s->done[t]) continue;
     const int64_t *c = &cnt[(size_t)(t - 1) * (BINS + 1)];
-    double f = s->cum ? s->cum[t] : (double)t / s->parts;
-    double share = (double)total * f, below = (double)c[0], w = s->hi[t] - s->lo[t];
+    double share = (double)total * t / s->parts, below = (double)c[0], w = s->hi[t] - s->lo[t];
     int k = 0;
     for (; k < BINS && below < share && !s->done[t]; k++) {
       if (below + (double)c[1 + k] >= share) s->e[t] = s->lo[t] + w * k / BINS, s->done[t] = 1;
@@ -169,30 +165,14 @@ static void sum(int64_t *cnt, size_t n) {
   G.wcomm += now() - t0;
 }
 
-/* Edges e[1..parts-1] of equal shares moved to the shares cum[] (linear inside each part): where
- * the brackets of unequal shares start. */
-static void move_to_shares(double *e, int parts, const double *cum) {
-  double *ne = malloc((size_t)(parts + 1) * sizeof *ne);
-  if (!ne) die("out of memory");
-  memcpy(ne, e, (size_t)(parts + 1) * sizeof *ne);
-  for (int t = 1; t < parts; t++) {
-    double f = cum[t] * parts;
-    int c = f < 0 ? 0 : f >= parts ? parts - 1 : (int)f;
-    ne[t] = e[c] + (f - c) * (e[c + 1] - e[c]);
-  }
-  memcpy(e, ne, (size_t)(parts + 1) * sizeof *ne);
-  free(ne);
-}
-
 /* The column edges: rounds over all points of my slice [lo, hi). */
-static void columns(size_t lo, size_t hi, const double *cum) {
+static void columns(size_t lo, size_t hi) {
   dt_plan *p = &G.p;
   size_t nc = (size_t)(p->BX - 1) * (BINS + 1);
   int64_t *cnt = malloc(nc * sizeof *cnt);
   edges s;
   if (!cnt) die("out of memory");
-  if (cum) move_to_shares(p->xs, p->BX, cum);
-  open_brackets(&s, p->xs, p->BX, cum);
+  open_brackets(&s, p->xs, p->BX);
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, nc * sizeof *cnt);
     counter k;
@@ -215,7 +195,7 @@ static void rows(size_t lo, size_t hi) {
   int64_t *cnt = malloc(n * sizeof *cnt);
   edges *s = malloc((size_t)BX * sizeof *s);
   if (!cnt || !s) die("out of memory");
-  for (int c = 0; c < BX; c++) open_brackets(&s[c], &p->ys[c * (BY + 1)], BY, NULL);
+  for (int c = 0; c < BX; c++) open_brackets(&s[c], &p->ys[c * (BY + 1)], BY);
   counter *k = malloc((size_t)BX * sizeof *k);
   if (!k) die("out of memory");
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
@@ -236,8 +216,8 @@ static void rows(size_t lo, size_t hi) {
   free(k), free(s), free(cnt);
 }
 
-void par_balance(size_t lo, size_t hi, const double *cum) {
-  if (G.p.BX > 1) columns(lo, hi, cum);
+void par_balance(size_t lo, size_t hi) {
+  if (G.p.BX > 1) columns(lo, hi);
   if (G.p.BY > 1) rows(lo, hi);
   dt_plan_refit(&G.p, G.o.zone);
 }

@@ -138,48 +138,6 @@ static void density(size_t lo, size_t hi) {
   for (G.sparse = 4; G.sparse > 0 && (double)sum > cap; G.sparse--) sum -= at[G.sparse];
 }
 
-/* The points of the zone of a vertical line at x, from the density grid: in each square the
- * line crosses, those within the zone's half-width (--zone spacings of the square's points). */
-static double line_zone(double x) {
-  int H = G.hist_side;
-  double w = (G.box[1] - G.box[0]) / H, h = (G.box[3] - G.box[2]) / H, z = 0;
-  int i = w > 0 ? (int)((x - G.box[0]) / w) : 0;
-  i = i < 0 ? 0 : i >= H ? H - 1 : i;
-  for (int j = 0; j < H; j++) {
-    double c = G.hist[j * H + i], zw = c > 0 ? G.o.zone * sqrt(w * h / c) : 0;
-    z += c * fmin(1, 2 * zw / (w > 0 ? w : 1));
-  }
-  return z;
-}
-
-/* The columns' shares of the points. The zones of the vertical lines go in two phases (lines
- * 0, 2, .. then 1, 3, ..: plan.h), each line's zone one worker's job, and a block starts its
- * main phase when the zones of its lines are in: the middle columns wait for both phases, the
- * outer ones for one. So a block gets n / W points less the zone points it waits for beyond
- * the mean (in points: a zone point costs about what a point of the main phase does), and all
- * end together. NULL (equal shares) for two columns or fewer (one phase for all). */
-static double *zone_shares(void) {
-  int BX = G.p.BX;
-  if (BX <= 2 || G.o.zone <= 0 || getenv("DT_EQUAL_COLUMNS")) return NULL;
-  double *end = calloc((size_t)BX, sizeof *end), *e = calloc((size_t)BX, sizeof *e);
-  double *cum = calloc((size_t)BX + 1, sizeof *cum), mean = 0, each = (double)G.in.n / G.W;
-  if (!end || !e || !cum) die("out of memory");
-  for (int l = 0; l + 1 < BX; l += 2) end[l] = line_zone(G.p.xs[l + 1]); /* VZ0's lines */
-  for (int l = 1; l + 1 < BX; l += 2) /* VZ1's, once both neighbours' windows are done */
-    end[l] = fmax(end[l - 1], l + 1 < BX - 1 ? end[l + 1] : 0) + line_zone(G.p.xs[l + 1]);
-  for (int c = 0; c < BX; c++) {
-    e[c] = fmax(c > 0 ? end[c - 1] : 0, c < BX - 1 ? end[c] : 0);
-    mean += e[c] / BX;
-  }
-  for (int c = 0; c < BX; c++) {
-    double p = fmax(0.5 * each, each - e[c] + mean);
-    cum[c + 1] = cum[c] + p * G.p.BY;
-  }
-  for (int c = 0; c <= BX; c++) cum[c] /= cum[BX];
-  free(end), free(e);
-  return cum;
-}
-
 /* The zones' half-widths, per square and per block (zone_width's tables), once the blocks and
  * the density grid are known. */
 static void zone_tables(void) {
@@ -245,11 +203,15 @@ void par_geometry(void) {
   dist_lap("box+sample");
   density(lo, hi);
   dist_lap("density");
-  double *cum = zone_shares();
-  if (!getenv("DT_NO_BALANCE")) par_balance(lo, hi, cum);
-  free(cum);
+  if (!getenv("DT_NO_BALANCE")) par_balance(lo, hi);
   zone_tables();
   dist_lap("balance");
+  if (getenv("DT_DEBUG") && G.me == 0) {
+    int whole = 0;
+    for (int l = 0; l + 1 < G.p.BX; l++) whole += G.p.whole[l];
+    fprintf(stderr, "delaunay: %d of %d vertical lines whole (rows too far apart for pairs)\n",
+            whole, G.p.BX - 1);
+  }
   if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
     die("out of memory");
   G.m.own = G.own;

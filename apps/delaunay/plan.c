@@ -21,8 +21,9 @@ int dt_plan_init(dt_plan *p, int workers) {
 }
 
 void dt_plan_free(dt_plan *p) {
-  free(p->xs), free(p->ys), free(p->inner), free(p->zone);
+  free(p->xs), free(p->ys), free(p->inner), free(p->zone), free(p->whole);
   p->xs = p->ys = p->inner = p->zone = NULL;
+  p->whole = NULL;
 }
 
 /* ---- quantiles: a deterministic quickselect on (x, y) pairs (Hoare partition: equal keys,
@@ -110,8 +111,9 @@ int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, siz
   p->ys = malloc((size_t)BX * (BY + 1) * sizeof *p->ys);
   p->inner = malloc((size_t)p->W * 4 * sizeof *p->inner);
   p->zone = malloc((size_t)p->W * sizeof *p->zone);
+  p->whole = calloc((size_t)BX, 1);
   long *col = malloc((size_t)(BX + 1) * sizeof *col), *row = malloc((size_t)(BY + 1) * sizeof *row);
-  if (!p->xs || !p->ys || !p->inner || !p->zone || !col || !row) {
+  if (!p->xs || !p->ys || !p->inner || !p->zone || !p->whole || !col || !row) {
     free(col), free(row), dt_plan_free(p);
     return -1;
   }
@@ -129,8 +131,11 @@ int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, siz
   return 0;
 }
 
+static void find_whole_lines(dt_plan *p);
+
 void dt_plan_refit(dt_plan *p, double zone) {
   for (int b = 0; b < p->W; b++) block_strips(p, b, zone);
+  find_whole_lines(p);
 }
 
 /* ---- where a point is ---- */
@@ -197,13 +202,24 @@ void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]) {
   strip_span(br[2], br[3], in[2], in[3], rw, &r[2], &r[3]);
 }
 
+/* The line configuration of a point at height y by line (l, l + 1): the pair of column l's rows
+ * whose inner border is the nearest (the first or last pair at the box's edges); the first
+ * configuration of its parity for a whole line. */
+static int line_zone(const dt_plan *p, int l, double y) {
+  int BY = p->BY;
+  const double *ys = &p->ys[l * (BY + 1)];
+  int j = group_of(ys, BY, y), j0 = y - ys[j] < ys[j + 1] - y ? j - 1 : j;
+  j0 = j0 < 0 || p->whole[l] ? 0 : j0 > BY - 2 ? BY - 2 : j0;
+  return CONF_VZ0 + 2 * (l % 2) + j0 % 2;
+}
+
 /* The zone of a point of block b, for a zone of half-width z. */
 static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
   int i = b / p->BY, j = b % p->BY;
   double r[4];
   dt_plan_block_rect(p, b, r);
-  if (i > 0 && x - r[0] < z) return CONF_VZ0 + (i - 1) % 2;
-  if (i < p->BX - 1 && r[1] - x < z) return CONF_VZ0 + i % 2;
+  if (i > 0 && x - r[0] < z) return line_zone(p, i - 1, y);
+  if (i < p->BX - 1 && r[1] - x < z) return line_zone(p, i, y);
   if (j > 0 && y - r[2] < z) return CONF_HZ0 + (j - 1) % 2;
   if (j < p->BY - 1 && r[3] - y < z) return CONF_HZ0 + j % 2;
   return CONF_BLOCK;
@@ -220,26 +236,84 @@ int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, in
 }
 
 /* ---- configurations ---- */
+/* The part of column l whose line points go to pair (j0, j0 + 1) (line_zone: those nearer its
+ * inner border than any other), from the middle of row j0 to the middle of row j0 + 1 (the
+ * box's edge at the first and last pair), widened by a quarter of either row: [*a, *b). */
+static void pair_reach(const dt_plan *p, int l, int j0, double *a, double *b) {
+  const double *ys = &p->ys[l * (p->BY + 1)];
+  *a = j0 == 0 ? -INFINITY : ys[j0 + 1] - 0.75 * (ys[j0 + 1] - ys[j0]);
+  *b = j0 + 2 == p->BY ? INFINITY : ys[j0 + 1] + 0.75 * (ys[j0 + 2] - ys[j0 + 1]);
+}
+
+/* The pair of rows (j0, j0 + 1) of parity k in column l whose reach a cell of column l + 1
+ * spanning [y0, y1) overlaps most, as the block (l, j0); -1 where it overlaps none. In *pairs,
+ * how many it overlaps. */
+static int right_cell_window(const dt_plan *p, int l, int k, double y0, double y1, int *pairs) {
+  const double *ys = &p->ys[l * (p->BY + 1)];
+  int lo = group_of(ys, p->BY, y0), hi = group_of(ys, p->BY, y1), best = -1;
+  double most = 0;
+  *pairs = 0;
+  for (int j0 = lo - 1; j0 <= hi; j0++) {
+    if (j0 < 0 || j0 + 1 >= p->BY || j0 % 2 != k) continue;
+    double a, b;
+    pair_reach(p, l, j0, &a, &b);
+    double o = fmin(b, y1) - fmax(a, y0);
+    if (o > 0) ++*pairs;
+    if (o > most) most = o, best = l * p->BY + j0;
+  }
+  return best;
+}
+
+/* A line is whole where a right-hand cell of its windows meets the reach of two pairs of one
+ * parity (the columns' rows far apart, as clustered points make them): its one window holds
+ * both columns in both configurations of its parity, as old-style windows of whole columns. */
+static void find_whole_lines(dt_plan *p) {
+  for (int l = 0; l + 1 < p->BX; l++) {
+    p->whole[l] = 0;
+    for (int b = (l + 1) * p->BY; b < (l + 2) * p->BY && !p->whole[l]; b++)
+      for (int cell = 9 * b; cell < 9 * b + 9 && !p->whole[l]; cell++) {
+        double r[4];
+        dt_plan_cell_rect(p, cell, r);
+        for (int k = 0, pairs; k < 2 && cell % 3 <= 1; k++)
+          if (right_cell_window(p, l, k, r[2], r[3], &pairs), pairs > 1) p->whole[l] = 1;
+      }
+  }
+}
+
+/* The window of a cell (block (i, j), strip column c) in line configuration VZ0 + v. */
+static int line_window(const dt_plan *p, int v, int cell) {
+  int b = cell / 9, i = b / p->BY, j = b % p->BY, c = cell % 3, lp = v / 2, k = v % 2, pairs;
+  int l = i % 2 == lp ? i : i - 1; /* the line whose window may hold it: i's own, or i - 1's */
+  if (l < 0 || l + 1 >= p->BX) return -1;
+  if (p->whole[l]) return l * p->BY + p->BY - 1; /* the top block of the left column */
+  if (l == i && c >= 1) { /* the left column of the line */
+    int j0 = j % 2 == k ? j : j - 1;
+    return j0 >= 0 && j0 + 1 < p->BY ? i * p->BY + j0 : -1;
+  }
+  if (l == i - 1 && c <= 1) { /* the right column */
+    double r[4];
+    dt_plan_cell_rect(p, cell, r);
+    return right_cell_window(p, l, k, r[2], r[3], &pairs);
+  }
+  return -1;
+}
+
 int dt_plan_window(const dt_plan *p, int conf, int cell) {
-  int b = cell / 9, i = b / p->BY, j = b % p->BY;
+  int b = cell / 9, j = b % p->BY;
   if (conf == CONF_HZ0 || conf == CONF_HZ1) {
     int k = conf - CONF_HZ0;
-    if (j % 2 == k && j + 1 < p->BY) return b;         /* the lower block of its pair */
-    if (j >= 1 && (j - 1) % 2 == k) return b - 1;      /* the upper one */
-  } else if (conf == CONF_VZ0 || conf == CONF_VZ1) {
-    int k = conf - CONF_VZ0;
-    if (i % 2 == k && i + 1 < p->BX) return i;         /* the left column of its pair */
-    if (i >= 1 && (i - 1) % 2 == k) return i - 1;      /* the right one */
+    if (j % 2 == k && j + 1 < p->BY) return b;    /* the lower block of its pair */
+    if (j >= 1 && (j - 1) % 2 == k) return b - 1; /* the upper one */
+  } else if (conf >= CONF_VZ0 && conf <= CONF_VZ3) {
+    return line_window(p, conf - CONF_VZ0, cell);
   }
   return -1;
 }
 
 int dt_plan_owner(const dt_plan *p, int conf, int cell) {
-  int w = dt_plan_window(p, conf, cell);
   if (conf == CONF_ZERO) return 0;
-  if (w < 0) return cell / 9;
-  if (conf == CONF_HZ0 || conf == CONF_HZ1) return w;
-  return w * p->BY + p->BY - 1; /* a line's window: the top block of its left column */
+  int w = dt_plan_window(p, conf, cell);
+  return w < 0 ? cell / 9 : w;
 }
 
 void dt_plan_owners(const dt_plan *p, int conf, int *own) {

@@ -12,19 +12,27 @@
  *   to top, c = 0..2 left to right. Cells are the regions: the unit of ownership and of moves.
  *
  * Configurations: who holds which cell (dt_plan_owners). Before the main phase the cells hold
- * little (the sample), so the windows of the border zones are whole blocks: moving them costs
- * next to nothing.
+ * little (the sample), so moving them costs next to nothing:
  *   ZERO   everything at worker 0 (the sample, and the end's check)
  *   BLOCK  every worker its own block's nine cells (the main phase)
  *   HZ0, HZ1  the windows of the horizontal borders inside the columns, by parity: blocks
  *          (i, j) and (i, j + 1) for j even (HZ0) or odd (HZ1), held by (i, j)'s worker
- *   VZ0, VZ1  the windows of the vertical lines between columns, by parity: all of columns i
- *          and i + 1 for i even (VZ0) or odd (VZ1), held by the worker of block (i, BY - 1)
+ *   VZ0 .. VZ3  the windows of the vertical lines between columns, by the line's parity and the
+ *          parity of a pair of rows: VZ0 + 2 (l % 2) + (j % 2) holds, for each line (l, l + 1)
+ *          of that parity and each pair of rows (j, j + 1) of that parity in column l, the
+ *          pair's two blocks less their left-hand strips and the right column's cells less its
+ *          right-hand strips that overlap the pair's span most, at (l, j)'s worker. A line's
+ *          zone point goes to the pair whose inner border (y of row j + 1) is nearer than any
+ *          other of column l. Lines of one parity share no column, and the pairs of one parity
+ *          no block, so the windows of a configuration are apart; each holds a line's zone
+ *          over two rows, not the column's whole height
  * A point within half a block of a border lies, with its neighbourhood, in one worker's cells in
  * BLOCK, one of the HZ (away from the column's sides) or one of the VZ (near a vertical line,
- * the T-junctions of the rows included): test_plan checks it for disks. After the main phase
- * the cells are full, and what still waits is inserted where the few cells near it are
- * gathered (delaunay.c): the strips keep that small. */
+ * the T-junctions of the rows included): test_plan checks it for disks (where the columns' rows
+ * are far apart, a right-hand cell that two windows of one configuration overlap goes to one,
+ * and a point that needs it in the other waits). After the main phase the cells are full, and
+ * what still waits is inserted where the few cells near it are gathered (delaunay.c): the
+ * strips keep that small. */
 #ifndef DT_PLAN_H
 #define DT_PLAN_H
 
@@ -32,7 +40,7 @@
 
 #define PLAN_MAX_WORKERS 4096 /* 9 W cells must fit the triangles' 16-bit cell numbers */
 
-enum { CONF_ZERO, CONF_BLOCK, CONF_HZ0, CONF_HZ1, CONF_VZ0, CONF_VZ1, NCONF };
+enum { CONF_ZERO, CONF_BLOCK, CONF_HZ0, CONF_HZ1, CONF_VZ0, CONF_VZ1, CONF_VZ2, CONF_VZ3, NCONF };
 
 typedef struct dt_plan {
   int W, m, BX, BY, ncells;
@@ -42,6 +50,7 @@ typedef struct dt_plan {
   double *ys;     /* per column BY + 1 row edges: ys[i * (BY + 1) + j] */
   double *inner;  /* per block the strips' inner edges: x0 + fx, x1 - fx, y0 + fy, y1 - fy */
   double *zone;   /* per block the zone's half-width (zone spacings of that block) */
+  unsigned char *whole; /* per line (l, l + 1): one window of both columns (rows far apart) */
 } dt_plan;
 
 /* 0, or -1 when workers is not a power of two in [1, PLAN_MAX_WORKERS]. No geometry yet. */
@@ -63,10 +72,11 @@ void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]);
 /* A rectangle [r0, r1) x [r2, r3) every point of which dt_plan_cell_of gives cell (the cell's
  * own, without the edge cells' reach past the box; empty where the strips leave it none). */
 void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]);
-/* The configuration whose window inserts a point of a border zone: CONF_VZ0 or CONF_VZ1 within
- * the zone of a vertical line between columns (by the line's parity), else CONF_HZ0 or CONF_HZ1
- * within that of a horizontal border inside a column; CONF_BLOCK outside every zone (the box's
- * own edges have none). */
+/* The configuration whose window inserts a point of a border zone: CONF_VZ0 .. CONF_VZ3 within
+ * the zone of a vertical line between columns (by the line's parity and the pair of rows of
+ * the left column whose inner border is nearest), else CONF_HZ0 or CONF_HZ1 within that of a
+ * horizontal border inside a column; CONF_BLOCK outside every zone (the box's own edges have
+ * none). */
 int dt_plan_zone(const dt_plan *p, double x, double y);
 /* Both at once for a point of block b (dt_plan_block_of's answer): the cell of (x, y), and in
  * *zone the configuration of its zone, for a zone of half-width zw there (zw < 0: the
@@ -78,8 +88,9 @@ int dt_plan_owner(const dt_plan *p, int conf, int cell);
 void dt_plan_owners(const dt_plan *p, int conf, int *own);
 /* The mean spacing of the points in block b (sqrt(area / (n / W))). */
 double dt_plan_spacing(const dt_plan *p, int b);
-/* The window of a cell in an HZ (the block below the border) or VZ configuration (the column
- * left of the line), or -1: the cell is in none (it stays with its block's worker). */
+/* The window of a cell in an HZ or VZ configuration, named by the block whose worker holds it
+ * (the lower block of its pair), or -1: the cell is in none (it stays with its block's
+ * worker). */
 int dt_plan_window(const dt_plan *p, int conf, int cell);
 /* Step r (0..m) of a scatter from worker 0 to the holders dest[]: the holder of each cell is
  * dest with its m - r lowest bits cleared (step 0: worker 0; step m: dest). Between two steps

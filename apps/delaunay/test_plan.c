@@ -1,7 +1,8 @@
 /* test_plan.c: the decomposition of the parallel program (plan.c): any power of two workers,
  * blocks that hold the same number of points on uniform and clustered input, cells that tile
- * the blocks, cells' inside rectangles (the mesh's fast path) that name their cell, the windows of each configuration, every small disk inside one worker's cells in
- * some configuration (what lets the border points be inserted), and moves that change exactly
+ * the blocks, cells' inside rectangles (the mesh's fast path) that name their cell, the windows
+ * of each configuration, a zone point's disk inside
+ * its window (what lets the border points be inserted), and moves that change exactly
  * the holders that differ, in rounds where nobody takes part twice. */
 #include <math.h>
 #include <stdlib.h>
@@ -165,38 +166,65 @@ static int *owners(const dt_plan *p, int conf) {
   return o;
 }
 
-/* BLOCK: each its nine; HZ: both blocks of a border, in one of the two; VZ: both columns of a
- * line, in one of the two, held by a worker that holds no H window there */
+/* A line split by pairs of rows (j0, j0 + 1) of column l: window VZ0 + 2 (l % 2) + j0 % 2 holds
+ * both blocks but their left-hand strips, at (l, j0)'s worker; a right-hand column's cell of
+ * such a configuration is its block's or a pair window's of that parity in the column left of
+ * it, and a block's interior (the middle of its row) goes with the pair that holds its row
+ * where the rows are near (uniform points). A whole line: both columns at the left column's
+ * top block in both configurations of its parity. */
+static void check_line_windows(const dt_plan *p, int *const *o, int uniform) {
+  for (int l = 0; l + 1 < p->BX; l++) {
+    REQUIRE(!uniform || !p->whole[l]);
+    for (int k = CONF_VZ0 + 2 * (l % 2); p->whole[l] && k < CONF_VZ0 + 2 * (l % 2) + 2; k++)
+      for (int c = 9 * l * p->BY; c < 9 * (l + 2) * p->BY; c++) REQUIRE_EQ(o[k][c], l * p->BY + p->BY - 1);
+    for (int j0 = 0; !p->whole[l] && j0 + 1 < p->BY; j0++) {
+      int k = CONF_VZ0 + 2 * (l % 2) + j0 % 2, w = l * p->BY + j0;
+      for (int b = w; b <= w + 1; b++)
+        for (int c = 0; c < 9; c++) {
+          REQUIRE_EQ(o[k][9 * b + c], c % 3 == 0 ? b : w);
+          REQUIRE_EQ(dt_plan_window(p, k, 9 * b + c), c % 3 == 0 ? -1 : w);
+        }
+      for (int j = j0; j <= j0 + 1 && uniform; j++) /* the right column's interiors */
+        REQUIRE_EQ(o[k][9 * ((l + 1) * p->BY + j) + 4], w);
+      for (int j = 0; j < p->BY; j++)
+        for (int c = 0; c < 9; c++) {
+          int cell = 9 * ((l + 1) * p->BY + j) + c, h = o[k][cell];
+          if (h == cell / 9) continue;
+          REQUIRE(c % 3 <= 1 && h / p->BY == l && h % p->BY % 2 == j0 % 2 && h % p->BY + 1 < p->BY);
+        }
+    }
+  }
+}
+
+/* BLOCK: each its nine; HZ: both blocks of a border, in one of the two; VZ: check_line_windows
+ * (uniform points: every line split by pairs of rows; clustered ones: some lines whole) */
 START_TEST(test_configurations_hold_the_windows) {
-  dt_plan p;
-  double *xy = make(&p, 32, 20000, 20000, 0);
-  int *o[NCONF];
-  for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
-  for (int c = 0; c < p.ncells; c++) {
-    REQUIRE_EQ(o[CONF_BLOCK][c], c / 9);
-    REQUIRE_EQ(o[CONF_ZERO][c], 0);
-    for (int k = CONF_HZ0; k <= CONF_VZ1; k++) /* a cell in no window stays with its block */
-      if (dt_plan_window(&p, k, c) < 0) REQUIRE_EQ(o[k][c], c / 9);
-  }
-  for (int i = 0; i < p.BX; i++)
-    for (int j = 0; j + 1 < p.BY; j++) {
-      int lo = i * p.BY + j, k = CONF_HZ0 + j % 2;
-      for (int c = 0; c < 9; c++) {
-        REQUIRE_EQ(o[k][9 * lo + c], lo);
-        REQUIRE_EQ(o[k][9 * (lo + 1) + c], lo);
-        REQUIRE(o[CONF_HZ0 + CONF_HZ1 - k][9 * lo + c] != o[CONF_HZ0 + CONF_HZ1 - k][9 * (lo + 1) + c]);
+  for (int clustered = 0; clustered < 2; clustered++) {
+    dt_plan p;
+    double *xy = make(&p, 32, 20000, 20000, clustered);
+    int *o[NCONF], whole = 0;
+    for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
+    for (int c = 0; c < p.ncells; c++) {
+      REQUIRE_EQ(o[CONF_BLOCK][c], c / 9);
+      REQUIRE_EQ(o[CONF_ZERO][c], 0);
+      for (int k = CONF_HZ0; k <= CONF_VZ3; k++) /* a cell in no window stays with its block */
+        if (dt_plan_window(&p, k, c) < 0) REQUIRE_EQ(o[k][c], c / 9);
+    }
+    for (int i = 0; i < p.BX; i++)
+      for (int j = 0; j + 1 < p.BY; j++) {
+        int lo = i * p.BY + j, k = CONF_HZ0 + j % 2;
+        for (int c = 0; c < 9; c++) {
+          REQUIRE_EQ(o[k][9 * lo + c], lo);
+          REQUIRE_EQ(o[k][9 * (lo + 1) + c], lo);
+          REQUIRE(o[CONF_HZ0 + CONF_HZ1 - k][9 * lo + c] != o[CONF_HZ0 + CONF_HZ1 - k][9 * (lo + 1) + c]);
+        }
       }
-    }
-  for (int i = 0; i + 1 < p.BX; i++) {
-    int k = CONF_VZ0 + i % 2, w = i * p.BY + p.BY - 1;
-    for (int c = 9 * i * p.BY; c < 9 * (i + 2) * p.BY; c++) {
-      REQUIRE_EQ(o[k][c], w);
-      REQUIRE_EQ(dt_plan_window(&p, k, c), i);
-    }
-    REQUIRE_EQ(o[CONF_HZ0][9 * w], w - 1); /* the top block: in its pair's window below */
+    check_line_windows(&p, o, !clustered);
+    for (int l = 0; l + 1 < p.BX; l++) whole += p.whole[l];
+    REQUIRE(clustered ? whole > 0 : whole == 0); /* both kinds of line checked */
+    for (int c = 0; c < NCONF; c++) free(o[c]);
+    free(xy), dt_plan_free(&p);
   }
-  for (int c = 0; c < NCONF; c++) free(o[c]);
-  free(xy), dt_plan_free(&p);
 }
 END_TEST
 
@@ -219,9 +247,12 @@ static int one_holder(const dt_plan *p, const int *own, double x, double y, doub
   return 1;
 }
 
-/* Any disk narrower than the smallest block, wherever it lies (on borders, at the T-junctions
- * of the rows with the vertical lines), is one worker's in BLOCK, an HZ or a VZ. */
-START_TEST(test_every_small_disk_is_one_workers_in_some_configuration) {
+/* A disk of a tenth of the smallest block's side (a few of the sample's spacings) around a point
+ * of a border zone (on a side,
+ * at the T-junctions of the rows with the vertical lines) is one worker's in the configuration
+ * of the point's zone or in one after it (the zone phases go HZ0, HZ1, VZ0 .. VZ3, then BLOCK's
+ * main phase): a point that must wait in its cell's header is inserted there. */
+START_TEST(test_a_zone_points_disk_is_its_windows) {
   int Ws[] = {2, 8, 16, 32};
   for (int clustered = 0; clustered < 2; clustered++)
     for (int k = 0; k < 4; k++) {
@@ -232,19 +263,27 @@ START_TEST(test_every_small_disk_is_one_workers_in_some_configuration) {
         dt_plan_block_rect(&p, b, r);
         rad = fmin(rad, fmin(r[1] - r[0], r[3] - r[2]));
       }
-      rad *= 0.45;
-      int *o[NCONF];
+      rad *= 0.1;
+      int *o[NCONF], tried = 0;
       for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
-      for (int t = 0; t < 4000; t++) { /* near a block's corner or side: the hard places */
-        int b = (int)(unit() * p.W);
-        double r[4];
+      for (int t = 0; t < 8000; t++) { /* within the zone of a side, anywhere along it */
+        int b = (int)(unit() * p.W), vertical = t % 2;
+        double r[4], u = unit(), side = r[0];
         dt_plan_block_rect(&p, b, r);
-        double x = r[unit() < 0.5] + (unit() - 0.5) * 4 * rad, y = r[2 + (unit() < 0.5)] + (unit() - 0.5) * 4 * rad;
-        if (t % 2) y = r[2] + unit() * (r[3] - r[2]);
-        int ok = 0;
-        for (int c = CONF_BLOCK; c < NCONF && !ok; c++) ok = one_holder(&p, o[c], x, y, rad);
-        if (!ok) ck_abort_msg("%d workers: the disk (%g, %g) r %g is nobody's", p.W, x, y, rad);
+        side = vertical ? r[unit() < 0.5] : r[2 + (unit() < 0.5)];
+        double off = (2 * unit() - 1) * p.zone[b];
+        double x = vertical ? side + off : r[0] + u * (r[1] - r[0]);
+        double y = vertical ? r[2] + u * (r[3] - r[2]) : side + off;
+        int z = dt_plan_zone(&p, x, y);
+        if (z == CONF_BLOCK) continue; /* the box's own edges */
+        tried++;
+        int ok = one_holder(&p, o[CONF_BLOCK], x, y, rad);
+        for (int c = z; c <= CONF_VZ3 && !ok; c++) ok = one_holder(&p, o[c], x, y, rad);
+        if (!ok)
+          ck_abort_msg("%s, %d workers: the disk (%g, %g) r %g is nobody's from configuration %d on",
+                       clustered ? "clustered" : "uniform", p.W, x, y, rad, z);
       }
+      REQUIRE(tried > 1000);
       for (int c = 0; c < NCONF; c++) free(o[c]);
       free(xy), dt_plan_free(&p);
     }
@@ -300,7 +339,18 @@ START_TEST(test_moves_change_exactly_what_differs_in_rounds) {
 }
 END_TEST
 
-/* zones: near the lines between blocks (a line's by its parity), never along the box's edges */
+/* The configuration of a line's zone point at height y: by the line's parity and the pair of
+ * rows of the left column l whose inner border (1 .. BY - 1) is nearest y. */
+static int nearest_pair_conf(const dt_plan *p, int l, double y) {
+  const double *ys = &p->ys[l * (p->BY + 1)];
+  int t = 1;
+  for (int u = 2; u < p->BY; u++)
+    if (fabs(y - ys[u]) < fabs(y - ys[t])) t = u;
+  return CONF_VZ0 + 2 * (l % 2) + (t - 1) % 2;
+}
+
+/* zones: near the borders between blocks (a line's by its parity and the nearest pair of rows),
+ * never along the box's edges; the window of a zone point's configuration holds its cell */
 START_TEST(test_zones_lie_along_inner_borders) {
   dt_plan p;
   double *xy = make(&p, 32, 100000, 32768, 0);
@@ -312,15 +362,14 @@ START_TEST(test_zones_lie_along_inner_borders) {
     nz[z]++;
     int left = bi > 0 && x - r[0] < p.zone[b], right = bi < p.BX - 1 && r[1] - x < p.zone[b];
     int down = bj > 0 && y - r[2] < p.zone[b], up = bj < p.BY - 1 && r[3] - y < p.zone[b];
-    if (left) REQUIRE_EQ(z, CONF_VZ0 + (bi - 1) % 2);
-    if (!left && right) REQUIRE_EQ(z, CONF_VZ0 + bi % 2);
+    if (left) REQUIRE_EQ(z, nearest_pair_conf(&p, bi - 1, y));
+    if (!left && right) REQUIRE_EQ(z, nearest_pair_conf(&p, bi, y));
     if (!left && !right && down) REQUIRE_EQ(z, CONF_HZ0 + (bj - 1) % 2);
     if (!left && !right && !down && up) REQUIRE_EQ(z, CONF_HZ0 + bj % 2);
     if (!left && !right && !down && !up) REQUIRE_EQ(z, CONF_BLOCK);
-    /* the zone's window holds the point's block */
-    if (z != CONF_BLOCK) REQUIRE(dt_plan_window(&p, z, 9 * b) >= 0);
+    if (z != CONF_BLOCK) REQUIRE(dt_plan_window(&p, z, dt_plan_cell_of(&p, x, y)) >= 0);
   }
-  for (int c = CONF_HZ0; c <= CONF_VZ1; c++) REQUIRE(nz[c] > 0);
+  for (int c = CONF_HZ0; c <= CONF_VZ3; c++) REQUIRE(nz[c] > 0);
   REQUIRE(nz[CONF_BLOCK] > 80000 && nz[CONF_BLOCK] < 95000);
   free(xy), dt_plan_free(&p);
 }
@@ -336,7 +385,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_cells_tile_the_blocks);
   tcase_add_test(tc, test_cell_inside_rects);
   tcase_add_test(tc, test_configurations_hold_the_windows);
-  tcase_add_test(tc, test_every_small_disk_is_one_workers_in_some_configuration);
+  tcase_add_test(tc, test_a_zone_points_disk_is_its_windows);
   tcase_add_test(tc, test_moves_change_exactly_what_differs_in_rounds);
   tcase_add_test(tc, test_zones_lie_along_inner_borders);
   suite_add_tcase(s, tc);
