@@ -346,7 +346,7 @@ static int start_up(int argc, char **argv) {
 
 static void release(void) {
   for (int c = 0; c < G.p.ncells; c++) free(G.pend[c]);
-  free(G.pend), free(G.npend), free(G.cap_pend), free(G.pts), free(G.pairs), free(G.expect);
+  free(G.pend), free(G.npend), free(G.cap_pend), free(G.ids), free(G.pairs), free(G.expect);
   free(G.rcnt), free(G.roff), free(G.hist), free(G.zone_sq), free(G.zone_cap);
   free(G.cell_rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
   dt_mesh_release(&G.m);

@@ -69,9 +69,10 @@ typedef struct par {
   rid_t *nodes;     /* the tree's regions this worker made and holds, deepest last */
   int nnodes;
   dt_mesh m;
-  dt_pt *pts;  /* points this worker inserts: from each worker, grouped by tag (pad) */
-  int *rcnt;   /* per (sender, tag): how many; rcnt[w * NPT + t] */
-  size_t *roff; /* per sender: where its points start in pts */
+  int32_t *ids; /* the points this worker inserts (their ids: every worker has the input):
+                 * from each worker, grouped by tag */
+  int *rcnt;    /* per (sender, tag): how many; rcnt[w * NPT + t] */
+  size_t *roff; /* per sender: where its points start in ids */
   dt_pt **pend; /* per cell: postponed in this phase (malloc'd buffers) */
   size_t *npend, *cap_pend;
   int32_t *pairs; /* duplicates: (skipped id, vertex id) */
@@ -104,13 +105,14 @@ void phase_begin(int ph);
 int par_pick_start(int32_t s[3]);
 /* The box, the blocks and cells (dt_plan_geometry), the mesh, the hull band. */
 void par_geometry(void);
-/* Every point to the worker that inserts it (G.pts, tag in pad), the start's three left out;
- * the points per cell (G.expect). */
+/* Every point to the worker that inserts it (G.ids, by tag), the start's three left out; the
+ * points per cell (G.expect). */
 void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
-/* How many those are, and a copy of them into to[0..count) (reads only the exchange's buffers,
- * which nothing writes after par_distribute: a helper thread may copy). */
+/* How many those are, and a copy of them into to[0..count), tag t in pad (reads only the input
+ * and the exchange's ids, which nothing writes after par_distribute: a helper thread may
+ * copy). */
 size_t par_points_count(int t);
 void par_points_copy(int t, dt_pt *to);
 

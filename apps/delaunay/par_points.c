@@ -2,9 +2,10 @@
  * density grid come from every worker's slice of the input (collectives); the blocks from a
  * sample of the points that every worker takes alike (dt_plan_geometry: the same answer
  * everywhere, no message), made exact by par_balance.c. Then each worker sends every point of
- * its slice to the worker that inserts it (one MPI_Alltoallv), tagged with the phase: the hull,
- * a band along it, the sparse places and a sample to worker 0 (inserted before the split), the
- * zones along the borders to the holders of their windows, the rest to the block's worker. */
+ * its slice to the worker that inserts it (one MPI_Alltoallv of ids: every worker has loaded
+ * the input), by the phase that inserts it: the hull, a band along it, the sparse places and a
+ * sample to worker 0 (inserted before the split), the zones along the borders to the holders of
+ * their windows, the rest to the block's worker. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,9 +245,10 @@ static int tag_of(double sample, int32_t id, double x, double y, int *cell, int 
   return z;
 }
 
-/* The exchange: counts per (worker, tag), then the points (one MPI_Alltoallv), and the points
- * per cell. out holds the points for worker w and tag t at cnt's offsets, in that order. */
-static void exchange(const dt_pt *out, const int *cnt, int64_t *expect) {
+/* The exchange: counts per (worker, tag), then the points' ids (one MPI_Alltoallv: every worker
+ * has the input, so 4 bytes a point, not its 24-byte dt_pt), and the points per cell. out holds
+ * the ids for worker w and tag t at cnt's offsets, in that order. */
+static void exchange(const int32_t *out, const int *cnt, int64_t *expect) {
   int W = G.W, *sc = calloc((size_t)W, sizeof *sc), *rc = calloc((size_t)W, sizeof *rc);
   int *so = calloc((size_t)W + 1, sizeof *so), *ro = calloc((size_t)W + 1, sizeof *ro);
   G.rcnt = calloc((size_t)W * NPT, sizeof *G.rcnt);
@@ -260,9 +262,9 @@ static void exchange(const dt_pt *out, const int *cnt, int64_t *expect) {
     so[w + 1] = so[w] + sc[w], ro[w + 1] = ro[w] + rc[w];
     G.roff[w + 1] = (size_t)ro[w + 1];
   }
-  G.pts = dt_alloc(((size_t)ro[W] + 1) * sizeof *G.pts);
-  if (!G.pts) die("out of memory for points");
-  MPI_Alltoallv(out, sc, so, G.pt_type, G.pts, rc, ro, G.pt_type, sys_comm());
+  G.ids = dt_alloc(((size_t)ro[W] + 1) * sizeof *G.ids);
+  if (!G.ids) die("out of memory for points");
+  MPI_Alltoallv(out, sc, so, MPI_INT32_T, G.ids, rc, ro, MPI_INT32_T, sys_comm());
   G.wcomm += now() - t0;
   free(sc), free(rc), free(so), free(ro);
 }
@@ -274,11 +276,13 @@ size_t par_points_count(int t) {
 }
 
 void par_points_copy(int t, dt_pt *to) {
+  const double *xy = G.in.xy;
   for (int w = 0; w < G.W; w++) {
     size_t at = G.roff[w];
     for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
-    memcpy(to, G.pts + at, (size_t)G.rcnt[w * NPT + t] * sizeof *to);
-    to += G.rcnt[w * NPT + t];
+    const int32_t *id = G.ids + at;
+    for (int k = 0; k < G.rcnt[w * NPT + t]; k++)
+      *to++ = (dt_pt){xy[2 * (size_t)id[k]], xy[2 * (size_t)id[k] + 1], id[k], t};
   }
 }
 
@@ -299,7 +303,7 @@ void par_distribute(const int32_t start[3]) {
   int *cnt = calloc((size_t)W * NPT, sizeof *cnt), *fill = calloc((size_t)W * NPT + 1, sizeof *fill);
   int *dest = dt_alloc((hi - lo + 1) * sizeof *dest);
   int64_t *expect = calloc((size_t)nc, sizeof *expect);
-  dt_pt *out = dt_alloc((hi - lo + 1) * sizeof *out);
+  int32_t *out = dt_alloc((hi - lo + 1) * sizeof *out);
   if (!cnt || !fill || !dest || !expect || !out) die("out of memory");
   dist_lap("buffers");
   for (size_t i = lo; i < hi; i++) {
@@ -311,11 +315,8 @@ void par_distribute(const int32_t start[3]) {
   }
   dist_lap("classify");
   for (int k = 0; k < W * NPT; k++) fill[k + 1] = fill[k] + cnt[k];
-  for (size_t i = lo; i < hi; i++) {
-    int k = dest[i - lo];
-    if (k >= 0)
-      out[fill[k]++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, k % NPT};
-  }
+  for (size_t i = lo; i < hi; i++)
+    if (dest[i - lo] >= 0) out[fill[dest[i - lo]]++] = (int32_t)i;
   dist_lap("fill");
   exchange(out, cnt, expect);
   dist_lap("exchange");
