@@ -48,7 +48,7 @@
 par G;
 
 static const char *const ph_name[NPH] = {
-    "setup", "distribute", "sample", "scatter", "zone H0", "zone H1", "zone V0",
+    "distribute", "setup", "sample", "scatter", "zone H0", "zone H1", "zone V0",
     "zone V1", "zone V2", "zone V3", "main", "left"};
 
 void die(const char *what) {
@@ -390,13 +390,16 @@ int main(int argc, char **argv) {
   MPI_Barrier(sys_comm());
   double t0 = now();
   G.t0 = t0;
-  G.phase = PH_SETUP;
+  G.phase = PH_DISTRIB;
   G.mark.total = t0;
-  par_make_regions();
   if (!collinear) {
-    phase_begin(PH_DISTRIB);
     par_geometry();
     par_distribute(start);
+  }
+  phase_begin(PH_SETUP); /* the cells' first chunks sized for the points counted there */
+  par_make_regions();
+  if (!collinear) {
+    par_mesh_init();
     phases(start);
   }
   phase_begin(G.phase); /* closes the last phase's account */

@@ -24,8 +24,8 @@ typedef struct cell_hdr {
 
 /* Phases, for the table of where the time goes (--phases). */
 enum {
-  PH_SETUP,   /* the tree of regions, the cells (in parallel) */
   PH_DISTRIB, /* the box, the blocks, the hull band, every point to who inserts it */
+  PH_SETUP,   /* the tree of regions, the cells (in parallel) */
   PH_SAMPLE,  /* worker 0: the hull band and the sample, everything owned */
   PH_SCATTER, /* the cells out from worker 0 (a binary tree of moves) */
   PH_HZ0,     /* the zones of the horizontal borders in their windows (pairs of blocks) */
@@ -66,6 +66,7 @@ typedef struct par {
   int *holder;      /* per cell: who holds it now (every worker follows every move) */
   uint8_t *own;     /* per cell: holder == me */
   int64_t *expect;  /* per cell: points whose cell it is (to size chunks) */
+  int64_t *early;   /* per cell: those of them inserted before the main phase (in expect) */
   rid_t *nodes;     /* the tree's regions this worker made and holds, deepest last */
   int nnodes;
   dt_mesh m;
@@ -103,10 +104,12 @@ void phase_begin(int ph);
 /* The first three points not on one line, in input order (every worker finds the same); -1 when
  * all points are on one line. */
 int par_pick_start(int32_t s[3]);
-/* The box, the blocks and cells (dt_plan_geometry), the mesh, the hull band. */
+/* The box, the blocks and cells (dt_plan_geometry), the hull band. */
 void par_geometry(void);
+/* The mesh over the cells' pools (after par_make_regions). */
+void par_mesh_init(void);
 /* Every point to the worker that inserts it (G.ids, by tag), the start's three left out; the
- * points per cell (G.expect). */
+ * points per cell (G.expect, G.early). */
 void par_distribute(const int32_t start[3]);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);

@@ -213,14 +213,6 @@ void par_geometry(void) {
     fprintf(stderr, "delaunay: %d of %d vertical lines whole (rows too far apart for pairs)\n",
             whole, G.p.BX - 1);
   }
-  if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
-    die("out of memory");
-  G.m.own = G.own;
-  if (!getenv("DT_NO_HOT_CELL")) dt_mesh_cell_rects(&G.m, cell_inside_fn);
-  if (!getenv("DT_NO_HINTS") && dt_mesh_hints(&G.m, 256, G.box)) die("out of memory");
-  G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
-  G.m.epoch_step = 2 * (uint32_t)G.W;
-  dist_lap("mesh");
   double band = 256 * sqrt((double)G.W);
   find_band(lo, hi, band > 1024 ? band : 1024);
   dist_lap("band");
@@ -246,16 +238,20 @@ static int tag_of(double sample, int32_t id, double x, double y, int *cell, int 
 }
 
 /* The exchange: counts per (worker, tag), then the points' ids (one MPI_Alltoallv: every worker
- * has the input, so 4 bytes a point, not its 24-byte dt_pt), and the points per cell. out holds
- * the ids for worker w and tag t at cnt's offsets, in that order. */
+ * has the input, so 4 bytes a point, not its 24-byte dt_pt), and the points per cell (all, then
+ * those inserted before the main phase: expect[ncells + c]). out holds the ids for worker w and
+ * tag t at cnt's offsets, in that order. */
 static void exchange(const int32_t *out, const int *cnt, int64_t *expect) {
   int W = G.W, *sc = calloc((size_t)W, sizeof *sc), *rc = calloc((size_t)W, sizeof *rc);
   int *so = calloc((size_t)W + 1, sizeof *so), *ro = calloc((size_t)W + 1, sizeof *ro);
   G.rcnt = calloc((size_t)W * NPT, sizeof *G.rcnt);
   G.roff = calloc((size_t)W + 1, sizeof *G.roff);
   if (!sc || !rc || !so || !ro || !G.rcnt || !G.roff) die("out of memory");
+  G.expect = calloc(2 * (size_t)G.p.ncells, sizeof *G.expect);
+  if (!G.expect) die("out of memory");
+  G.early = G.expect + G.p.ncells;
   double t0 = now();
-  MPI_Allreduce(expect, G.expect, G.p.ncells, MPI_INT64_T, MPI_SUM, sys_comm());
+  MPI_Allreduce(expect, G.expect, 2 * G.p.ncells, MPI_INT64_T, MPI_SUM, sys_comm());
   MPI_Alltoall(cnt, NPT, MPI_INT, G.rcnt, NPT, MPI_INT, sys_comm());
   for (int w = 0; w < W; w++) {
     for (int t = 0; t < NPT; t++) sc[w] += cnt[w * NPT + t], rc[w] += G.rcnt[w * NPT + t];
@@ -295,6 +291,16 @@ dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
   return l;
 }
 
+void par_mesh_init(void) {
+  if (dt_mesh_init(&G.m, G.pools, G.p.ncells, cell_fn, &G.p, par_refill, NULL))
+    die("out of memory");
+  G.m.own = G.own;
+  if (!getenv("DT_NO_HOT_CELL")) dt_mesh_cell_rects(&G.m, cell_inside_fn);
+  if (!getenv("DT_NO_HINTS") && dt_mesh_hints(&G.m, 256, G.box)) die("out of memory");
+  G.m.epoch_base = 2 * (uint32_t)G.me; /* marks of one worker never look current to another */
+  G.m.epoch_step = 2 * (uint32_t)G.W;
+}
+
 void par_distribute(const int32_t start[3]) {
   size_t lo, hi;
   slice(&lo, &hi);
@@ -302,7 +308,7 @@ void par_distribute(const int32_t start[3]) {
   double sample = (double)G.o.sample * W / (double)(G.in.n ? G.in.n : 1);
   int *cnt = calloc((size_t)W * NPT, sizeof *cnt), *fill = calloc((size_t)W * NPT + 1, sizeof *fill);
   int *dest = dt_alloc((hi - lo + 1) * sizeof *dest);
-  int64_t *expect = calloc((size_t)nc, sizeof *expect);
+  int64_t *expect = calloc(2 * (size_t)nc, sizeof *expect); /* every point, then the early ones */
   int32_t *out = dt_alloc((hi - lo + 1) * sizeof *out);
   if (!cnt || !fill || !dest || !expect || !out) die("out of memory");
   dist_lap("buffers");
@@ -310,6 +316,7 @@ void par_distribute(const int32_t start[3]) {
     int32_t id = (int32_t)i;
     int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], &c, &d);
     expect[c]++;
+    expect[nc + c] += t != CONF_BLOCK;
     dest[i - lo] = id == start[0] || id == start[1] || id == start[2] ? -1 : d * NPT + t;
     if (dest[i - lo] >= 0) cnt[dest[i - lo]]++;
   }

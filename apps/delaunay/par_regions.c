@@ -127,11 +127,10 @@ static void alloc_tables(void) {
   G.pools = calloc(n, sizeof *G.pools);
   G.holder = calloc(n, sizeof *G.holder);
   G.own = calloc(n, 1);
-  G.expect = calloc(n, sizeof *G.expect);
   G.pend = calloc(n, sizeof *G.pend);
   G.npend = calloc(n, sizeof *G.npend);
   G.cap_pend = calloc(n, sizeof *G.cap_pend);
-  if (!G.cell_rid || !G.hdr || !G.pools || !G.holder || !G.own || !G.expect || !G.pend ||
+  if (!G.cell_rid || !G.hdr || !G.pools || !G.holder || !G.own || !G.pend ||
       !G.npend || !G.cap_pend)
     die("out of memory");
 }
@@ -139,26 +138,42 @@ static void alloc_tables(void) {
 typedef struct cell_made {
   rid_t rid;
   cell_hdr *hdr;
-  dt_chunk *first; /* the cell's first chunk of triangles (CHUNK_MIN bytes), or NULL */
+  dt_chunk *first; /* the cell's first chunk of triangles (first_bytes), or NULL */
 } cell_made;
+
+/* The first chunk's size: room for the triangles of the points inserted in the cell before the
+ * main phase (the sample and the zones, counted by the distribution; 2.1 a point, a quarter
+ * more for the triangles whose circumcentres fall next door), at least CHUNK_MIN. So the zone
+ * phases rarely refill: each refill is a scheduler round trip, and on a host with a rank more
+ * than cores the scheduler answers slowly while the workers that wait spin. */
+static size_t first_bytes(int cell) {
+  size_t early = G.early ? (size_t)G.early[cell] : 0;
+  size_t bytes = (size_t)(1.25 * 2.1 * (double)early * sizeof(dt_tri)) + CHUNK_MIN;
+  bytes = (bytes + 4095) & ~(size_t)4095;
+  return bytes > CHUNK_HUGE ? CHUNK_HUGE : bytes;
+}
 
 /* The first chunk of a cell, allocated by the worker that makes the cell: worker 0, which
  * inserts the sample into every cell, would otherwise make all of these round trips alone, one
  * after the other (9 W of them); here every worker makes its 9 at the same time. Faulted in
  * here too: with a shared GAS the pages are then made in parallel and worker 0 only maps them
- * (with a private one this is lost, 9 x 64 KiB). No byte of it is written here: worker 0
- * writes its header (a private GAS would not show it ours). */
-static dt_chunk *first_chunk(rid_t cell) {
-  dt_chunk *c = alloc_chunk(CHUNK_MIN, cell);
-  if (c) populate(c, CHUNK_MIN);
+ * (with a private one this is lost). No byte of it is written here: worker 0 writes its header
+ * (a private GAS would not show it ours). */
+static dt_chunk *first_chunk(rid_t rid, int cell) {
+  size_t bytes = first_bytes(cell);
+  dt_chunk *c = alloc_chunk(bytes, rid);
+  if (c) populate(c, bytes);
   return c; /* NULL: worker 0's first refill of the cell asks again */
 }
 
-/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would. */
-static void install_first_chunk(cell_hdr *h, dt_chunk *c) {
+/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would; worker
+ * 0 maps only the pages the sample needs. */
+static void install_first_chunk(cell_hdr *h, dt_chunk *c, int cell) {
   if (!c) return;
-  populate(c, CHUNK_MIN);
-  push_spare(h, &h->pool, c, next_default(h));
+  size_t bytes = first_bytes(cell);
+  populate(c, bytes < CHUNK_MIN ? bytes : CHUNK_MIN);
+  next_default(h); /* the default chunks after it grow from twice CHUNK_MIN, as before */
+  push_spare(h, &h->pool, c, bytes);
 }
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and
@@ -175,7 +190,7 @@ void par_make_regions(void) {
     cell_hdr *h = sched_alloc(sizeof *h, r[k]);
     if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
-    mine[k] = (cell_made){r[k], h, first_chunk(r[k])};
+    mine[k] = (cell_made){r[k], h, first_chunk(r[k], 9 * G.me + k)};
   }
   double t0 = now();
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
@@ -194,7 +209,7 @@ void par_make_regions(void) {
     G.own[c] = G.me == 0;
     if (G.me == 0) {
       memset(G.hdr[c], 0, sizeof *G.hdr[c]);
-      install_first_chunk(G.hdr[c], all[c].first);
+      install_first_chunk(G.hdr[c], all[c].first, c);
     }
   }
   free(all);
