@@ -241,8 +241,10 @@ static void phase_table(void) {
  * critical path can be read: who waited for whom between the phases. */
 static void timeline(void) {
   double *all = G.me == 0 ? malloc((size_t)G.W * NPH * sizeof *all) : NULL;
-  if (G.me == 0 && !all) die("out of memory");
+  ph_stat *st = G.me == 0 ? malloc((size_t)G.W * NPH * sizeof *st) : NULL;
+  if (G.me == 0 && (!all || !st)) die("out of memory");
   MPI_Gather(G.ph_end, NPH, MPI_DOUBLE, all, NPH, MPI_DOUBLE, 0, sys_comm());
+  MPI_Gather(G.ph, NPH * PH_FIELDS, MPI_DOUBLE, st, NPH * PH_FIELDS, MPI_DOUBLE, 0, sys_comm());
   if (G.me != 0) return;
   printf("delaunay: timeline (seconds since the start when each worker ended each phase)\n");
   printf("  %6s", "worker");
@@ -253,7 +255,18 @@ static void timeline(void) {
     for (int i = 0; i < NPH; i++) printf(" %10.4f", all[(size_t)w * NPH + i]);
     printf("\n");
   }
-  free(all);
+  printf("delaunay: inside each phase, milliseconds waiting for partners / in worker "
+         "communication / in scheduler calls / the rest\n");
+  for (int w = 0; w < G.W; w++) {
+    printf("  %6d", w);
+    for (int i = 0; i < NPH; i++) {
+      const ph_stat *p = &st[(size_t)w * NPH + i];
+      printf(" %.0f/%.0f/%.0f/%.0f", 1e3 * p->wait, 1e3 * p->wcomm, 1e3 * p->scomm,
+             1e3 * (p->total - p->wait - p->wcomm - p->scomm));
+    }
+    printf("\n");
+  }
+  free(all), free(st);
 }
 
 /* Not timed: the duplicates, the timing sums and every cell to worker 0, which collects the
