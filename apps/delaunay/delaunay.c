@@ -30,13 +30,11 @@
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
  * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
  * for blocked walks), DT_NO_HOT_CELL=1 (every new triangle's cell searched for, not first the
- * last one's rectangle),
- * DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the main phase's points
- * sorted at its start, not by a helper thread beside the zone phases from the second on,
- * par_presort.c, for which the worker asks MPI_THREAD_FUNNELED; =early: the helper from before
- * worker 0's sample phase);
- * DT_LEFT_ROUNDS=K sends every cell to one worker after K
- * rounds of what waits (the tests). Main entry: main(). */
+ * last one's rectangle), DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the
+ * main phase's points sorted at its start, not by a helper thread beside the phases before it
+ * from worker 0's sample on, par_presort.c, for which the worker asks MPI_THREAD_FUNNELED;
+ * =zones: the helper from the second zone phase on); DT_LEFT_ROUNDS=K sends every cell to one
+ * worker after K rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,10 +372,10 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  /* The presort's helper (FUNNELED: it makes no MPI call) starts with the second zone phase;
-   * DT_PRESORT=early: before worker 0's sample; DT_PRESORT=0: no helper */
+  /* The presort's helper (FUNNELED: it makes no MPI call) starts before worker 0's sample;
+   * DT_PRESORT=zones: with the second zone phase; DT_PRESORT=0: no helper */
   const char *presort = getenv("DT_PRESORT");
-  int early = presort && !strcmp(presort, "early");
+  int early = !presort || strcmp(presort, "zones");
   int want = presort && !strcmp(presort, "0") ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED;
   int level;
   if (sys_init_thread(&argc, &argv, want, &level)) {

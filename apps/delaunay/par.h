@@ -54,10 +54,10 @@ typedef struct par {
   dt_opts o;
   dt_plan p;
   int me, W;
-  int presort; /* a helper thread sorts the main phase's points (par_presort.c), started with
-                  the second zone phase (PRESORT_ZONES: DT_PRESORT=1) or before worker 0's
-                  sample (PRESORT_EARLY: DT_PRESORT=early), where MPI gave
-                  MPI_THREAD_FUNNELED; 0: none */
+  int presort; /* a helper thread sorts the main phase's points (par_presort.c), started
+                  before worker 0's sample (PRESORT_EARLY: the default) or with the second zone
+                  phase (PRESORT_ZONES: DT_PRESORT=zones), where MPI gave MPI_THREAD_FUNNELED;
+                  0: none */
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */
@@ -80,7 +80,7 @@ typedef struct par {
   size_t npairs, cap_pairs;
   double wcomm, scomm, wait;
   int64_t nchunks, gathered;
-  int small_chunks; /* before the main phase: chunks from 64 KiB (par_refill) */
+  int small_chunks; /* before the main phase: default chunks on refill (par_refill) */
   MPI_Datatype pt_type;
   dt_band band; /* points along the hull: inserted with the sample */
   int *hist;    /* the points per square of an H x H grid over the box (all workers') */

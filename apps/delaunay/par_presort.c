@@ -1,30 +1,33 @@
 /* par_presort.c: the main phase's points put in insertion order (dt_brio) by a helper thread
  * while the phases before it run. Between the distribution and the main phase a worker mostly
  * waits (worker 0 inserts the sample while the others wait, the cells come out in rounds of
- * moves, the zones go pair by pair), and the sort of its main points (a tenth of its main
- * phase) can fill that wait instead of starting the main phase. DT_PRESORT=1 starts the helper
- * with the second zone phase (every worker has had cells by then, so worker 0's sample phase is
- * over: a worker that holds nothing in the first zone phase passes the scatter at once),
- * DT_PRESORT=early before the sample phase (delaunay.c).
+ * moves, the zones go window by window), and the sort of its main points (a tenth of its main
+ * phase, and the gather of their coordinates from the input by id) can fill that wait instead
+ * of starting the main phase. By default the helper starts before worker 0's sample phase
+ * (PRESORT_EARLY); DT_PRESORT=zones starts it with the second zone phase (delaunay.c).
  *
  * The main thread allocates everything (the list and the sort's scratch, untouched) and frees
- * it; the thread copies the points out of the exchange's buffers, which nothing writes after
- * the distribution, and sorts them: no MPI, no antheap call, no large allocation or release
- * (which Open MPI's memory hooks would see from a second thread), only page faults and a few
- * small mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c), and only then is there a
- * thread. It runs under SCHED_IDLE, taking only cycles nobody else wants, so it delays no
- * scheduler's answer, also on a host with fewer cores than ranks (it does slow what faults in
- * pages at the same time: below); and where the worker is bound to one core (by antheap's
+ * it; the thread copies the points out of the input by the exchange's ids, which nothing
+ * writes after the distribution, and sorts them: no MPI, no antheap call, no large allocation
+ * or release (which Open MPI's memory hooks would see from a second thread), only page faults
+ * and a few small mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c), and only then is
+ * there a thread. It runs under SCHED_IDLE, taking only cycles nobody else wants, so it delays
+ * no scheduler's answer, also on a host with fewer cores than ranks (it does slow what faults
+ * in pages at the same time: below); and where the worker is bound to one core (by antheap's
  * launch or the launcher), the thread may use the others (the kernel keeps it within the
  * process's cgroup): at idle priority it takes nothing from their ranks. When the main phase
  * joins it, the worker's own core is idle for it, so the sort ends about when it would have
  * there.
  *
- * On unless DT_PRESORT=0. Started early, the main phase gained what the sort costs, but worker
- * 0's sample phase lost as much (on the 16-core box 0.013 -> 0.038-0.045 s: its scheduler round
- * trips, which populate leased pages, slowed by 16 helpers faulting and sorting at once); from
- * the second zone phase the sample phase is untouched and the run gains (docs/RESULTS.md).
- * Without it, or when the thread cannot start, the main phase sorts at its start. */
+ * When it starts matters: whatever runs beside it is slowed (memory and page faults). Before
+ * worker 0's sample phase made 144 scheduler round trips (16 workers), starting there cost that
+ * phase more than the sort saved (0.013 -> 0.038-0.045 s on the 16-core box), and the second
+ * zone phase was the default. Now the zone phases refill nothing and the sample phase makes no
+ * round trip, and with the helper started at the second zone phase it was often not done when
+ * its worker's main phase began (0.03-0.07 s of sort and gather): started before the sample it
+ * slows the sample and the scatter by some 0.02 s and the zone phases and the main phase gain
+ * more (docs/RESULTS.md, 2026-12-03, second session). Without it, or when the thread cannot
+ * start, the main phase sorts at its start. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif

@@ -14,11 +14,13 @@
 
 enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
 
-/* ---- chunks of a cell's pool: one sys_alloc each. From the main phase on, the first is as
- * large as the cell's points will need (2.1 triangles a point, the mean of a Delaunay mesh plus
- * a margin), so a cell costs one or two round trips and its worker faults its pages in once;
- * before it (the sample, the zones) they start at 64 KiB: the cells hold little then and move
- * between workers, and a window's worker would fault in memory its blocks' workers will use. */
+/* ---- chunks of a cell's pool: one sys_alloc each. The first, made at set-up by the cell's
+ * maker, has room for the points inserted before the main phase (first_bytes); a refill before
+ * the main phase takes a default chunk (from 128 KiB, doubling): the cells hold little then and
+ * move between workers, and a window's worker would fault in memory its blocks' workers will
+ * use. The main phase's first refill is as large as the cell's points will need (2.1 triangles
+ * a point, the mean of a Delaunay mesh, plus a margin), so a cell costs one or two round trips
+ * there and its worker faults its pages in once. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
@@ -170,10 +172,9 @@ static dt_chunk *first_chunk(rid_t rid, int cell) {
  * 0 maps only the pages the sample needs. */
 static void install_first_chunk(cell_hdr *h, dt_chunk *c, int cell) {
   if (!c) return;
-  size_t bytes = first_bytes(cell);
-  populate(c, bytes < CHUNK_MIN ? bytes : CHUNK_MIN);
-  next_default(h); /* the default chunks after it grow from twice CHUNK_MIN, as before */
-  push_spare(h, &h->pool, c, bytes);
+  populate(c, CHUNK_MIN); /* (first_bytes is at least that) */
+  h->chunk = 2 * CHUNK_MIN; /* the default chunks after it */
+  push_spare(h, &h->pool, c, first_bytes(cell));
 }
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and

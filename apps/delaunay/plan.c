@@ -246,27 +246,27 @@ static void pair_reach(const dt_plan *p, int l, int j0, double *a, double *b) {
 }
 
 /* The pair of rows (j0, j0 + 1) of parity k in column l whose reach a cell of column l + 1
- * spanning [y0, y1) overlaps most, as the block (l, j0); -1 where it overlaps none. In *pairs,
- * how many it overlaps. */
+ * spanning [y0, y1) meets, as the block (l, j0), or -1; in *pairs, how many it meets (more than
+ * one makes the line whole, and then this answer is not used). */
 static int right_cell_window(const dt_plan *p, int l, int k, double y0, double y1, int *pairs) {
   const double *ys = &p->ys[l * (p->BY + 1)];
-  int lo = group_of(ys, p->BY, y0), hi = group_of(ys, p->BY, y1), best = -1;
-  double most = 0;
+  int lo = group_of(ys, p->BY, y0), hi = group_of(ys, p->BY, y1), first = -1;
   *pairs = 0;
   for (int j0 = lo - 1; j0 <= hi; j0++) {
     if (j0 < 0 || j0 + 1 >= p->BY || j0 % 2 != k) continue;
     double a, b;
     pair_reach(p, l, j0, &a, &b);
-    double o = fmin(b, y1) - fmax(a, y0);
-    if (o > 0) ++*pairs;
-    if (o > most) most = o, best = l * p->BY + j0;
+    if (fmin(b, y1) - fmax(a, y0) <= 0) continue;
+    if (first < 0) first = l * p->BY + j0;
+    ++*pairs;
   }
-  return best;
+  return first;
 }
 
 /* A line is whole where a right-hand cell of its windows meets the reach of two pairs of one
  * parity (the columns' rows far apart, as clustered points make them): its one window holds
- * both columns in both configurations of its parity, as old-style windows of whole columns. */
+ * both columns in both configurations of its parity, and one worker inserts the line's zone
+ * over the columns' whole height. */
 static void find_whole_lines(dt_plan *p) {
   for (int l = 0; l + 1 < p->BX; l++) {
     p->whole[l] = 0;

@@ -4,9 +4,8 @@
  *   W = 2^m workers, each with one block. Blocks: BX columns (x-quantiles of the points, lines
  *   over the whole box) times BY rows per column (y-quantiles of that column's points), BX <= BY,
  *   BX * BY = W; so every block holds about n / W points whatever the distribution (clustered
- *   input included; the parallel program makes the quantiles exact and gives the columns that
- *   wait longer for the zones a little less: par_balance.c, par_points.c). Block b = i * BY + j
- *   (column i, row j) is worker b's.
+ *   input included; the parallel program makes the quantiles exact: par_balance.c). Block
+ *   b = i * BY + j (column i, row j) is worker b's.
  *   Cells: each block is cut 3 x 3 into an interior and a ring of strips of width f (a fraction
  *   of the block's side, at least a few point spacings): cell = 9 b + 3 r + c, r = 0..2 bottom
  *   to top, c = 0..2 left to right. Cells are the regions: the unit of ownership and of moves.
@@ -21,18 +20,21 @@
  *          parity of a pair of rows: VZ0 + 2 (l % 2) + (j % 2) holds, for each line (l, l + 1)
  *          of that parity and each pair of rows (j, j + 1) of that parity in column l, the
  *          pair's two blocks less their left-hand strips and the right column's cells less its
- *          right-hand strips that overlap the pair's span most, at (l, j)'s worker. A line's
- *          zone point goes to the pair whose inner border (y of row j + 1) is nearer than any
- *          other of column l. Lines of one parity share no column, and the pairs of one parity
- *          no block, so the windows of a configuration are apart; each holds a line's zone
- *          over two rows, not the column's whole height
+ *          right-hand strips that meet the pair's reach (the part of column l whose line
+ *          points it gets, from the middle of row j to the middle of row j + 1, widened by a
+ *          quarter of either row), at (l, j)'s worker. A line's zone point goes to the pair
+ *          whose inner border (y of row j + 1) is nearer than any other of column l. Lines of
+ *          one parity share no column, and the pairs of one parity no block, so the windows of
+ *          a configuration are apart; each holds a line's zone over two rows, not the column's
+ *          whole height. A line is whole where one right-hand cell meets the reach of two pairs
+ *          of one parity (the columns' rows far apart, as clustered points make them): its one
+ *          window, at the left column's top block, holds both columns in both configurations of
+ *          its parity, and all its points go to the first
  * A point within half a block of a border lies, with its neighbourhood, in one worker's cells in
  * BLOCK, one of the HZ (away from the column's sides) or one of the VZ (near a vertical line,
- * the T-junctions of the rows included): test_plan checks it for disks (where the columns' rows
- * are far apart, a right-hand cell that two windows of one configuration overlap goes to one,
- * and a point that needs it in the other waits). After the main phase the cells are full, and
- * what still waits is inserted where the few cells near it are gathered (delaunay.c): the
- * strips keep that small. */
+ * the T-junctions of the rows included): test_plan checks it for disks. After the main phase
+ * the cells are full, and what still waits is inserted where the few cells near it are
+ * gathered (delaunay.c): the strips keep that small. */
 #ifndef DT_PLAN_H
 #define DT_PLAN_H
 
@@ -61,7 +63,7 @@ int dt_plan_init(dt_plan *p, int workers);
  * spacings of the block. Sorts the sample in place. 0, or -1 (memory). */
 int dt_plan_geometry(dt_plan *p, const double box[4], double *xy, size_t ns, size_t n, double zone);
 void dt_plan_free(dt_plan *p);
-/* After the edges (xs, ys) moved: the strips and zones again. */
+/* After the edges (xs, ys) moved: the strips, the zones and the whole lines again. */
 void dt_plan_refit(dt_plan *p, double zone);
 
 int dt_plan_column_of(const dt_plan *p, double x); /* the column of dt_plan_block_of's block */
@@ -74,9 +76,9 @@ void dt_plan_cell_rect(const dt_plan *p, int cell, double r[4]);
 void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]);
 /* The configuration whose window inserts a point of a border zone: CONF_VZ0 .. CONF_VZ3 within
  * the zone of a vertical line between columns (by the line's parity and the pair of rows of
- * the left column whose inner border is nearest), else CONF_HZ0 or CONF_HZ1 within that of a
- * horizontal border inside a column; CONF_BLOCK outside every zone (the box's own edges have
- * none). */
+ * the left column whose inner border is nearest; the first of its parity for a whole line),
+ * else CONF_HZ0 or CONF_HZ1 within that of a horizontal border inside a column; CONF_BLOCK
+ * outside every zone (the box's own edges have none). */
 int dt_plan_zone(const dt_plan *p, double x, double y);
 /* Both at once for a point of block b (dt_plan_block_of's answer): the cell of (x, y), and in
  * *zone the configuration of its zone, for a zone of half-width zw there (zw < 0: the
@@ -89,8 +91,8 @@ void dt_plan_owners(const dt_plan *p, int conf, int *own);
 /* The mean spacing of the points in block b (sqrt(area / (n / W))). */
 double dt_plan_spacing(const dt_plan *p, int b);
 /* The window of a cell in an HZ or VZ configuration, named by the block whose worker holds it
- * (the lower block of its pair), or -1: the cell is in none (it stays with its block's
- * worker). */
+ * (the lower block of its pair; a whole line's: the left column's top block), or -1: the cell
+ * is in none (it stays with its block's worker). */
 int dt_plan_window(const dt_plan *p, int conf, int cell);
 /* Step r (0..m) of a scatter from worker 0 to the holders dest[]: the holder of each cell is
  * dest with its m - r lowest bits cleared (step 0: worker 0; step m: dest). Between two steps

@@ -177,22 +177,21 @@ static void check_line_windows(const dt_plan *p, int *const *o, int uniform) {
     REQUIRE(!uniform || !p->whole[l]);
     for (int k = CONF_VZ0 + 2 * (l % 2); p->whole[l] && k < CONF_VZ0 + 2 * (l % 2) + 2; k++)
       for (int c = 9 * l * p->BY; c < 9 * (l + 2) * p->BY; c++) REQUIRE_EQ(o[k][c], l * p->BY + p->BY - 1);
-    for (int j0 = 0; !p->whole[l] && j0 + 1 < p->BY; j0++) {
+    if (p->whole[l]) continue;
+    for (int j0 = 0; j0 + 1 < p->BY; j0++) {
       int k = CONF_VZ0 + 2 * (l % 2) + j0 % 2, w = l * p->BY + j0;
       for (int b = w; b <= w + 1; b++)
-        for (int c = 0; c < 9; c++) {
-          REQUIRE_EQ(o[k][9 * b + c], c % 3 == 0 ? b : w);
-          REQUIRE_EQ(dt_plan_window(p, k, 9 * b + c), c % 3 == 0 ? -1 : w);
-        }
+        for (int c = 0; c < 9; c++) REQUIRE_EQ(o[k][9 * b + c], c % 3 == 0 ? b : w);
       for (int j = j0; j <= j0 + 1 && uniform; j++) /* the right column's interiors */
         REQUIRE_EQ(o[k][9 * ((l + 1) * p->BY + j) + 4], w);
-      for (int j = 0; j < p->BY; j++)
-        for (int c = 0; c < 9; c++) {
-          int cell = 9 * ((l + 1) * p->BY + j) + c, h = o[k][cell];
-          if (h == cell / 9) continue;
-          REQUIRE(c % 3 <= 1 && h / p->BY == l && h % p->BY % 2 == j0 % 2 && h % p->BY + 1 < p->BY);
-        }
     }
+    for (int k = CONF_VZ0 + 2 * (l % 2); k < CONF_VZ0 + 2 * (l % 2) + 2; k++)
+      for (int cell = 9 * (l + 1) * p->BY; cell < 9 * (l + 2) * p->BY; cell++) {
+        int h = o[k][cell];
+        if (h == cell / 9) continue; /* the right column: its block's, or a pair's of parity k */
+        REQUIRE(cell % 3 <= 1 && h / p->BY == l && h % p->BY % 2 == (k - CONF_VZ0) % 2 &&
+                h % p->BY + 1 < p->BY);
+      }
   }
 }
 
@@ -207,8 +206,6 @@ START_TEST(test_configurations_hold_the_windows) {
     for (int c = 0; c < p.ncells; c++) {
       REQUIRE_EQ(o[CONF_BLOCK][c], c / 9);
       REQUIRE_EQ(o[CONF_ZERO][c], 0);
-      for (int k = CONF_HZ0; k <= CONF_VZ3; k++) /* a cell in no window stays with its block */
-        if (dt_plan_window(&p, k, c) < 0) REQUIRE_EQ(o[k][c], c / 9);
     }
     for (int i = 0; i < p.BX; i++)
       for (int j = 0; j + 1 < p.BY; j++) {
@@ -268,9 +265,9 @@ START_TEST(test_a_zone_points_disk_is_its_windows) {
       for (int c = 0; c < NCONF; c++) o[c] = owners(&p, c);
       for (int t = 0; t < 8000; t++) { /* within the zone of a side, anywhere along it */
         int b = (int)(unit() * p.W), vertical = t % 2;
-        double r[4], u = unit(), side = r[0];
+        double r[4], u = unit();
         dt_plan_block_rect(&p, b, r);
-        side = vertical ? r[unit() < 0.5] : r[2 + (unit() < 0.5)];
+        double side = vertical ? r[unit() < 0.5] : r[2 + (unit() < 0.5)];
         double off = (2 * unit() - 1) * p.zone[b];
         double x = vertical ? side + off : r[0] + u * (r[1] - r[0]);
         double y = vertical ? r[2] + u * (r[3] - r[2]) : side + off;
@@ -339,39 +336,49 @@ START_TEST(test_moves_change_exactly_what_differs_in_rounds) {
 }
 END_TEST
 
-/* The configuration of a line's zone point at height y: by the line's parity and the pair of
- * rows of the left column l whose inner border (1 .. BY - 1) is nearest y. */
-static int nearest_pair_conf(const dt_plan *p, int l, double y) {
+/* The configuration of a line's zone point at height y, and in *holder the block whose worker
+ * holds its window: by the line's parity and the pair of rows of the left column l whose inner
+ * border (1 .. BY - 1) is nearest y; the first of the parity and the column's top block for a
+ * whole line. */
+static int line_conf(const dt_plan *p, int l, double y, int *holder) {
   const double *ys = &p->ys[l * (p->BY + 1)];
   int t = 1;
   for (int u = 2; u < p->BY; u++)
     if (fabs(y - ys[u]) < fabs(y - ys[t])) t = u;
+  if (p->whole[l]) t = 1;
+  *holder = l * p->BY + (p->whole[l] ? p->BY - 1 : t - 1);
   return CONF_VZ0 + 2 * (l % 2) + (t - 1) % 2;
 }
 
 /* zones: near the borders between blocks (a line's by its parity and the nearest pair of rows),
- * never along the box's edges; the window of a zone point's configuration holds its cell */
+ * never along the box's edges; a line point's window is the one that holds its cell (uniform
+ * points, and clustered ones with whole lines; 16, 32 and 64 workers) */
 START_TEST(test_zones_lie_along_inner_borders) {
-  dt_plan p;
-  double *xy = make(&p, 32, 100000, 32768, 0);
-  size_t nz[NCONF] = {0};
-  for (size_t i = 0; i < 100000; i++) {
-    double x = xy[2 * i], y = xy[2 * i + 1], r[4];
-    int z = dt_plan_zone(&p, x, y), b = dt_plan_block_of(&p, x, y), bi = b / p.BY, bj = b % p.BY;
-    dt_plan_block_rect(&p, b, r);
-    nz[z]++;
-    int left = bi > 0 && x - r[0] < p.zone[b], right = bi < p.BX - 1 && r[1] - x < p.zone[b];
-    int down = bj > 0 && y - r[2] < p.zone[b], up = bj < p.BY - 1 && r[3] - y < p.zone[b];
-    if (left) REQUIRE_EQ(z, nearest_pair_conf(&p, bi - 1, y));
-    if (!left && right) REQUIRE_EQ(z, nearest_pair_conf(&p, bi, y));
-    if (!left && !right && down) REQUIRE_EQ(z, CONF_HZ0 + (bj - 1) % 2);
-    if (!left && !right && !down && up) REQUIRE_EQ(z, CONF_HZ0 + bj % 2);
-    if (!left && !right && !down && !up) REQUIRE_EQ(z, CONF_BLOCK);
-    if (z != CONF_BLOCK) REQUIRE(dt_plan_window(&p, z, dt_plan_cell_of(&p, x, y)) >= 0);
+  for (int run = 0; run < 6; run++) {
+    int clustered = run % 2, W = 16 << (run / 2); /* 16, 32, 64 workers */
+    dt_plan p;
+    double *xy = make(&p, W, 100000, 32768, clustered);
+    size_t nz[NCONF] = {0};
+    for (size_t i = 0; i < 100000; i++) {
+      double x = xy[2 * i], y = xy[2 * i + 1], r[4];
+      int z = dt_plan_zone(&p, x, y), b = dt_plan_block_of(&p, x, y), bi = b / p.BY, bj = b % p.BY;
+      int cell = dt_plan_cell_of(&p, x, y), holder = -1;
+      dt_plan_block_rect(&p, b, r);
+      nz[z]++;
+      int left = bi > 0 && x - r[0] < p.zone[b], right = bi < p.BX - 1 && r[1] - x < p.zone[b];
+      int down = bj > 0 && y - r[2] < p.zone[b], up = bj < p.BY - 1 && r[3] - y < p.zone[b];
+      if (left) REQUIRE_EQ(z, line_conf(&p, bi - 1, y, &holder));
+      if (!left && right) REQUIRE_EQ(z, line_conf(&p, bi, y, &holder));
+      if (!left && !right && down) REQUIRE_EQ(z, CONF_HZ0 + (bj - 1) % 2);
+      if (!left && !right && !down && up) REQUIRE_EQ(z, CONF_HZ0 + bj % 2);
+      if (!left && !right && !down && !up) REQUIRE_EQ(z, CONF_BLOCK);
+      if (holder >= 0) REQUIRE_EQ(dt_plan_window(&p, z, cell), holder);
+      if (z != CONF_BLOCK) REQUIRE(dt_plan_window(&p, z, cell) >= 0);
+    }
+    for (int c = CONF_HZ0; c <= CONF_VZ3 && !clustered; c++) REQUIRE(nz[c] > 0);
+    if (!clustered && W == 32) REQUIRE(nz[CONF_BLOCK] > 80000 && nz[CONF_BLOCK] < 95000);
+    free(xy), dt_plan_free(&p);
   }
-  for (int c = CONF_HZ0; c <= CONF_VZ3; c++) REQUIRE(nz[c] > 0);
-  REQUIRE(nz[CONF_BLOCK] > 80000 && nz[CONF_BLOCK] < 95000);
-  free(xy), dt_plan_free(&p);
 }
 END_TEST
 
