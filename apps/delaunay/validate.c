@@ -200,7 +200,7 @@ static void normalize(int32_t *t, size_t n) {
           v[b] = s;
         }
   }
-  qsort(t, n, 3 * sizeof *t, cmp_triple);
+  if (n > 1) qsort(t, n, 3 * sizeof *t, cmp_triple); /* (t may be NULL when n is 0) */
 }
 
 size_t dt_compare_sets(int32_t *a, size_t na, int32_t *b, size_t nb, char *err, size_t errlen) {
