@@ -37,6 +37,7 @@
  * worker after K rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +55,25 @@ void die(const char *what) {
   MPI_Abort(sys_comm(), 1);
 }
 
+/* The kernel's counters now (kc: KC_FIELDS), for DT_DEBUG's table. */
+static void kernel_counters(double *kc) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru)) memset(&ru, 0, sizeof ru);
+  kc[KC_MINFLT] = (double)ru.ru_minflt;
+  kc[KC_NIVCSW] = (double)ru.ru_nivcsw;
+  kc[KC_NVCSW] = (double)ru.ru_nvcsw;
+  kc[KC_POP] = G.pop;
+}
+
+static void kernel_phase_end(int ph) {
+  double k[KC_FIELDS];
+  kernel_counters(k);
+  for (int i = 0; i < KC_FIELDS; i++) G.kc[ph][i] += k[i] - G.kmark[i], G.kmark[i] = k[i];
+}
+
 void phase_begin(int ph) {
   double t = now();
+  if (G.debug) kernel_phase_end(G.phase);
   ph_stat *s = &G.ph[G.phase];
   s->total += t - G.mark.total;
   s->wcomm += G.wcomm - G.mark.wcomm;
@@ -234,6 +252,27 @@ static void phase_table(void) {
          "sum", tmax, tmean);
 }
 
+/* DT_DEBUG: per worker and phase, the worker thread's minor faults (thousands), involuntary
+ * context switches, voluntary ones, and milliseconds of dt_populate. */
+static void kernel_table(void) {
+  double *k = G.me == 0 ? malloc((size_t)G.W * NPH * KC_FIELDS * sizeof *k) : NULL;
+  if (G.me == 0 && !k) die("out of memory");
+  MPI_Gather(G.kc, NPH * KC_FIELDS, MPI_DOUBLE, k, NPH * KC_FIELDS, MPI_DOUBLE, 0, sys_comm());
+  if (G.me != 0) return;
+  printf("delaunay: inside each phase, thousands of minor faults / involuntary context switches "
+         "/ voluntary ones / milliseconds faulting chunks in (dt_populate)\n");
+  for (int w = 0; w < G.W; w++) {
+    printf("  %6d", w);
+    for (int i = 0; i < NPH; i++) {
+      const double *c = &k[((size_t)w * NPH + i) * KC_FIELDS];
+      printf(" %.1f/%.0f/%.0f/%.0f", c[KC_MINFLT] / 1e3, c[KC_NIVCSW], c[KC_NVCSW],
+             1e3 * c[KC_POP]);
+    }
+    printf("\n");
+  }
+  free(k);
+}
+
 /* DT_DEBUG: when each worker ended each phase, in seconds since the run's start (one clock on
  * one host: the ranks' monotonic clocks are the same; the start follows a barrier), so the
  * critical path can be read: who waited for whom between the phases. */
@@ -280,7 +319,7 @@ static int check_at_0(int world, const dt_times *timed, int collinear) {
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
   if (G.o.phases || getenv("DT_DEBUG")) phase_table();
-  if (getenv("DT_DEBUG")) timeline();
+  if (G.debug) timeline(), kernel_table();
   int *zero = owners(CONF_ZERO);
   par_transition(zero);
   free(zero);
@@ -403,6 +442,8 @@ int main(int argc, char **argv) {
   G.t0 = t0;
   G.phase = PH_DISTRIB;
   G.mark.total = t0;
+  G.debug = getenv("DT_DEBUG") != NULL;
+  if (G.debug) kernel_counters(G.kmark);
   if (!collinear) {
     par_geometry();
     par_distribute(start);

@@ -47,6 +47,10 @@ typedef struct ph_stat {
   double total, wcomm, scomm, wait, points, failed, moves, cells;
 } ph_stat;
 #define PH_FIELDS 8
+/* DT_DEBUG's kernel counters per phase (RUSAGE_THREAD: the worker's own thread, not the
+ * presort's helper): minor faults, involuntary context switches (the core taken by another
+ * thread or process), voluntary ones (sleeps), and seconds in dt_populate. */
+enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_FIELDS };
 
 enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
 
@@ -90,6 +94,9 @@ typedef struct par {
   double *zone_cap;      /* per block: a quarter of its shorter side (the widest zone) */
   int phase;
   ph_stat ph[NPH], mark; /* per phase; mark: the counters when the phase began */
+  int debug;             /* DT_DEBUG is set: phase_begin also reads the kernel's counters */
+  double pop;            /* seconds in dt_populate (faulting chunks in) */
+  double kc[NPH][KC_FIELDS], kmark[KC_FIELDS]; /* per phase: the kernel's counters (DT_DEBUG) */
   double t0, ph_end[NPH]; /* the run's start (after a barrier); when each phase last ended */
 } par;
 extern par G;
