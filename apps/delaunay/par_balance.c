@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "par.h"
 
@@ -45,10 +48,23 @@ static void close_brackets(edges *s) {
   free(s->lo), free(s->hi), free(s->done);
 }
 
+/* f in [0, BINS - 1] (NaN: BINS - 1), truncated: a bin. With SSE2, minsd and maxsd: the
+ * compiler makes branches of the plain comparisons, and on values outside any bracket
+ * (count_sorted) they would be mispredicted. */
+static inline int clamp_bin(double f) {
+#ifdef __SSE2__
+  __m128d x = _mm_max_sd(_mm_set_sd(f), _mm_setzero_pd()); /* (NaN: 0) */
+  x = _mm_min_sd(x, _mm_set_sd(BINS - 1));
+  return _mm_cvttsd_si32(x);
+#else
+  f = f < 0 ? 0 : f;
+  return f < BINS - 1 ? (int)f : BINS - 1;
+#endif
+}
+
 /* The bin of v in bracket t (lo[t] <= v < hi[t]). */
 static int bin_of(const edges *s, int t, double v) {
-  int k = (int)((v - s->lo[t]) / (s->hi[t] - s->lo[t]) * BINS);
-  return k < BINS ? k : BINS - 1;
+  return clamp_bin((v - s->lo[t]) / (s->hi[t] - s->lo[t]) * BINS);
 }
 
 /* Count v against the open brackets: cnt[(t - 1) * (BINS + 1)] the values below bracket t,
@@ -74,17 +90,20 @@ static bool brackets_sorted(const edges *s) {
 }
 
 /* count's answer for sorted brackets: from[t] gets the values below bracket t and above the
- * ones before it, or in bracket t - 1; counted_below adds them up into cnt's below counts. */
-static void count_sorted(const edges *s, double v, int64_t *cnt, int64_t *from) {
-  int t = 1;
-  while (t < s->parts && !(v < s->hi[t])) t++; /* (NaN passes every bracket: not counted) */
-  if (t == s->parts) return;
-  if (v < s->lo[t]) {
-    from[t]++;
-  } else {
-    cnt[(size_t)(t - 1) * (BINS + 1) + 1 + (size_t)bin_of(s, t, v)]++;
-    from[t + 1]++; /* (from has parts + 1 entries) */
-  }
+ * ones before it, or in bracket t - 1; counted_below adds them up into cnt's below counts.
+ * Without a branch on v: with the points in random order, the bracket a point passes and
+ * whether it falls inside one are coin tosses, and a mispredicted branch costs more than the
+ * work. t counts the brackets v passed (sorted: they come first; NaN passes all); a value above
+ * every bracket lands in from[parts], which counted_below does not read, and a value outside
+ * the brackets adds 0 to a bin. */
+static inline void count_sorted(const edges *s, double v, int64_t *cnt, int64_t *from) {
+  int parts = s->parts, t = 1;
+  for (int u = 1; u < parts; u++) t += !(v < s->hi[u]);
+  int b = t - (t == parts); /* a bracket to read */
+  int in = (t < parts) & (v >= s->lo[b]);
+  from[t + in]++;
+  int k = clamp_bin((v - s->lo[b]) / (s->hi[b] - s->lo[b]) * BINS); /* as bin_of */
+  cnt[(size_t)(b - 1) * (BINS + 1) + 1 + (size_t)k] += in;
 }
 
 static void counted_below(const edges *s, int64_t *cnt, const int64_t *from) {
@@ -159,10 +178,14 @@ static int settle(edges *s, const int64_t *cnt, int64_t total) {
   return open;
 }
 
-static void sum(int64_t *cnt, size_t n) {
+/* DT_DEBUG: seconds counting and summing, columns then rows. */
+static double laps[4];
+
+static void sum(int64_t *cnt, size_t n, double *lap) {
   double t0 = now();
   MPI_Allreduce(MPI_IN_PLACE, cnt, (int)n, MPI_INT64_T, MPI_SUM, sys_comm());
   G.wcomm += now() - t0;
+  *lap += now() - t0;
 }
 
 /* The column edges: rounds over all points of my slice [lo, hi). */
@@ -176,10 +199,12 @@ static void columns(size_t lo, size_t hi) {
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, nc * sizeof *cnt);
     counter k;
+    double t0 = now();
     counter_start(&k, &s, nc);
     for (size_t i = lo; i < hi; i++) counter_add(&k, G.in.xy[2 * i], cnt);
     counter_end(&k, cnt);
-    sum(cnt, nc);
+    laps[0] += now() - t0;
+    sum(cnt, nc, &laps[1]);
     open = settle(&s, cnt, (int64_t)G.in.n);
     if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: column edges, round %d: %d open\n", r, open);
   }
@@ -200,6 +225,7 @@ static void rows(size_t lo, size_t hi) {
   if (!k) die("out of memory");
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, n * sizeof *cnt);
+    double t0 = now();
     for (int c = 0; c < BX; c++) counter_start(&k[c], &s[c], per - 1);
     for (size_t i = lo; i < hi; i++) {
       int c = dt_plan_column_of(p, G.in.xy[2 * i]);
@@ -207,7 +233,8 @@ static void rows(size_t lo, size_t hi) {
       counter_add(&k[c], G.in.xy[2 * i + 1], &cnt[(size_t)c * per + 1]);
     }
     for (int c = 0; c < BX; c++) counter_end(&k[c], &cnt[(size_t)c * per + 1]);
-    sum(cnt, n);
+    laps[2] += now() - t0;
+    sum(cnt, n, &laps[3]);
     open = 0;
     for (int c = 0; c < BX; c++) open += settle(&s[c], &cnt[(size_t)c * per + 1], cnt[(size_t)c * per]);
     if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: row edges, round %d: %d open\n", r, open);
@@ -220,4 +247,7 @@ void par_balance(size_t lo, size_t hi) {
   if (G.p.BX > 1) columns(lo, hi);
   if (G.p.BY > 1) rows(lo, hi);
   dt_plan_refit(&G.p, G.o.zone);
+  if (getenv("DT_DEBUG"))
+    fprintf(stderr, "worker %d balance: columns count %.4f sum %.4f, rows count %.4f sum %.4f s\n",
+            G.me, laps[0], laps[1], laps[2], laps[3]);
 }

@@ -139,7 +139,7 @@ static void density(size_t lo, size_t hi) {
   for (G.sparse = 4; G.sparse > 0 && (double)sum > cap; G.sparse--) sum -= at[G.sparse];
 }
 
-/* The zones' half-widths, per square and per block (zone_width's tables), once the blocks and
+/* The zones' half-widths, per square and per block (tag_of takes the smaller), once the blocks and
  * the density grid are known. */
 static void zone_tables(void) {
   int H = G.hist_side;
@@ -218,22 +218,21 @@ void par_geometry(void) {
   dist_lap("band");
 }
 
-/* The zone's half-width at square sq of block b: --zone spacings of the points there (the
- * density grid's: a border through sparse points gets a wider zone), at most a quarter of the
- * block's side. */
-static double zone_width(int sq, int b) { return fmin(G.zone_sq[sq], G.zone_cap[b]); }
-
-/* A point's tag and the worker that inserts it. */
-static int tag_of(double sample, int32_t id, double x, double y, int *cell, int *dest) {
+/* A point's tag and the worker that inserts it (owner: dt_plan_owner's answers, per
+ * configuration and cell). The zone's half-width at the point's square: --zone spacings of the
+ * points there (the density grid's: a border through sparse points gets a wider zone), at most
+ * a quarter of the block's side. */
+static int tag_of(double sample, int32_t id, double x, double y, const int *owner, int *cell,
+                  int *dest) {
   double u = (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53;
-  int z, sq = square_of(x, y), b = dt_plan_block_of(&G.p, x, y);
-  *cell = dt_plan_locate_in(&G.p, b, x, y, zone_width(sq, b), &z);
+  int z, sq = square_of(x, y);
+  *cell = dt_plan_place(&G.p, x, y, G.zone_sq[sq], G.zone_cap, &z);
   if (u < sample || G.hist[sq] <= G.sparse || dt_band_has(&G.band, x, y)) {
     *dest = 0;
     return CONF_ZERO;
   }
   if (G.W == 1) z = CONF_BLOCK;
-  *dest = dt_plan_owner(&G.p, z, *cell);
+  *dest = owner[z * G.p.ncells + *cell];
   return z;
 }
 
@@ -310,11 +309,13 @@ void par_distribute(const int32_t start[3]) {
   int *dest = dt_alloc((hi - lo + 1) * sizeof *dest);
   int64_t *expect = calloc(2 * (size_t)nc, sizeof *expect); /* every point, then the early ones */
   int32_t *out = dt_alloc((hi - lo + 1) * sizeof *out);
-  if (!cnt || !fill || !dest || !expect || !out) die("out of memory");
+  int *owner = malloc((size_t)NCONF * (size_t)nc * sizeof *owner);
+  if (!cnt || !fill || !dest || !expect || !out || !owner) die("out of memory");
+  for (int z = 0; z < NCONF; z++) dt_plan_owners(&G.p, z, &owner[z * nc]);
   dist_lap("buffers");
   for (size_t i = lo; i < hi; i++) {
     int32_t id = (int32_t)i;
-    int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], &c, &d);
+    int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], owner, &c, &d);
     expect[c]++;
     expect[nc + c] += t != CONF_BLOCK;
     dest[i - lo] = id == start[0] || id == start[1] || id == start[2] ? -1 : d * NPT + t;
@@ -328,7 +329,7 @@ void par_distribute(const int32_t start[3]) {
   exchange(out, cnt, expect);
   dist_lap("exchange");
   print_laps();
-  free(cnt), free(fill), free(dest), free(expect), free(out);
+  free(cnt), free(fill), free(dest), free(expect), free(out), free(owner);
 }
 
 /* The first three points not on one line, in input order (every worker finds the same): the

@@ -139,15 +139,16 @@ void dt_plan_refit(dt_plan *p, double zone) {
 }
 
 /* ---- where a point is ---- */
-/* The group t of v among edges e[0..parts] (e[t] <= v < e[t+1], clamped). */
+/* The group t of v among edges e[0..parts] (e[t] <= v < e[t+1], clamped; NaN: 0). A search
+ * without branches on v: the halving step is a conditional move, since on points in random
+ * order every compare would be a coin toss for the branch predictor (classifying and counting
+ * millions of points calls this per point). */
 static int group_of(const double *e, int parts, double v) {
-  int lo = 0, hi = parts; /* invariant: the answer in [lo, hi) */
-  while (hi - lo > 1) {
-    int mid = (lo + hi) / 2;
-    if (v >= e[mid])
-      lo = mid;
-    else
-      hi = mid;
+  int lo = 0, n = parts; /* invariant: the answer in [lo, lo + n) */
+  while (n > 1) {
+    int half = n / 2;
+    lo = v >= e[lo + half] ? lo + half : lo;
+    n -= half;
   }
   return lo;
 }
@@ -213,11 +214,9 @@ static int line_zone(const dt_plan *p, int l, double y) {
   return CONF_VZ0 + 2 * (l % 2) + j0 % 2;
 }
 
-/* The zone of a point of block b, for a zone of half-width z. */
-static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
-  int i = b / p->BY, j = b % p->BY;
-  double r[4];
-  dt_plan_block_rect(p, b, r);
+/* The zone of a point of block (i, j) with rectangle r, for a zone of half-width z. */
+static int zone_at(const dt_plan *p, int i, int j, const double r[4], double x, double y,
+                   double z) {
   if (i > 0 && x - r[0] < z) return line_zone(p, i - 1, y);
   if (i < p->BX - 1 && r[1] - x < z) return line_zone(p, i, y);
   if (j > 0 && y - r[2] < z) return CONF_HZ0 + (j - 1) % 2;
@@ -225,13 +224,24 @@ static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
   return CONF_BLOCK;
 }
 
+/* The zone of a point of block b, for a zone of half-width z. */
+static int zone_in(const dt_plan *p, int b, double x, double y, double z) {
+  double r[4];
+  dt_plan_block_rect(p, b, r);
+  return zone_at(p, b / p->BY, b % p->BY, r, x, y, z);
+}
+
 int dt_plan_zone(const dt_plan *p, double x, double y) {
   int b = dt_plan_block_of(p, x, y);
   return zone_in(p, b, x, y, p->zone[b]);
 }
 
-int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, int *zone) {
-  *zone = zone_in(p, b, x, y, zw < 0 ? p->zone[b] : zw);
+int dt_plan_place(const dt_plan *p, double x, double y, double zw, const double *cap, int *zone) {
+  int i = group_of(p->xs, p->BX, x);
+  const double *ys = &p->ys[i * (p->BY + 1)];
+  int j = group_of(ys, p->BY, y), b = i * p->BY + j;
+  double r[4] = {p->xs[i], p->xs[i + 1], ys[j], ys[j + 1]};
+  *zone = zone_at(p, i, j, r, x, y, zw < cap[b] ? zw : cap[b]);
   return cell_in_block(p, b, x, y);
 }
 

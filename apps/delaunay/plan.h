@@ -80,10 +80,10 @@ void dt_plan_cell_inside(const dt_plan *p, int cell, double r[4]);
  * else CONF_HZ0 or CONF_HZ1 within that of a horizontal border inside a column; CONF_BLOCK
  * outside every zone (the box's own edges have none). */
 int dt_plan_zone(const dt_plan *p, double x, double y);
-/* Both at once for a point of block b (dt_plan_block_of's answer): the cell of (x, y), and in
- * *zone the configuration of its zone, for a zone of half-width zw there (zw < 0: the
- * block's). */
-int dt_plan_locate_in(const dt_plan *p, int b, double x, double y, double zw, int *zone);
+/* For the distribution's pass over every point, the block's column and row found once: the
+ * cell of (x, y), and in *zone the configuration of its zone for a half-width of zw capped at
+ * cap[its block]. */
+int dt_plan_place(const dt_plan *p, double x, double y, double zw, const double *cap, int *zone);
 
 /* The holder of a cell in configuration conf; of every cell (own[ncells]). */
 int dt_plan_owner(const dt_plan *p, int conf, int cell);
