@@ -48,9 +48,9 @@ static void close_brackets(edges *s) {
   free(s->lo), free(s->hi), free(s->done);
 }
 
-/* f in [0, BINS - 1] (NaN: BINS - 1), truncated: a bin. With SSE2, minsd and maxsd: the
- * compiler makes branches of the plain comparisons, and on values outside any bracket
- * (count_sorted) they would be mispredicted. */
+/* f in [0, BINS - 1], truncated: a bin (NaN: some bin; the callers add 0 for values outside a
+ * bracket). With SSE2, minsd and maxsd: the compiler makes branches of the plain comparisons,
+ * and on values outside any bracket (count_sorted, count_open) they would be mispredicted. */
 static inline int clamp_bin(double f) {
 #ifdef __SSE2__
   __m128d x = _mm_max_sd(_mm_set_sd(f), _mm_setzero_pd()); /* (NaN: 0) */
@@ -68,7 +68,7 @@ static int bin_of(const edges *s, int t, double v) {
 }
 
 /* Count v against the open brackets: cnt[(t - 1) * (BINS + 1)] the values below bracket t,
- * then its bins. */
+ * then its bins. The reference for DT_CHECK_BALANCE (count_open is its fast form). */
 static void count(const edges *s, double v, int64_t *cnt) {
   for (int t = 1; t < s->parts; t++) {
     if (s->done[t]) continue;
@@ -106,6 +106,18 @@ static inline void count_sorted(const edges *s, double v, int64_t *cnt, int64_t 
   cnt[(size_t)(b - 1) * (BINS + 1) + 1 + (size_t)k] += in;
 }
 
+/* count's answer without a branch on v, over the open brackets only (open[0..nopen)): the
+ * rounds after the first, where a few brackets are open. */
+static inline void count_open(const edges *s, const int *open, int nopen, double v, int64_t *cnt) {
+  for (int i = 0; i < nopen; i++) {
+    int t = open[i];
+    double lo = s->lo[t], hi = s->hi[t];
+    int64_t *c = &cnt[(size_t)(t - 1) * (BINS + 1)];
+    c[0] += v < lo;
+    c[1 + clamp_bin((v - lo) / (hi - lo) * BINS)] += (v >= lo) & (v < hi);
+  }
+}
+
 static void counted_below(const edges *s, int64_t *cnt, const int64_t *from) {
   int64_t below = 0;
   for (int t = 1; t < s->parts; t++) {
@@ -120,7 +132,8 @@ typedef struct counter {
   const edges *s;
   bool sorted, check;
   int64_t *from, *plain;
-  size_t n; /* cnt's entries for s */
+  int *open, nopen; /* the brackets not done */
+  size_t n;         /* cnt's entries for s */
 } counter;
 
 static void counter_start(counter *k, const edges *s, size_t n) {
@@ -128,15 +141,18 @@ static void counter_start(counter *k, const edges *s, size_t n) {
   *k = (counter){.s = s, .sorted = brackets_sorted(s), .check = check && !strcmp(check, "1"),
                  .n = n};
   k->from = calloc((size_t)s->parts + 1, sizeof *k->from);
+  k->open = malloc((size_t)s->parts * sizeof *k->open);
   k->plain = k->check ? calloc(n, sizeof *k->plain) : NULL;
-  if (!k->from || (k->check && !k->plain)) die("out of memory");
+  if (!k->from || !k->open || (k->check && !k->plain)) die("out of memory");
+  for (int t = 1; t < s->parts; t++)
+    if (!s->done[t]) k->open[k->nopen++] = t;
 }
 
 static inline void counter_add(counter *k, double v, int64_t *cnt) {
   if (k->sorted)
     count_sorted(k->s, v, cnt, k->from);
   else
-    count(k->s, v, cnt);
+    count_open(k->s, k->open, k->nopen, v, cnt);
   if (k->check) count(k->s, v, k->plain);
 }
 
@@ -144,7 +160,7 @@ static void counter_end(counter *k, int64_t *cnt) {
   if (k->sorted) counted_below(k->s, cnt, k->from);
   if (k->check && memcmp(cnt, k->plain, k->n * sizeof *cnt))
     die("DT_CHECK_BALANCE: the sorted brackets' counts differ from the plain ones");
-  free(k->from), free(k->plain);
+  free(k->from), free(k->open), free(k->plain);
 }
 
 /* Each open edge to where the counts cross its share of total, or a wider bracket on the side
@@ -212,7 +228,32 @@ static void columns(size_t lo, size_t hi) {
   free(cnt);
 }
 
-/* The row edges of every column: rounds over the points of my slice, each in its column. */
+/* My slice's y values grouped by column (final column edges): y[start[c] .. start[c + 1]). */
+typedef struct by_column {
+  double *y;
+  size_t *start;
+} by_column;
+
+static by_column group_by_column(size_t lo, size_t hi) {
+  const dt_plan *p = &G.p;
+  int BX = p->BX;
+  size_t n = hi - lo;
+  by_column g = {malloc((n + 1) * sizeof *g.y), calloc((size_t)BX + 2, sizeof *g.start)};
+  uint16_t *col = malloc((n + 1) * sizeof *col); /* (BX <= W: cells fit 16 bits, dt_tri) */
+  if (!g.y || !g.start || !col) die("out of memory");
+  for (size_t i = lo; i < hi; i++) {
+    int c = dt_plan_column_of(p, G.in.xy[2 * i]);
+    col[i - lo] = (uint16_t)c;
+    g.start[c + 2]++;
+  }
+  for (int c = 0; c < BX; c++) g.start[c + 2] += g.start[c + 1];
+  for (size_t i = lo; i < hi; i++) g.y[g.start[col[i - lo] + 1]++] = G.in.xy[2 * i + 1];
+  free(col);
+  return g; /* (the scatter moved each start[c + 1] up to start[c + 2]'s old value) */
+}
+
+/* The row edges of every column: rounds over the points of my slice, grouped by column once,
+ * so that a round passes only over the columns whose edges are still open. */
 static void rows(size_t lo, size_t hi) {
   dt_plan *p = &G.p;
   int BX = p->BX, BY = p->BY;
@@ -221,18 +262,20 @@ static void rows(size_t lo, size_t hi) {
   edges *s = malloc((size_t)BX * sizeof *s);
   if (!cnt || !s) die("out of memory");
   for (int c = 0; c < BX; c++) open_brackets(&s[c], &p->ys[c * (BY + 1)], BY);
-  counter *k = malloc((size_t)BX * sizeof *k);
-  if (!k) die("out of memory");
+  double t0 = now();
+  by_column g = group_by_column(lo, hi);
+  laps[2] += now() - t0;
   for (int r = 0, open = 1; r < ROUNDS && open; r++) {
     memset(cnt, 0, n * sizeof *cnt);
-    double t0 = now();
-    for (int c = 0; c < BX; c++) counter_start(&k[c], &s[c], per - 1);
-    for (size_t i = lo; i < hi; i++) {
-      int c = dt_plan_column_of(p, G.in.xy[2 * i]);
-      cnt[(size_t)c * per]++;
-      counter_add(&k[c], G.in.xy[2 * i + 1], &cnt[(size_t)c * per + 1]);
+    t0 = now();
+    for (int c = 0; c < BX; c++) {
+      counter k;
+      counter_start(&k, &s[c], per - 1);
+      int64_t *cc = &cnt[(size_t)c * per];
+      cc[0] = (int64_t)(g.start[c + 1] - g.start[c]);
+      for (size_t i = g.start[c]; k.nopen && i < g.start[c + 1]; i++) counter_add(&k, g.y[i], cc + 1);
+      counter_end(&k, cc + 1);
     }
-    for (int c = 0; c < BX; c++) counter_end(&k[c], &cnt[(size_t)c * per + 1]);
     laps[2] += now() - t0;
     sum(cnt, n, &laps[3]);
     open = 0;
@@ -240,7 +283,7 @@ static void rows(size_t lo, size_t hi) {
     if (getenv("DT_DEBUG") && G.me == 0) fprintf(stderr, "delaunay: row edges, round %d: %d open\n", r, open);
   }
   for (int c = 0; c < BX; c++) close_brackets(&s[c]);
-  free(k), free(s), free(cnt);
+  free(g.y), free(g.start), free(s), free(cnt);
 }
 
 void par_balance(size_t lo, size_t hi) {
