@@ -319,7 +319,7 @@ static int check_at_0(int world, const dt_times *timed, int collinear) {
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
   if (G.o.phases || getenv("DT_DEBUG")) phase_table();
-  if (G.debug) timeline(), kernel_table();
+  if (G.debug) timeline(), kernel_table(), par_print_moves();
   int *zero = owners(CONF_ZERO);
   par_transition(zero);
   free(zero);

@@ -148,6 +148,7 @@ void par_store_pending(void);                       /* into my cells' headers */
 int64_t par_my_pending(int64_t *per_cell);          /* in my cells (per cell when not NULL) */
 /* Move every cell whose holder differs to its holder in to[] (sys_send/sys_recv in rounds). */
 void par_transition(const int *to);
+void par_print_moves(void); /* DT_DEBUG: my moves, one line each (stderr) */
 
 /* ---- par_left.c ---- */
 /* What waits after the main phase: rounds of gathering the cells near the waiting points

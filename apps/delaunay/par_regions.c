@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "par.h"
 
@@ -281,6 +282,30 @@ int64_t par_my_pending(int64_t *per_cell) {
 }
 
 /* ---- moves ---- */
+/* DT_DEBUG: each of my moves (phase, peer, direction, cells, the handshake's wait, the move's
+ * time, the minor faults during it), printed by par_print_moves. */
+#define LOGGED_MOVES 256
+typedef struct logged_move {
+  int phase, peer, sending, cells;
+  double wait, move;
+  long faults;
+} logged_move;
+static logged_move moves_log[LOGGED_MOVES];
+static int nmoves_log;
+
+static long minor_faults(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt;
+}
+
+void par_print_moves(void) {
+  for (int i = 0; i < nmoves_log; i++)
+    fprintf(stderr, "worker %d move: phase %d %s %d, %d cells, wait %.2f ms, move %.2f ms, %ld faults\n",
+            G.me, moves_log[i].phase, moves_log[i].sending ? "to" : "from", moves_log[i].peer,
+            moves_log[i].cells, 1e3 * moves_log[i].wait, 1e3 * moves_log[i].move,
+            moves_log[i].faults);
+}
+
 /* One move of mine: a pairwise handshake (its time is the wait for the partner to finish what
  * it was doing), then the regions, at most 1024 to a call. */
 static void do_move(const dt_move *mv, int sending) {
@@ -289,7 +314,9 @@ static void do_move(const dt_move *mv, int sending) {
   double t0 = now();
   MPI_Sendrecv(&x, 1, MPI_CHAR, peer, TAG_HANDSHAKE, &y, 1, MPI_CHAR, peer, TAG_HANDSHAKE,
                sys_comm(), MPI_STATUS_IGNORE);
-  G.wait += now() - t0;
+  double waited = now() - t0;
+  G.wait += waited;
+  long f0 = G.debug ? minor_faults() : 0;
   t0 = now();
   for (int at = 0; at < mv->count; at += 1024) {
     rid_t r[1024];
@@ -301,6 +328,9 @@ static void do_move(const dt_move *mv, int sending) {
   G.wcomm += now() - t0;
   G.ph[G.phase].moves += 1;
   G.ph[G.phase].cells += mv->count;
+  if (G.debug && nmoves_log < LOGGED_MOVES)
+    moves_log[nmoves_log++] = (logged_move){G.phase, peer, sending, mv->count, waited,
+                                                     now() - t0, minor_faults() - f0};
 }
 
 void par_transition(const int *to) {
