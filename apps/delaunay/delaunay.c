@@ -33,11 +33,13 @@
  * last one's rectangle), DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the
  * main phase's points sorted at its start, not by a helper thread beside the phases before it
  * from worker 0's sample on, par_presort.c, for which the worker asks MPI_THREAD_FUNNELED;
+ * the default where every worker of the host has a core; =early: also where they share cores;
  * =zones: the helper from the second zone phase on); DT_LEFT_ROUNDS=K sends every cell to one
  * worker after K rounds of what waits (the tests). Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -406,13 +408,29 @@ static void release(void) {
   MPI_Type_free(&G.pt_type);
 }
 
+/* Has every worker of this host a core of its own (the workers on it at most its online
+ * processors)? Only then does the presort's helper start by default: where workers share
+ * cores, a helper at idle priority gets no cycles while they run, and the main phase waits
+ * for it (docs/RESULTS.md, 2026-12-03, third session). */
+static int workers_have_cores(void) {
+  MPI_Comm host;
+  int here = 1;
+  if (MPI_Comm_split_type(sys_comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
+    MPI_Comm_size(host, &here);
+    MPI_Comm_free(&host);
+  }
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores <= 0 || here <= cores;
+}
+
 int main(int argc, char **argv) {
   if (bench_wants_help(argc, argv)) { /* before sys_init: --help needs no job */
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  /* The presort's helper (FUNNELED: it makes no MPI call) starts before worker 0's sample;
-   * DT_PRESORT=zones: with the second zone phase; DT_PRESORT=0: no helper */
+  /* The presort's helper (FUNNELED: it makes no MPI call) starts before worker 0's sample
+   * where every worker of the host has a core; DT_PRESORT=early: there too where they share
+   * cores; DT_PRESORT=zones: with the second zone phase; DT_PRESORT=0: no helper */
   const char *presort = getenv("DT_PRESORT");
   int early = !presort || strcmp(presort, "zones");
   int want = presort && !strcmp(presort, "0") ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED;
@@ -425,6 +443,7 @@ int main(int argc, char **argv) {
     G.presort = early ? PRESORT_EARLY : PRESORT_ZONES;
   G.me = sys_worker_id();
   G.W = sys_workers();
+  if (G.presort && !presort && !workers_have_cores()) G.presort = 0;
   int world, rc = start_up(argc, argv);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   if (rc) {

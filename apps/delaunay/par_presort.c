@@ -11,13 +11,15 @@
  * writes after the distribution, and sorts them: no MPI, no antheap call, no large allocation
  * or release (which Open MPI's memory hooks would see from a second thread), only page faults
  * and a few small mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c), and only then is
- * there a thread. It runs under SCHED_IDLE, taking only cycles nobody else wants, so it delays
- * no scheduler's answer, also on a host with fewer cores than ranks (it does slow what faults
- * in pages at the same time: below); and where the worker is bound to one core (by antheap's
- * launch or the launcher), the thread may use the others (the kernel keeps it within the
- * process's cgroup): at idle priority it takes nothing from their ranks. When the main phase
- * joins it, the worker's own core is idle for it, so the sort ends about when it would have
- * there.
+ * there a thread, by default only where every worker of the host has a core of its own: where
+ * workers share cores, a thread at idle priority gets no cycles while they run, and the main
+ * phase would wait for it. It runs under SCHED_IDLE, taking only cycles nobody else wants; where the worker is bound
+ * to one core (by antheap's launch or the launcher), the thread may use the others (the kernel
+ * keeps it within the process's cgroup). When the main phase joins it, the worker's own core is
+ * idle for it, so the sort ends about when it would have there. It does slow the moves beside
+ * it, several times over, and neither its core nor its page faults are the reason: the zone
+ * phases end later by about what the sort saves the main phase (docs/RESULTS.md, 2026-12-03,
+ * third session).
  *
  * When it starts matters: whatever runs beside it is slowed (memory and page faults). Before
  * worker 0's sample phase made 144 scheduler round trips (16 workers), starting there cost that
