@@ -443,7 +443,8 @@ int main(int argc, char **argv) {
     G.presort = early ? PRESORT_EARLY : PRESORT_ZONES;
   G.me = sys_worker_id();
   G.W = sys_workers();
-  if (G.presort && !presort && !workers_have_cores()) G.presort = 0;
+  int cores = workers_have_cores(); /* (a collective: every worker, whatever its environment) */
+  if (G.presort && !presort && !cores) G.presort = 0;
   int world, rc = start_up(argc, argv);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   if (rc) {
