@@ -193,6 +193,11 @@ int sys_barrier(void);
 MPI_Comm sys_comm(void);
 int sys_worker_id(void);
 int sys_workers(void);
+/* Does a move between this worker and worker peer copy no bytes (both map the same GAS memory:
+ * workers of one host, --antheap-share host)? 1 or 0 (1 for this worker itself); -1 with errno
+ * EINVAL for a peer that is no worker. An application may size what it allocates before moving
+ * by it: where moves copy, every allocated byte of a sent region travels. */
+int sys_shares_gas(int peer);
 const char *sys_strerror(int err);
 /* The library's version, "MAJOR.MINOR.PATCH" (ANTHEAP_VERSION_STRING of the header it was
  * built with); may be called before sys_init. */

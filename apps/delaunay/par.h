@@ -130,9 +130,14 @@ void par_points_copy(int t, dt_pt *to);
 /* Unless DT_PRESORT=0 (G.presort): my points of tag t (par_points_of) put in insertion order
  * by a helper thread from now on; else, or when no thread starts, nothing. */
 void par_presort_start(int t, uint64_t seed);
-/* That list (its length in *n, the sort's seconds in *seconds) once sorted, or NULL when no
- * sort of tag t was started. */
-dt_pt *par_presort_take(int t, size_t *n, double *seconds);
+/* That list (its length in *n, the sort's seconds in *seconds, the seconds it then spent
+ * faulting the main parts in in *populated) once sorted, or NULL when no sort of tag t was
+ * started. For the main phase's tag, the main parts the helper did not fault in are faulted in
+ * here. */
+dt_pt *par_presort_take(int t, size_t *n, double *seconds, double *populated);
+/* A cell's main part [at, at + bytes), allocated at set-up, for the helper to fault in after its
+ * sort (at most nine: the block's cells). */
+void par_presort_populate(void *at, size_t bytes);
 
 /* ---- par_balance.c ---- */
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every

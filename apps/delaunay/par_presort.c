@@ -29,7 +29,15 @@
  * its worker's main phase began (0.03-0.07 s of sort and gather): started before the sample it
  * slows the sample and the scatter by some 0.02 s and the zone phases and the main phase gain
  * more (docs/RESULTS.md, 2026-12-03, second session). Without it, or when the thread cannot
- * start, the main phase sorts at its start. */
+ * start, the main phase sorts at its start.
+ *
+ * Where every worker shares the GAS memory, the helper then also faults in the main parts of
+ * its worker's cells (allocated at set-up behind their first chunks, par_regions.c): in a
+ * worker's main phase a sixth of the time went to faulting its triangles' pages in (15,000
+ * faults, 33-39 ms of dt_populate at 16 workers on the 16-core box). Faulting pages in changes
+ * no byte, so it does not matter who holds the cell meanwhile; the pages are the GAS's shared
+ * memory, and the worker's own page table gets their entries, which its main phase then uses.
+ * Without a helper the main phase faults them in at its start, as its first refill did. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -41,8 +49,18 @@
 
 #include "par.h"
 
+/* The main parts to fault in (par_presort_populate): at most one per cell of the block. */
+typedef struct span {
+  void *at;
+  size_t bytes;
+} span;
+
 static struct {
   bool running;
+  bool no_populate; /* DT_NO_POPULATE */
+  span parts[9];
+  int nparts, parts_done; /* the helper faulted parts[0 .. parts_done) in */
+  double populate;        /* the helper's seconds in it */
   int tag;
   pthread_t thread;
   dt_pt *list;
@@ -61,7 +79,27 @@ static void *sort_main(void *arg) {
   par_points_copy(S.tag, S.list);
   dt_brio_in(S.list, S.n, S.box, S.seed, S.scratch);
   S.seconds = now() - t0;
+  double t1 = now();
+  if (!S.no_populate)
+    for (; S.parts_done < S.nparts; S.parts_done++)
+      dt_populate(S.parts[S.parts_done].at, S.parts[S.parts_done].bytes);
+  S.populate = now() - t1;
   return NULL;
+}
+
+void par_presort_populate(void *at, size_t bytes) {
+  S.no_populate = getenv("DT_NO_POPULATE") != NULL;
+  if (S.nparts < 9) S.parts[S.nparts++] = (span){at, bytes};
+}
+
+/* The main thread: the parts no helper faulted in (there was none, or DT_PRESORT=0), at the
+ * main phase's start, timed as its refills' were. */
+static void populate_rest(void) {
+  if (S.no_populate) return;
+  double t0 = now();
+  for (; S.parts_done < S.nparts; S.parts_done++)
+    dt_populate(S.parts[S.parts_done].at, S.parts[S.parts_done].bytes);
+  G.pop += now() - t0;
 }
 
 /* For a worker bound to one core: every core the kernel allows the process. 0, or -1 when the
@@ -102,14 +140,19 @@ void par_presort_start(int tag, uint64_t seed) {
   }
 }
 
-dt_pt *par_presort_take(int tag, size_t *n, double *seconds) {
-  if (!S.running || S.tag != tag) return NULL;
+dt_pt *par_presort_take(int tag, size_t *n, double *seconds, double *populated) {
+  if (!S.running || S.tag != tag) {
+    if (tag == CONF_BLOCK) populate_rest();
+    return NULL;
+  }
   pthread_join(S.thread, NULL);
   S.running = false;
   free(S.scratch);
   dt_pt *l = S.list;
   *n = S.n;
   *seconds = S.seconds;
+  *populated = S.populate;
   S.list = NULL, S.scratch = NULL;
+  populate_rest();
   return l;
 }

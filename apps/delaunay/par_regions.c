@@ -21,7 +21,14 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
  * move between workers, and a window's worker would fault in memory its blocks' workers will
  * use. The main phase's first refill is as large as the cell's points will need (2.1 triangles
  * a point, the mean of a Delaunay mesh, plus a margin), so a cell costs one or two round trips
- * there and its worker faults its pages in once. */
+ * there and its worker faults its pages in once.
+ *
+ * Where every worker shares the GAS memory (sys_shares_gas: a move copies no bytes), the
+ * maker allocates that main part at set-up too, behind the first chunk in the same sys_alloc
+ * (no round trip more), and its worker's presort helper faults it in beside the phases before
+ * the main one (par_presort_populate), when the worker mostly waits: the main phase then makes
+ * no round trip and takes no page fault for its triangles. Where moves copy, a cell carries
+ * only what it uses before the main phase: every allocated byte of a region travels. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
@@ -67,11 +74,16 @@ static void populate(dt_chunk *c, size_t bytes) {
   G.pop += now() - t0;
 }
 
+/* What a cell's triangles will take in all: 2.1 a point plus a margin. */
+static size_t cell_need(int cell) {
+  return (size_t)(2.1 * (double)G.expect[cell] * sizeof(dt_tri)) + CHUNK_MIN;
+}
+
 int par_refill(void *ctx, int cell, dt_pool *pool) {
   (void)ctx;
   cell_hdr *h = G.hdr[cell];
   size_t bytes = next_default(h);
-  size_t need = (size_t)(2.1 * (double)G.expect[cell] * sizeof(dt_tri)) + CHUNK_MIN;
+  size_t need = cell_need(cell);
   if (!G.small_chunks && need > h->given + bytes) bytes = need - h->given;
   if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
   dt_chunk *c = alloc_chunk(bytes, G.cell_rid[cell]);
@@ -144,7 +156,8 @@ static void alloc_tables(void) {
 typedef struct cell_made {
   rid_t rid;
   cell_hdr *hdr;
-  dt_chunk *first; /* the cell's first chunk of triangles (first_bytes), or NULL */
+  dt_chunk *first;    /* the cell's first chunk of triangles (first_bytes), or NULL */
+  uint64_t main_part; /* bytes of the main part behind it (0: none, made at the main phase) */
 } cell_made;
 
 /* The first chunk's size: room for the triangles of the points inserted in the cell before the
@@ -172,13 +185,51 @@ static dt_chunk *first_chunk(rid_t rid, int cell) {
   return c; /* NULL: worker 0's first refill of the cell asks again */
 }
 
-/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would; worker
- * 0 maps only the pages the sample needs. */
-static void install_first_chunk(cell_hdr *h, dt_chunk *c, int cell) {
-  if (!c) return;
-  populate(c, CHUNK_MIN); /* (first_bytes is at least that) */
+/* The main part of a cell (allocated behind its first chunk where the GAS is shared): what the
+ * cell will need in all less the first chunk, in whole pages; 0 when that is less than a
+ * default chunk (the main phase refills as it would have). */
+static size_t main_part_bytes(int cell) {
+  if (!G.expect) return 0; /* (all points on one line: nothing distributed, nothing inserted) */
+  size_t first = first_bytes(cell), need = cell_need(cell);
+  if (need < first + CHUNK_MIN) return 0;
+  size_t bytes = (need - first + 4095) & ~(size_t)4095;
+  return first + bytes > CHUNK_HUGE ? 0 : bytes;
+}
+
+/* The first chunk with the main part behind it, one sys_alloc; the maker faults in the first
+ * chunk only (the helper faults the main part in later: par_presort_populate). */
+static dt_chunk *first_and_main(rid_t rid, int cell, uint64_t *main_part) {
+  size_t first = first_bytes(cell), more = main_part_bytes(cell);
+  dt_chunk *c = alloc_chunk(first + more, rid);
+  *main_part = c ? more : 0;
+  if (c) populate(c, first);
+  if (c && more) par_presort_populate((char *)c + first, more);
+  return c;
+}
+
+/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would, with
+ * its main part (if any) behind it as the next spare; worker 0 maps only the pages the sample
+ * needs. */
+static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
+  if (!made->first) return;
+  size_t first = first_bytes(cell);
+  if (made->main_part) push_spare(h, &h->pool, (dt_chunk *)((char *)made->first + first), made->main_part);
+  populate(made->first, CHUNK_MIN); /* (first_bytes is at least that) */
   h->chunk = 2 * CHUNK_MIN; /* the default chunks after it */
-  push_spare(h, &h->pool, c, first_bytes(cell));
+  push_spare(h, &h->pool, made->first, first);
+}
+
+/* Does every worker share the GAS memory with every other (a move copies no bytes)? A
+ * collective. DT_MAIN_PART=late turns the main parts off (made at the main phase, as where
+ * moves copy). */
+static int all_share_gas(void) {
+  int mine = 1;
+  for (int p = 0; p < G.W; p++) mine &= sys_shares_gas(p) == 1;
+  const char *late = getenv("DT_MAIN_PART");
+  if (late && !strcmp(late, "late")) mine = 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, sys_comm());
+  return all;
 }
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and
@@ -187,6 +238,7 @@ static void install_first_chunk(cell_hdr *h, dt_chunk *c, int cell) {
  * Worker 0 clears every header (with a private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
   alloc_tables();
+  int main_parts = all_share_gas();
   rid_t block = make_tree();
   cell_made mine[9];
   rid_t r[9];
@@ -195,7 +247,10 @@ void par_make_regions(void) {
     cell_hdr *h = sched_alloc(sizeof *h, r[k]);
     if (!h) die("sys_alloc of a cell's header");
     memset(h, 0, sizeof *h);
-    mine[k] = (cell_made){r[k], h, first_chunk(r[k], 9 * G.me + k)};
+    int cell = 9 * G.me + k;
+    mine[k] = (cell_made){r[k], h, NULL, 0};
+    mine[k].first = main_parts ? first_and_main(r[k], cell, &mine[k].main_part)
+                               : first_chunk(r[k], cell);
   }
   double t0 = now();
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
@@ -214,7 +269,7 @@ void par_make_regions(void) {
     G.own[c] = G.me == 0;
     if (G.me == 0) {
       memset(G.hdr[c], 0, sizeof *G.hdr[c]);
-      install_first_chunk(G.hdr[c], all[c].first, c);
+      install_first_chunk(G.hdr[c], &all[c], c);
     }
   }
   free(all);

@@ -221,6 +221,12 @@ MPI_Comm sys_comm(void) {
 int sys_worker_id(void) { return ah_self.up ? ah_self.id : fail_errno(NOT_UP); }
 int sys_workers(void) { return ah_self.up ? ah_self.nworkers : (fail_errno(NOT_UP), 0); }
 
+int sys_shares_gas(int peer) {
+  if (!ah_self.up) return fail_errno(NOT_UP);
+  if (peer < 0 || peer >= ah_self.nworkers) return fail_errno(EINVAL);
+  return peer == ah_self.id || share_with(&ah_self.share, peer);
+}
+
 int sys_barrier(void) {
   if (!ah_self.up) return fail_errno(NOT_UP);
   int rc = worker_flush_cache(); /* after the barrier every worker's objects are known everywhere */

@@ -262,6 +262,18 @@ static int memo_expected(void) {
   return !(share && !strcmp(share, "none")) && !(memo && !strcmp(memo, "off"));
 }
 
+/* sys_shares_gas: the ctest jobs run on one host, so every pair shares the GAS unless
+ * ANTHEAP_SHARE=none; a worker always "shares" with itself; a peer that is no worker is EINVAL. */
+static void test_shares_gas(void) {
+  const char *share = getenv("ANTHEAP_SHARE");
+  int shared = !(share && !strcmp(share, "none")), me = sys_worker_id(), n = sys_workers();
+  for (int p = 0; p < n; p++) CHECK(sys_shares_gas(p) == (p == me ? 1 : shared));
+  errno = 0;
+  CHECK(sys_shares_gas(n) == -1 && errno == EINVAL);
+  errno = 0;
+  CHECK(sys_shares_gas(-1) == -1 && errno == EINVAL);
+}
+
 static void test_move_memo(void) {
   int me = sys_worker_id(), n = sys_workers();
   bool paired = n >= 2 && !(n % 2 && me == n - 1);
@@ -448,6 +460,7 @@ int main(int argc, char **argv) {
   test_cross_scheduler_frees();
   test_transfer();
   test_move_memo();
+  test_shares_gas();
   int bad = check_summary(sys_comm(), "");
   sys_finalize();
   return bad ? 1 : 0;
