@@ -156,7 +156,7 @@ static void alloc_tables(void) {
 typedef struct cell_made {
   rid_t rid;
   cell_hdr *hdr;
-  dt_chunk *first;    /* the cell's first chunk of triangles (first_bytes), or NULL */
+  dt_chunk *first;    /* the cell's first chunk of triangles (first_bytes), behind hdr */
   uint64_t main_part; /* bytes of the main part behind it (0: none, made at the main phase) */
 } cell_made;
 
@@ -172,19 +172,6 @@ static size_t first_bytes(int cell) {
   return bytes > CHUNK_HUGE ? CHUNK_HUGE : bytes;
 }
 
-/* The first chunk of a cell, allocated by the worker that makes the cell: worker 0, which
- * inserts the sample into every cell, would otherwise make all of these round trips alone, one
- * after the other (9 W of them); here every worker makes its 9 at the same time. Faulted in
- * here too: with a shared GAS the pages are then made in parallel and worker 0 only maps them
- * (with a private one this is lost). No byte of it is written here: worker 0 writes its header
- * (a private GAS would not show it ours). */
-static dt_chunk *first_chunk(rid_t rid, int cell) {
-  size_t bytes = first_bytes(cell);
-  dt_chunk *c = alloc_chunk(bytes, rid);
-  if (c) populate(c, bytes);
-  return c; /* NULL: worker 0's first refill of the cell asks again */
-}
-
 /* The main part of a cell (allocated behind its first chunk where the GAS is shared): what the
  * cell will need in all less the first chunk, in whole pages; 0 when that is less than a
  * default chunk (the main phase refills as it would have). */
@@ -196,15 +183,27 @@ static size_t main_part_bytes(int cell) {
   return first + bytes > CHUNK_HUGE ? 0 : bytes;
 }
 
-/* The first chunk with the main part behind it, one sys_alloc; the maker faults in the first
- * chunk only (the helper faults the main part in later: par_presort_populate). */
-static dt_chunk *first_and_main(rid_t rid, int cell, uint64_t *main_part) {
-  size_t first = first_bytes(cell), more = main_part_bytes(cell);
-  dt_chunk *c = alloc_chunk(first + more, rid);
-  *main_part = c ? more : 0;
-  if (c) populate(c, first);
-  if (c && more) par_presort_populate((char *)c + first, more);
-  return c;
+/* The room of a cell's header in front of its first chunk. */
+#define HDR_ROOM ((sizeof(cell_hdr) + 63) & ~(size_t)63)
+
+/* A cell's header, its first chunk behind it and, where main_parts, its main part behind that:
+ * one sys_alloc by the worker that makes the cell (worker 0, which inserts the sample into
+ * every cell, would otherwise make 9 W round trips alone, one after the other; here every
+ * worker makes its nine at the same time). The header and the first chunk are faulted in here:
+ * with a shared GAS the pages are then made in parallel and worker 0 only maps them (with a
+ * private one this is lost); the helper faults the main part in later (par_presort_populate).
+ * Only the header is written here; worker 0 clears it again (a private GAS would not show it
+ * ours). */
+static cell_made make_cell(rid_t rid, int cell, int main_parts) {
+  size_t first = first_bytes(cell), more = main_parts ? main_part_bytes(cell) : 0;
+  char *at = sched_alloc(HDR_ROOM + first + more, rid);
+  if (!at) die("sys_alloc of a cell's header and first chunk");
+  G.nchunks++;
+  memset(at, 0, sizeof(cell_hdr));
+  dt_chunk *c = (dt_chunk *)(at + HDR_ROOM);
+  populate((dt_chunk *)at, HDR_ROOM + first);
+  if (more) par_presort_populate((char *)c + first, more);
+  return (cell_made){rid, (cell_hdr *)at, c, more};
 }
 
 /* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would, with
@@ -244,13 +243,7 @@ void par_make_regions(void) {
   rid_t r[9];
   for (int k = 0; k < 9; k++) {
     r[k] = ralloc(block, SYS_NO_LEVEL_HINT); /* (timed there) */
-    cell_hdr *h = sched_alloc(sizeof *h, r[k]);
-    if (!h) die("sys_alloc of a cell's header");
-    memset(h, 0, sizeof *h);
-    int cell = 9 * G.me + k;
-    mine[k] = (cell_made){r[k], h, NULL, 0};
-    mine[k].first = main_parts ? first_and_main(r[k], cell, &mine[k].main_part)
-                               : first_chunk(r[k], cell);
+    mine[k] = make_cell(r[k], 9 * G.me + k, main_parts);
   }
   double t0 = now();
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
