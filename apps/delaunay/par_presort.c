@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "par.h"
@@ -58,8 +59,10 @@ typedef struct span {
 static struct {
   bool running;
   bool no_populate; /* DT_NO_POPULATE */
+  bool in_waits;    /* DT_POPULATE=waits: the main thread faults the parts in while it waits */
   span parts[9];
-  int nparts, parts_done; /* the helper faulted parts[0 .. parts_done) in */
+  int nparts, parts_done; /* parts[0 .. parts_done) are faulted in */
+  size_t part_off;        /* and so much of parts[parts_done] (in_waits) */
   double populate;        /* the helper's seconds in it */
   int tag;
   pthread_t thread;
@@ -80,7 +83,7 @@ static void *sort_main(void *arg) {
   dt_brio_in(S.list, S.n, S.box, S.seed, S.scratch);
   S.seconds = now() - t0;
   double t1 = now();
-  if (!S.no_populate)
+  if (!S.no_populate && !S.in_waits)
     for (; S.parts_done < S.nparts; S.parts_done++)
       dt_populate(S.parts[S.parts_done].at, S.parts[S.parts_done].bytes);
   S.populate = now() - t1;
@@ -89,7 +92,22 @@ static void *sort_main(void *arg) {
 
 void par_presort_populate(void *at, size_t bytes) {
   S.no_populate = getenv("DT_NO_POPULATE") != NULL;
-  if (S.nparts < 9) S.parts[S.nparts++] = (span){at, bytes};
+  const char *where = getenv("DT_POPULATE");
+  S.in_waits = where && !strcmp(where, "waits");
+  uintptr_t a = ((uintptr_t)at + 4095) & ~(uintptr_t)4095, /* its whole pages */
+            b = ((uintptr_t)at + bytes) & ~(uintptr_t)4095;
+  if (S.nparts < 9 && b > a) S.parts[S.nparts++] = (span){(void *)a, b - a};
+}
+
+int par_populate_piece(size_t bytes) {
+  if (!S.in_waits || S.no_populate || S.parts_done >= S.nparts) return 0;
+  double t0 = now();
+  span *p = &S.parts[S.parts_done];
+  size_t k = p->bytes - S.part_off < bytes ? p->bytes - S.part_off : bytes;
+  dt_populate((char *)p->at + S.part_off, k);
+  if ((S.part_off += k) == p->bytes) S.parts_done++, S.part_off = 0;
+  G.pop += now() - t0;
+  return 1;
 }
 
 /* The main thread: the parts no helper faulted in (there was none, or DT_PRESORT=0), at the
@@ -97,8 +115,9 @@ void par_presort_populate(void *at, size_t bytes) {
 static void populate_rest(void) {
   if (S.no_populate) return;
   double t0 = now();
-  for (; S.parts_done < S.nparts; S.parts_done++)
-    dt_populate(S.parts[S.parts_done].at, S.parts[S.parts_done].bytes);
+  for (; S.parts_done < S.nparts; S.parts_done++, S.part_off = 0)
+    dt_populate((char *)S.parts[S.parts_done].at + S.part_off,
+                S.parts[S.parts_done].bytes - S.part_off);
   G.pop += now() - t0;
 }
 

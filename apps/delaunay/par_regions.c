@@ -354,14 +354,25 @@ void par_print_moves(void) {
             moves_log[i].faults);
 }
 
+/* The handshake before a move: both partners are there. Its wait may fault in pieces of the
+ * main parts (par_populate_piece, DT_POPULATE=waits) until the partner's byte is in. */
+static void handshake(int peer) {
+  char x = 0, y;
+  MPI_Request rq[2];
+  MPI_Irecv(&y, 1, MPI_CHAR, peer, TAG_HANDSHAKE, sys_comm(), &rq[0]);
+  MPI_Isend(&x, 1, MPI_CHAR, peer, TAG_HANDSHAKE, sys_comm(), &rq[1]);
+  int done = 0;
+  MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+  while (!done && par_populate_piece(128u << 10)) MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+  if (!done) MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+}
+
 /* One move of mine: a pairwise handshake (its time is the wait for the partner to finish what
  * it was doing), then the regions, at most 1024 to a call. */
 static void do_move(const dt_move *mv, int sending) {
   int peer = sending ? mv->to : mv->from;
-  char x = 0, y;
   double t0 = now();
-  MPI_Sendrecv(&x, 1, MPI_CHAR, peer, TAG_HANDSHAKE, &y, 1, MPI_CHAR, peer, TAG_HANDSHAKE,
-               sys_comm(), MPI_STATUS_IGNORE);
+  handshake(peer);
   double waited = now() - t0;
   G.wait += waited;
   long f0 = G.debug ? minor_faults() : 0;
