@@ -138,7 +138,7 @@ dt_pt *par_presort_take(int t, size_t *n, double *seconds, double *populated);
 /* A cell's main part [at, at + bytes), allocated at set-up, for the helper to fault in after its
  * sort (at most nine: the block's cells). */
 void par_presort_populate(void *at, size_t bytes);
-/* With DT_POPULATE=waits the helper leaves the main parts alone and the main thread faults
+/* With DT_MAIN_PART=waits the helper leaves the main parts alone and the main thread faults
  * them in while it waits for a partner: the next piece of at most `bytes`; 0 when nothing is
  * left to do (or it is not this thread's). */
 int par_populate_piece(size_t bytes);

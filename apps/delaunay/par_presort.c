@@ -31,13 +31,15 @@
  * more (docs/RESULTS.md, 2026-12-03, second session). Without it, or when the thread cannot
  * start, the main phase sorts at its start.
  *
- * Where every worker shares the GAS memory, the helper then also faults in the main parts of
- * its worker's cells (allocated at set-up behind their first chunks, par_regions.c): in a
+ * With DT_MAIN_PART=early (par_regions.c), the helper then also faults in the main parts of
+ * its worker's cells (allocated at set-up behind their first chunks): in a
  * worker's main phase a sixth of the time went to faulting its triangles' pages in (15,000
  * faults, 33-39 ms of dt_populate at 16 workers on the 16-core box). Faulting pages in changes
  * no byte, so it does not matter who holds the cell meanwhile; the pages are the GAS's shared
  * memory, and the worker's own page table gets their entries, which its main phase then uses.
- * Without a helper the main phase faults them in at its start, as its first refill did. */
+ * Without a helper the main phase faults them in at its start, as its first refill did; with
+ * DT_MAIN_PART=waits the main thread does, a piece at a time, while its handshakes wait
+ * (par_populate_piece), and the helper leaves them alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -59,7 +61,7 @@ typedef struct span {
 static struct {
   bool running;
   bool no_populate; /* DT_NO_POPULATE */
-  bool in_waits;    /* DT_POPULATE=waits: the main thread faults the parts in while it waits */
+  bool in_waits;    /* DT_MAIN_PART=waits: the main thread faults the parts in while it waits */
   span parts[9];
   int nparts, parts_done; /* parts[0 .. parts_done) are faulted in */
   size_t part_off;        /* and so much of parts[parts_done] (in_waits) */
@@ -92,7 +94,7 @@ static void *sort_main(void *arg) {
 
 void par_presort_populate(void *at, size_t bytes) {
   S.no_populate = getenv("DT_NO_POPULATE") != NULL;
-  const char *where = getenv("DT_POPULATE");
+  const char *where = getenv("DT_MAIN_PART");
   S.in_waits = where && !strcmp(where, "waits");
   uintptr_t a = ((uintptr_t)at + 4095) & ~(uintptr_t)4095, /* its whole pages */
             b = ((uintptr_t)at + bytes) & ~(uintptr_t)4095;

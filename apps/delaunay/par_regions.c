@@ -23,12 +23,15 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
  * a point, the mean of a Delaunay mesh, plus a margin), so a cell costs one or two round trips
  * there and its worker faults its pages in once.
  *
- * Where every worker shares the GAS memory (sys_shares_gas: a move copies no bytes), the
- * maker allocates that main part at set-up too, behind the first chunk in the same sys_alloc
- * (no round trip more), and its worker's presort helper faults it in beside the phases before
- * the main one (par_presort_populate), when the worker mostly waits: the main phase then makes
- * no round trip and takes no page fault for its triangles. Where moves copy, a cell carries
- * only what it uses before the main phase: every allocated byte of a region travels. */
+ * With DT_MAIN_PART=early, where every worker shares the GAS memory (sys_shares_gas: a move
+ * copies no bytes), the maker allocates that main part at set-up instead, behind the first
+ * chunk in the same sys_alloc (no round trip more), and it is faulted in beside the phases
+ * before the main one (by the presort's helper, or with DT_MAIN_PART=waits in the handshakes'
+ * waits; par_presort.c): the main phase then makes no round trip and takes no page fault for
+ * its triangles. Not the default: every worker that receives the cell in a zone phase maps its
+ * main part too (sys_recv maps what arrives on a shared GAS), and on the 2-core VM the totals
+ * came out no better (docs/RESULTS.md, 2026-12-04). Where moves copy it is never done: every
+ * allocated byte of a region travels. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
@@ -218,14 +221,12 @@ static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
   push_spare(h, &h->pool, made->first, first);
 }
 
-/* Does every worker share the GAS memory with every other (a move copies no bytes)? A
- * collective. DT_MAIN_PART=late turns the main parts off (made at the main phase, as where
- * moves copy). */
-static int all_share_gas(void) {
-  int mine = 1;
-  for (int p = 0; p < G.W; p++) mine &= sys_shares_gas(p) == 1;
-  const char *late = getenv("DT_MAIN_PART");
-  if (late && !strcmp(late, "late")) mine = 0;
+/* DT_MAIN_PART=early or =waits, and every worker shares the GAS memory with every other (a
+ * move copies no bytes)? A collective, whatever each worker's environment says. */
+static int main_parts_early(void) {
+  const char *when = getenv("DT_MAIN_PART");
+  int mine = when && (!strcmp(when, "early") || !strcmp(when, "waits"));
+  for (int p = 0; mine && p < G.W; p++) mine &= sys_shares_gas(p) == 1;
   int all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, sys_comm());
   return all;
@@ -237,7 +238,10 @@ static int all_share_gas(void) {
  * Worker 0 clears every header (with a private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
   alloc_tables();
-  int main_parts = all_share_gas();
+  int main_parts = main_parts_early();
+  if (main_parts && G.debug && G.me == 0)
+    fprintf(stderr, "delaunay: the cells' main parts made at set-up (DT_MAIN_PART=%s)\n",
+            getenv("DT_MAIN_PART"));
   rid_t block = make_tree();
   cell_made mine[9];
   rid_t r[9];
@@ -355,7 +359,7 @@ void par_print_moves(void) {
 }
 
 /* The handshake before a move: both partners are there. Its wait may fault in pieces of the
- * main parts (par_populate_piece, DT_POPULATE=waits) until the partner's byte is in. */
+ * main parts (par_populate_piece, DT_MAIN_PART=waits) until the partner's byte is in. */
 static void handshake(int peer) {
   char x = 0, y;
   MPI_Request rq[2];
