@@ -29,8 +29,8 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
  * before the main one (by the presort's helper, or with DT_MAIN_PART=waits in the handshakes'
  * waits; par_presort.c): the main phase then makes no round trip and takes no page fault for
  * its triangles. Not the default: every worker that receives the cell in a zone phase maps its
- * main part too (sys_recv maps what arrives on a shared GAS), and on the 2-core VM the totals
- * came out no better (docs/RESULTS.md, 2026-12-04). Where moves copy it is never done: every
+ * main part too (sys_recv maps what arrives on a shared GAS): on the 16-core box the main
+ * phase got 0.05 s shorter and the scatter and zones 0.15 s longer (docs/RESULTS.md, 2026-12-04). Where moves copy it is never done: every
  * allocated byte of a region travels. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
