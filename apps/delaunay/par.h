@@ -53,11 +53,16 @@ typedef struct ph_stat {
 enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_FIELDS };
 
 enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
+/* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at the main phase's first
+ * refill (0), or at set-up and faulted in by the presort's helper (MAIN_EARLY) or by the main
+ * thread in the handshakes' waits (MAIN_WAITS). */
+enum { MAIN_EARLY = 1, MAIN_WAITS = 2 };
 
 typedef struct par {
   dt_opts o;
   dt_plan p;
   int me, W;
+  int main_parts; /* 0, MAIN_EARLY or MAIN_WAITS (par_regions.c: main_parts_mode) */
   int presort; /* a helper thread sorts the main phase's points (par_presort.c), started
                   before worker 0's sample (PRESORT_EARLY: the default) or with the second zone
                   phase (PRESORT_ZONES: DT_PRESORT=zones), where MPI gave MPI_THREAD_FUNNELED;

@@ -46,8 +46,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "par.h"
@@ -61,10 +61,9 @@ typedef struct span {
 static struct {
   bool running;
   bool no_populate; /* DT_NO_POPULATE */
-  bool in_waits;    /* DT_MAIN_PART=waits: the main thread faults the parts in while it waits */
   span parts[9];
   int nparts, parts_done; /* parts[0 .. parts_done) are faulted in */
-  size_t part_off;        /* and so much of parts[parts_done] (in_waits) */
+  size_t part_off;        /* and so much of parts[parts_done] */
   double populate;        /* the helper's seconds in it */
   int tag;
   pthread_t thread;
@@ -76,6 +75,21 @@ static struct {
   double seconds; /* wall time from the thread's start to the sorted list */
 } S;
 
+/* At most `bytes` more of the main parts faulted in, from where the last call stopped (the
+ * helper's, then the main thread's after joining it: never at once); false when none was left
+ * (or DT_NO_POPULATE). */
+static bool populate_parts(size_t bytes) {
+  if (S.no_populate || S.parts_done >= S.nparts) return false;
+  while (bytes && S.parts_done < S.nparts) {
+    span *p = &S.parts[S.parts_done];
+    size_t k = p->bytes - S.part_off < bytes ? p->bytes - S.part_off : bytes;
+    dt_populate((char *)p->at + S.part_off, k);
+    bytes -= k;
+    if ((S.part_off += k) == p->bytes) S.parts_done++, S.part_off = 0;
+  }
+  return true;
+}
+
 static void *sort_main(void *arg) {
   (void)arg;
   struct sched_param none = {0}; /* (pthread attributes take no SCHED_IDLE) */
@@ -85,41 +99,31 @@ static void *sort_main(void *arg) {
   dt_brio_in(S.list, S.n, S.box, S.seed, S.scratch);
   S.seconds = now() - t0;
   double t1 = now();
-  if (!S.no_populate && !S.in_waits)
-    for (; S.parts_done < S.nparts; S.parts_done++)
-      dt_populate(S.parts[S.parts_done].at, S.parts[S.parts_done].bytes);
+  if (G.main_parts == MAIN_EARLY) populate_parts(SIZE_MAX);
   S.populate = now() - t1;
   return NULL;
 }
 
 void par_presort_populate(void *at, size_t bytes) {
   S.no_populate = getenv("DT_NO_POPULATE") != NULL;
-  const char *where = getenv("DT_MAIN_PART");
-  S.in_waits = where && !strcmp(where, "waits");
   uintptr_t a = ((uintptr_t)at + 4095) & ~(uintptr_t)4095, /* its whole pages */
             b = ((uintptr_t)at + bytes) & ~(uintptr_t)4095;
   if (S.nparts < 9 && b > a) S.parts[S.nparts++] = (span){(void *)a, b - a};
 }
 
 int par_populate_piece(size_t bytes) {
-  if (!S.in_waits || S.no_populate || S.parts_done >= S.nparts) return 0;
+  if (G.main_parts != MAIN_WAITS) return 0;
   double t0 = now();
-  span *p = &S.parts[S.parts_done];
-  size_t k = p->bytes - S.part_off < bytes ? p->bytes - S.part_off : bytes;
-  dt_populate((char *)p->at + S.part_off, k);
-  if ((S.part_off += k) == p->bytes) S.parts_done++, S.part_off = 0;
+  bool did = populate_parts(bytes);
   G.pop += now() - t0;
-  return 1;
+  return did;
 }
 
-/* The main thread: the parts no helper faulted in (there was none, or DT_PRESORT=0), at the
- * main phase's start, timed as its refills' were. */
+/* The main thread: the parts nobody faulted in yet (no helper, or DT_PRESORT=0, or waits too
+ * short), at the main phase's start, timed as its refills' were. */
 static void populate_rest(void) {
-  if (S.no_populate) return;
   double t0 = now();
-  for (; S.parts_done < S.nparts; S.parts_done++, S.part_off = 0)
-    dt_populate((char *)S.parts[S.parts_done].at + S.part_off,
-                S.parts[S.parts_done].bytes - S.part_off);
+  populate_parts(SIZE_MAX);
   G.pop += now() - t0;
 }
 

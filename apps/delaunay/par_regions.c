@@ -213,7 +213,6 @@ static cell_made make_cell(rid_t rid, int cell, int main_parts) {
  * its main part (if any) behind it as the next spare; worker 0 maps only the pages the sample
  * needs. */
 static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
-  if (!made->first) return;
   size_t first = first_bytes(cell);
   if (made->main_part) push_spare(h, &h->pool, (dt_chunk *)((char *)made->first + first), made->main_part);
   populate(made->first, CHUNK_MIN); /* (first_bytes is at least that) */
@@ -221,15 +220,16 @@ static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
   push_spare(h, &h->pool, made->first, first);
 }
 
-/* DT_MAIN_PART=early or =waits, and every worker shares the GAS memory with every other (a
- * move copies no bytes)? A collective, whatever each worker's environment says. */
-static int main_parts_early(void) {
+/* G.main_parts: MAIN_EARLY or MAIN_WAITS as DT_MAIN_PART says, where every worker asks for
+ * main parts and shares the GAS memory with every other (a move copies no bytes); else 0. A
+ * collective, whatever each worker's environment says. */
+static int main_parts_mode(void) {
   const char *when = getenv("DT_MAIN_PART");
-  int mine = when && (!strcmp(when, "early") || !strcmp(when, "waits"));
+  int mode = !when ? 0 : !strcmp(when, "early") ? MAIN_EARLY : !strcmp(when, "waits") ? MAIN_WAITS : 0;
+  int mine = mode != 0, all = 0;
   for (int p = 0; mine && p < G.W; p++) mine &= sys_shares_gas(p) == 1;
-  int all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, sys_comm());
-  return all;
+  return all ? mode : 0;
 }
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and
@@ -238,7 +238,7 @@ static int main_parts_early(void) {
  * Worker 0 clears every header (with a private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
   alloc_tables();
-  int main_parts = main_parts_early();
+  int main_parts = G.main_parts = main_parts_mode();
   if (main_parts && G.debug && G.me == 0)
     fprintf(stderr, "delaunay: the cells' main parts made at set-up (DT_MAIN_PART=%s)\n",
             getenv("DT_MAIN_PART"));

@@ -255,18 +255,23 @@ static void move_memo_changes(int me, int partner);
 static void move_memo_barrier(int me, int partner);
 static void move_memo_empty_child(int me, int partner);
 
-/* Whether this job's moves use the memo: sharing on (the ctest jobs run on one host) and
- * ANTHEAP_MOVE_MEMO not off. */
-static int memo_expected(void) {
-  const char *share = getenv("ANTHEAP_SHARE"), *memo = getenv("ANTHEAP_MOVE_MEMO");
-  return !(share && !strcmp(share, "none")) && !(memo && !strcmp(memo, "off"));
+/* Whether this job's workers share the GAS: the ctest jobs run on one host, so unless
+ * ANTHEAP_SHARE=none. */
+static int shared_expected(void) {
+  const char *share = getenv("ANTHEAP_SHARE");
+  return !(share && !strcmp(share, "none"));
 }
 
-/* sys_shares_gas: the ctest jobs run on one host, so every pair shares the GAS unless
- * ANTHEAP_SHARE=none; a worker always "shares" with itself; a peer that is no worker is EINVAL. */
+/* Whether this job's moves use the memo: sharing on and ANTHEAP_MOVE_MEMO not off. */
+static int memo_expected(void) {
+  const char *memo = getenv("ANTHEAP_MOVE_MEMO");
+  return shared_expected() && !(memo && !strcmp(memo, "off"));
+}
+
+/* sys_shares_gas: every pair as shared_expected says; a worker always "shares" with itself; a
+ * peer that is no worker is EINVAL. */
 static void test_shares_gas(void) {
-  const char *share = getenv("ANTHEAP_SHARE");
-  int shared = !(share && !strcmp(share, "none")), me = sys_worker_id(), n = sys_workers();
+  int shared = shared_expected(), me = sys_worker_id(), n = sys_workers();
   for (int p = 0; p < n; p++) CHECK(sys_shares_gas(p) == (p == me ? 1 : shared));
   errno = 0;
   CHECK(sys_shares_gas(n) == -1 && errno == EINVAL);
