@@ -226,7 +226,10 @@ static void phases(const int32_t start[3]) {
   run_phase(CONF_HZ1, NULL);
   for (int v = 0; v < 4; v++) phase_in(PH_VZ0 + v, CONF_VZ0 + v);
   G.small_chunks = 0;
-  phase_in(PH_MAIN, CONF_BLOCK);
+  phase_begin(PH_MAIN);
+  transition_to(CONF_BLOCK);
+  par_attach_parts();
+  run_phase(CONF_BLOCK, NULL);
   phase_begin(PH_LEFT);
   G.gathered = par_leftovers(run_phase);
 }
@@ -402,7 +405,7 @@ static void release(void) {
   for (int c = 0; c < G.p.ncells; c++) free(G.pend[c]);
   free(G.pend), free(G.npend), free(G.cap_pend), free(G.ids), free(G.pairs), free(G.expect);
   free(G.rcnt), free(G.roff), free(G.hist), free(G.zone_sq), free(G.zone_cap);
-  free(G.cell_rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
+  free(G.cell_rid), free(G.part_rid), free(G.holder), free(G.hdr), free(G.pools), free(G.own);
   dt_mesh_release(&G.m);
   dt_band_free(&G.band);
   dt_input_free(&G.in);

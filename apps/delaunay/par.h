@@ -70,6 +70,8 @@ typedef struct par {
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */
+  rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */
+  int parts_attached; /* the main parts are in their cells' pools and move with them */
   cell_hdr **hdr;   /* per cell */
   dt_pool **pools;  /* per cell: &hdr[c]->pool */
   int *holder;      /* per cell: who holds it now (every worker follows every move) */
@@ -155,6 +157,9 @@ void par_balance(size_t lo, size_t hi);
 
 /* ---- par_regions.c ---- */
 void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */
+/* At the main phase's start, my cells home: my block's main parts onto their cells' pools; from
+ * now on every move of a cell carries its main part's region (every worker calls it). */
+void par_attach_parts(void);
 int par_refill(void *ctx, int cell, dt_pool *pool); /* dt_refill_fn: a chunk by sys_alloc */
 void par_postpone(const dt_pt *q);                  /* into this phase's list of q's cell */
 dt_pt *par_take_pending(dt_pt *list, size_t *n);    /* the waiting points of my cells */

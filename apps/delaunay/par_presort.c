@@ -32,14 +32,14 @@
  * start, the main phase sorts at its start.
  *
  * With DT_MAIN_PART=early (par_regions.c), the helper then also faults in the main parts of
- * its worker's cells (allocated at set-up behind their first chunks): in a
- * worker's main phase a sixth of the time went to faulting its triangles' pages in (15,000
- * faults, 33-39 ms of dt_populate at 16 workers on the 16-core box). Faulting pages in changes
- * no byte, so it does not matter who holds the cell meanwhile; the pages are the GAS's shared
- * memory, and the worker's own page table gets their entries, which its main phase then uses.
- * Without a helper the main phase faults them in at its start, as its first refill did; with
- * DT_MAIN_PART=waits the main thread does, a piece at a time, while its handshakes wait
- * (par_populate_piece), and the helper leaves them alone. */
+ * its worker's cells (allocated at set-up, each in a region of its own that its worker holds
+ * until the main phase): in a worker's main phase a sixth of the time went to faulting its
+ * triangles' pages in (15,000 faults, 33-39 ms of dt_populate at 16 workers on the 16-core
+ * box). Faulting pages in changes no byte; the pages are the GAS's shared memory, and the
+ * worker's own page table gets their entries, which its main phase then uses. Without a helper
+ * the main phase faults them in at its start, as its first refill did; with DT_MAIN_PART=waits
+ * the main thread does, a piece at a time, while its handshakes wait (par_populate_piece), and
+ * the helper leaves them alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif

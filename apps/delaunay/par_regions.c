@@ -24,14 +24,15 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
  * there and its worker faults its pages in once.
  *
  * With DT_MAIN_PART=early, where every worker shares the GAS memory (sys_shares_gas: a move
- * copies no bytes), the maker allocates that main part at set-up instead, behind the first
- * chunk in the same sys_alloc (no round trip more), and it is faulted in beside the phases
- * before the main one (by the presort's helper, or with DT_MAIN_PART=waits in the handshakes'
- * waits; par_presort.c): the main phase then makes no round trip and takes no page fault for
- * its triangles. Not the default: every worker that receives the cell in a zone phase maps its
- * main part too (sys_recv maps what arrives on a shared GAS): on the 16-core box the main
- * phase got 0.05 s shorter and the scatter and zones 0.15 s longer (docs/RESULTS.md, 2026-12-04). Where moves copy it is never done: every
- * allocated byte of a region travels. */
+ * copies no bytes), the block's worker allocates that main part at set-up instead, in a region
+ * of its own per cell (a child of the block's region, beside the cell), and it is faulted in
+ * beside the phases before the main one (by the presort's helper, or with DT_MAIN_PART=waits in
+ * the handshakes' waits; par_presort.c): the main phase then makes no round trip and takes no
+ * page fault for its triangles. The part's region stays with the block's worker while the cell
+ * moves through the zones (a receiver maps what it is handed: behind the cell's first chunk, a
+ * part would be mapped by every worker the cell visits), joins the cell's pool when the main
+ * phase starts (par_attach_parts) and from then on moves with the cell. Where moves copy it is
+ * never done: every allocated byte of a region travels. */
 #define CHUNK_MIN (64u << 10)
 #define CHUNK_MAX (4u << 20)
 #define CHUNK_HUGE ((size_t)256 << 20)
@@ -144,6 +145,7 @@ static rid_t make_tree(void) {
 static void alloc_tables(void) {
   size_t n = (size_t)G.p.ncells;
   G.cell_rid = calloc(n, sizeof *G.cell_rid);
+  G.part_rid = calloc(n, sizeof *G.part_rid);
   G.hdr = calloc(n, sizeof *G.hdr);
   G.pools = calloc(n, sizeof *G.pools);
   G.holder = calloc(n, sizeof *G.holder);
@@ -151,17 +153,23 @@ static void alloc_tables(void) {
   G.pend = calloc(n, sizeof *G.pend);
   G.npend = calloc(n, sizeof *G.npend);
   G.cap_pend = calloc(n, sizeof *G.cap_pend);
-  if (!G.cell_rid || !G.hdr || !G.pools || !G.holder || !G.own || !G.pend ||
+  if (!G.cell_rid || !G.part_rid || !G.hdr || !G.pools || !G.holder || !G.own || !G.pend ||
       !G.npend || !G.cap_pend)
     die("out of memory");
 }
 
 typedef struct cell_made {
   rid_t rid;
+  rid_t part_rid;  /* the region of the cell's main part (0: none, made at the main phase) */
   cell_hdr *hdr;
-  dt_chunk *first;    /* the cell's first chunk of triangles (first_bytes), behind hdr */
-  uint64_t main_part; /* bytes of the main part behind it (0: none, made at the main phase) */
+  dt_chunk *first; /* the cell's first chunk of triangles (first_bytes), behind hdr */
 } cell_made;
+
+/* The main parts of my block's cells (made here, attached at the main phase's start). */
+static struct {
+  dt_chunk *at;
+  size_t bytes;
+} my_part[9];
 
 /* The first chunk's size: room for the triangles of the points inserted in the cell before the
  * main phase (the sample and the zones, counted by the distribution; 2.1 a point, a quarter
@@ -175,49 +183,65 @@ static size_t first_bytes(int cell) {
   return bytes > CHUNK_HUGE ? CHUNK_HUGE : bytes;
 }
 
-/* The main part of a cell (allocated behind its first chunk where the GAS is shared): what the
- * cell will need in all less the first chunk, in whole pages; 0 when that is less than a
- * default chunk (the main phase refills as it would have). */
+/* The main part of a cell: what the cell will need in all less the first chunk, in whole
+ * pages; 0 when that is less than a default chunk (the main phase refills as it would have). */
 static size_t main_part_bytes(int cell) {
   if (!G.expect) return 0; /* (all points on one line: nothing distributed, nothing inserted) */
   size_t first = first_bytes(cell), need = cell_need(cell);
   if (need < first + CHUNK_MIN) return 0;
   size_t bytes = (need - first + 4095) & ~(size_t)4095;
-  return first + bytes > CHUNK_HUGE ? 0 : bytes;
+  return bytes > CHUNK_HUGE ? 0 : bytes;
 }
 
 /* The room of a cell's header in front of its first chunk. */
 #define HDR_ROOM ((sizeof(cell_hdr) + 63) & ~(size_t)63)
 
-/* A cell's header, its first chunk behind it and, where main_parts, its main part behind that:
- * one sys_alloc by the worker that makes the cell (worker 0, which inserts the sample into
- * every cell, would otherwise make 9 W round trips alone, one after the other; here every
- * worker makes its nine at the same time). The header and the first chunk are faulted in here:
- * with a shared GAS the pages are then made in parallel and worker 0 only maps them (with a
- * private one this is lost); the helper faults the main part in later (par_presort_populate).
- * Only the header is written here; worker 0 clears it again (a private GAS would not show it
- * ours). */
-static cell_made make_cell(rid_t rid, int cell, int main_parts) {
-  size_t first = first_bytes(cell), more = main_parts ? main_part_bytes(cell) : 0;
-  char *at = sched_alloc(HDR_ROOM + first + more, rid);
+/* A cell's header with its first chunk behind it: one sys_alloc by the worker that makes the
+ * cell (worker 0, which inserts the sample into every cell, would otherwise make 9 W round
+ * trips alone, one after the other; here every worker makes its nine at the same time). Both
+ * are faulted in here: with a shared GAS the pages are then made in parallel and worker 0 only
+ * maps them (with a private one this is lost). Only the header is written here; worker 0 clears
+ * it again (a private GAS would not show it ours). */
+static cell_made make_cell(rid_t rid, int cell) {
+  size_t first = first_bytes(cell);
+  char *at = sched_alloc(HDR_ROOM + first, rid);
   if (!at) die("sys_alloc of a cell's header and first chunk");
   G.nchunks++;
   memset(at, 0, sizeof(cell_hdr));
-  dt_chunk *c = (dt_chunk *)(at + HDR_ROOM);
   populate((dt_chunk *)at, HDR_ROOM + first);
-  if (more) par_presort_populate((char *)c + first, more);
-  return (cell_made){rid, (cell_hdr *)at, c, more};
+  return (cell_made){rid, 0, (cell_hdr *)at, (dt_chunk *)(at + HDR_ROOM)};
 }
 
-/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would, with
- * its main part (if any) behind it as the next spare; worker 0 maps only the pages the sample
- * needs. */
+/* The main part of my block's k-th cell (where main_parts): a region of its own under my
+ * block's, its room in one sys_alloc, for the helper to fault in (par_presort_populate). */
+static rid_t make_part(rid_t block, int k) {
+  size_t bytes = main_part_bytes(9 * G.me + k);
+  if (!bytes) return 0;
+  rid_t r = ralloc(block, SYS_NO_LEVEL_HINT);
+  my_part[k].at = alloc_chunk(bytes, r);
+  if (!my_part[k].at) die("sys_alloc of a cell's main part");
+  my_part[k].bytes = bytes;
+  par_presort_populate(my_part[k].at, bytes);
+  return r;
+}
+
+/* On worker 0: the cell's first chunk onto its pool's spares, as its first refill would;
+ * worker 0 maps only the pages the sample needs. */
 static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
-  size_t first = first_bytes(cell);
-  if (made->main_part) push_spare(h, &h->pool, (dt_chunk *)((char *)made->first + first), made->main_part);
   populate(made->first, CHUNK_MIN); /* (first_bytes is at least that) */
   h->chunk = 2 * CHUNK_MIN; /* the default chunks after it */
-  push_spare(h, &h->pool, made->first, first);
+  push_spare(h, &h->pool, made->first, first_bytes(cell));
+}
+
+void par_attach_parts(void) {
+  for (int k = 0; k < 9; k++) {
+    int c = 9 * G.me + k;
+    if (!my_part[k].at) continue;
+    if (!G.own[c]) die("a cell's main part without its cell");
+    push_spare(G.hdr[c], &G.hdr[c]->pool, my_part[k].at, my_part[k].bytes);
+    my_part[k].at = NULL;
+  }
+  G.parts_attached = 1;
 }
 
 /* G.main_parts: MAIN_EARLY or MAIN_WAITS as DT_MAIN_PART says, where every worker asks for
@@ -247,7 +271,8 @@ void par_make_regions(void) {
   rid_t r[9];
   for (int k = 0; k < 9; k++) {
     r[k] = ralloc(block, SYS_NO_LEVEL_HINT); /* (timed there) */
-    mine[k] = make_cell(r[k], 9 * G.me + k, main_parts);
+    mine[k] = make_cell(r[k], 9 * G.me + k);
+    if (main_parts) mine[k].part_rid = make_part(block, k);
   }
   double t0 = now();
   if (G.me != 0 && sys_give(0, r, 9)) die("sys_give of the cells to worker 0");
@@ -260,6 +285,7 @@ void par_make_regions(void) {
   G.wcomm += now() - t0;
   for (int c = 0; c < G.p.ncells; c++) {
     G.cell_rid[c] = all[c].rid;
+    G.part_rid[c] = all[c].part_rid;
     G.hdr[c] = all[c].hdr;
     G.pools[c] = &all[c].hdr->pool;
     G.holder[c] = 0;
@@ -371,8 +397,18 @@ static void handshake(int peer) {
   if (!done) MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 }
 
+/* The regions of the cells cells[0..n): each cell's, and its main part's once attached. */
+static int move_regions(const int *cells, int n, rid_t *r) {
+  int k = 0;
+  for (int j = 0; j < n; j++) {
+    r[k++] = G.cell_rid[cells[j]];
+    if (G.parts_attached && G.part_rid[cells[j]]) r[k++] = G.part_rid[cells[j]];
+  }
+  return k;
+}
+
 /* One move of mine: a pairwise handshake (its time is the wait for the partner to finish what
- * it was doing), then the regions, at most 1024 to a call. */
+ * it was doing), then the regions, those of at most 512 cells to a call. */
 static void do_move(const dt_move *mv, int sending) {
   int peer = sending ? mv->to : mv->from;
   double t0 = now();
@@ -381,10 +417,9 @@ static void do_move(const dt_move *mv, int sending) {
   G.wait += waited;
   long f0 = G.debug ? minor_faults() : 0;
   t0 = now();
-  for (int at = 0; at < mv->count; at += 1024) {
+  for (int at = 0; at < mv->count; at += 512) {
     rid_t r[1024];
-    int cnt = mv->count - at > 1024 ? 1024 : mv->count - at;
-    for (int j = 0; j < cnt; j++) r[j] = G.cell_rid[mv->cells[at + j]];
+    int cnt = move_regions(mv->cells + at, mv->count - at > 512 ? 512 : mv->count - at, r);
     if (sending && sys_send(peer, r, cnt, NULL, 0)) die("sys_send of cells");
     if (!sending && sys_recv(peer, r, cnt, NULL, 0)) die("sys_recv of cells");
   }
@@ -411,11 +446,15 @@ void par_transition(const int *to) {
   }
 }
 
-/* The cells by their holders, then the tree's regions by theirs, the deepest first (a barrier
+/* The cells (and their main parts) by their holders, then the tree's regions by theirs, the deepest first (a barrier
  * between depths: a region is freed only once nobody holds anything below it). */
 void par_free_regions(void) {
-  for (int c = 0; c < G.p.ncells; c++)
+  for (int c = 0; c < G.p.ncells; c++) {
     if (G.holder[c] == G.me && sys_rfree(G.cell_rid[c])) die("sys_rfree of a cell");
+    int part_holder = G.parts_attached ? G.holder[c] : c / 9; /* (its maker until attached) */
+    if (G.part_rid[c] && part_holder == G.me && sys_rfree(G.part_rid[c]))
+      die("sys_rfree of a cell's main part");
+  }
   MPI_Barrier(sys_comm());
   int top = G.p.m - G.nnodes + 1; /* the depth of my first node */
   for (int d = G.p.m; d >= 0; d--) {
