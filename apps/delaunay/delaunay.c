@@ -133,8 +133,8 @@ static size_t insert_all(dt_pt *list, size_t n) {
  * postponed in my cells, in BRIO order; what still waits goes back into its cells' headers. */
 static void run_phase(int tag, const dt_pt *start) {
   size_t n = 0, sorted = 0;
-  double presort = 0, populated = 0;
-  dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &presort, &populated) : NULL;
+  presort_report pr = {0, 0, 0, 0};
+  dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &pr) : NULL;
   n = sorted;
   if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
   list = par_take_pending(list, &n); /* after the presorted ones: in an order of their own */
@@ -153,10 +153,12 @@ static void run_phase(int tag, const dt_pt *start) {
   G.ph[G.phase].points += (double)n;
   G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
   if (getenv("DT_DEBUG") && n) {
-    char beside[96] = "";
-    if (presort > 0)
-      snprintf(beside, sizeof beside, " (and %.4f s beside the phases before, then %.4f s faulting in)",
-               presort, populated);
+    char beside[160] = "";
+    if (pr.sorted > 0)
+      snprintf(beside, sizeof beside,
+               " (and %.4f s beside the phases before, then %.4f s faulting in; joined after "
+               "%.4f s, %.4f s faulting in the rest)",
+               pr.sorted, pr.populated, pr.joined, pr.rest);
     fprintf(stderr,
             "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s%s, insert "
             "%.4f s; %.1f walk steps a point (every attempt's), %.1f cavity triangles an "

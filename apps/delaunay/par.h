@@ -137,11 +137,15 @@ void par_points_copy(int t, dt_pt *to);
 /* Unless DT_PRESORT=0 (G.presort): my points of tag t (par_points_of) put in insertion order
  * by a helper thread from now on; else, or when no thread starts, nothing. */
 void par_presort_start(int t, uint64_t seed);
-/* That list (its length in *n, the sort's seconds in *seconds, the seconds it then spent
- * faulting the main parts in in *populated) once sorted, or NULL when no sort of tag t was
- * started. For the main phase's tag, the main parts the helper did not fault in are faulted in
- * here. */
-dt_pt *par_presort_take(int t, size_t *n, double *seconds, double *populated);
+/* What the helper did, for DT_DEBUG: the seconds from its start to the sorted list, then
+ * faulting the main parts in; the main thread's wait to join it, then faulting in the rest. */
+typedef struct presort_report {
+  double sorted, populated, joined, rest;
+} presort_report;
+/* That list (its length in *n, the helper's account in *r) once sorted, or NULL when no sort of
+ * tag t was started. For the main phase's tag, the main parts the helper did not fault in are
+ * faulted in here. */
+dt_pt *par_presort_take(int t, size_t *n, presort_report *r);
 /* A cell's main part [at, at + bytes), allocated at set-up, for the helper to fault in after its
  * sort (at most nine: the block's cells). */
 void par_presort_populate(void *at, size_t bytes);

@@ -60,6 +60,7 @@ typedef struct span {
 
 static struct {
   bool running;
+  bool stop; /* the main phase began: the helper stops faulting in (atomic) */
   bool no_populate; /* DT_NO_POPULATE */
   span parts[9];
   int nparts, parts_done; /* parts[0 .. parts_done) are faulted in */
@@ -76,8 +77,8 @@ static struct {
 } S;
 
 /* At most `bytes` more of the main parts faulted in, from where the last call stopped (the
- * helper's, then the main thread's after joining it: never at once); false when none was left
- * (or DT_NO_POPULATE). */
+ * helper's, until the main phase stops it, then the main thread's after joining it: never at
+ * once); false when none was left (or DT_NO_POPULATE). */
 static bool populate_parts(size_t bytes) {
   if (S.no_populate || S.parts_done >= S.nparts) return false;
   while (bytes && S.parts_done < S.nparts) {
@@ -99,7 +100,9 @@ static void *sort_main(void *arg) {
   dt_brio_in(S.list, S.n, S.box, S.seed, S.scratch);
   S.seconds = now() - t0;
   double t1 = now();
-  if (G.main_parts == MAIN_EARLY) populate_parts(SIZE_MAX);
+  while (G.main_parts == MAIN_EARLY && !__atomic_load_n(&S.stop, __ATOMIC_RELAXED) &&
+         populate_parts(1u << 20)) {
+  }
   S.populate = now() - t1;
   return NULL;
 }
@@ -165,19 +168,26 @@ void par_presort_start(int tag, uint64_t seed) {
   }
 }
 
-dt_pt *par_presort_take(int tag, size_t *n, double *seconds, double *populated) {
+dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
   if (!S.running || S.tag != tag) {
     if (tag == CONF_BLOCK) populate_rest();
     return NULL;
   }
+  /* The helper may still be faulting in (at idle priority, on a core that a busy worker keeps):
+   * it stops at its next piece, and this thread, its core now free, does the rest */
+  __atomic_store_n(&S.stop, true, __ATOMIC_RELAXED);
+  double t0 = now();
   pthread_join(S.thread, NULL);
+  r->joined = now() - t0;
   S.running = false;
   free(S.scratch);
   dt_pt *l = S.list;
   *n = S.n;
-  *seconds = S.seconds;
-  *populated = S.populate;
+  r->sorted = S.seconds;
+  r->populated = S.populate;
   S.list = NULL, S.scratch = NULL;
+  t0 = now();
   populate_rest();
+  r->rest = now() - t0;
   return l;
 }
