@@ -53,9 +53,9 @@ typedef struct ph_stat {
 enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_FIELDS };
 
 enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
-/* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at the main phase's first
- * refill (0), or at set-up and faulted in by the presort's helper (MAIN_EARLY) or by the main
- * thread in the handshakes' waits (MAIN_WAITS). */
+/* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at set-up and faulted in
+ * by the presort's helper (MAIN_EARLY, the default where the GAS is shared) or by the main
+ * thread in the handshakes' waits (MAIN_WAITS), or at the main phase's first refill (0). */
 enum { MAIN_EARLY = 1, MAIN_WAITS = 2 };
 
 typedef struct par {

@@ -23,12 +23,13 @@ enum { TAG_TREE = 301, TAG_HANDSHAKE = 302 };
  * a point, the mean of a Delaunay mesh, plus a margin), so a cell costs one or two round trips
  * there and its worker faults its pages in once.
  *
- * With DT_MAIN_PART=early, where every worker shares the GAS memory (sys_shares_gas: a move
- * copies no bytes), the block's worker allocates that main part at set-up instead, in a region
- * of its own per cell (a child of the block's region, beside the cell), and it is faulted in
- * beside the phases before the main one (by the presort's helper, or with DT_MAIN_PART=waits in
- * the handshakes' waits; par_presort.c): the main phase then makes no round trip and takes no
- * page fault for its triangles. The part's region stays with the block's worker while the cell
+ * Where every worker shares the GAS memory (sys_shares_gas: a move copies no bytes), the
+ * block's worker allocates that main part at set-up instead (unless DT_MAIN_PART=late or 0), in
+ * a region of its own per cell (a child of the block's region, beside the cell), and it is
+ * faulted in beside the phases before the main one (by the presort's helper, or with
+ * DT_MAIN_PART=waits in the handshakes' waits; par_presort.c; without a helper at the main
+ * phase's start): the main phase then makes no round trip and takes no page fault for its
+ * triangles. The part's region stays with the block's worker while the cell
  * moves through the zones (a receiver maps what it is handed: behind the cell's first chunk, a
  * part would be mapped by every worker the cell visits), joins the cell's pool when the main
  * phase starts (par_attach_parts) and from then on moves with the cell. Where moves copy it is
@@ -244,12 +245,16 @@ void par_attach_parts(void) {
   G.parts_attached = 1;
 }
 
-/* G.main_parts: MAIN_EARLY or MAIN_WAITS as DT_MAIN_PART says, where every worker asks for
- * main parts and shares the GAS memory with every other (a move copies no bytes); else 0. A
- * collective, whatever each worker's environment says. */
+/* G.main_parts: MAIN_EARLY (the default) or MAIN_WAITS as DT_MAIN_PART says (0 or late: none),
+ * where every worker shares the GAS memory with every other (a move copies no bytes); else 0.
+ * A collective, whatever each worker's environment says. */
 static int main_parts_mode(void) {
   const char *when = getenv("DT_MAIN_PART");
-  int mode = !when ? 0 : !strcmp(when, "early") ? MAIN_EARLY : !strcmp(when, "waits") ? MAIN_WAITS : 0;
+  int mode = !when || !strcmp(when, "early") ? MAIN_EARLY : !strcmp(when, "waits") ? MAIN_WAITS : 0;
+  if (when && !mode && strcmp(when, "0") && strcmp(when, "late") && G.me == 0) {
+    errno = EINVAL;
+    die("DT_MAIN_PART must be early, waits, late or 0");
+  }
   int mine = mode != 0, all = 0;
   for (int p = 0; mine && p < G.W; p++) mine &= sys_shares_gas(p) == 1;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, sys_comm());
@@ -264,8 +269,8 @@ void par_make_regions(void) {
   alloc_tables();
   int main_parts = G.main_parts = main_parts_mode();
   if (main_parts && G.debug && G.me == 0)
-    fprintf(stderr, "delaunay: the cells' main parts made at set-up (DT_MAIN_PART=%s)\n",
-            getenv("DT_MAIN_PART"));
+    fprintf(stderr, "delaunay: the cells' main parts made at set-up (%s)\n",
+            main_parts == MAIN_WAITS ? "faulted in during waits" : "faulted in by the helper");
   rid_t block = make_tree();
   cell_made mine[9];
   rid_t r[9];
