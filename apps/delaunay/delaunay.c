@@ -34,8 +34,11 @@
  * main phase's points sorted at its start, not by a helper thread beside the phases before it
  * from worker 0's sample on, par_presort.c, for which the worker asks MPI_THREAD_FUNNELED;
  * the default where every worker of the host has a core; =early: also where they share cores;
- * =zones: the helper from the second zone phase on); DT_LEFT_ROUNDS=K sends every cell to one
- * worker after K rounds of what waits (the tests). Main entry: main(). */
+ * =zones: the helper from the second zone phase on); DT_MAIN_PART=late (each cell's room for its
+ * main-phase triangles allocated at that phase's first refill, not at set-up in a region of its
+ * own; =waits: faulted in by the main thread while it waits, not by the helper; par_regions.c);
+ * DT_LEFT_ROUNDS=K sends every cell to one worker after K rounds of what waits (the tests).
+ * Main entry: main(). */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -231,7 +234,9 @@ static void phases(const int32_t start[3]) {
   phase_begin(PH_MAIN);
   transition_to(CONF_BLOCK);
   par_attach_parts();
+  int64_t refills = G.refills;
   run_phase(CONF_BLOCK, NULL);
+  par_report_refills(refills);
   phase_begin(PH_LEFT);
   G.gathered = par_leftovers(run_phase);
 }

@@ -53,9 +53,10 @@ typedef struct ph_stat {
 enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_FIELDS };
 
 enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
-/* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at set-up and faulted in
- * by the presort's helper (MAIN_EARLY, the default where the GAS is shared) or by the main
- * thread in the handshakes' waits (MAIN_WAITS), or at the main phase's first refill (0). */
+/* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at set-up, faulted in later
+ * (par_presort_populate) by the presort's helper (MAIN_EARLY, the default where the GAS is
+ * shared; without a helper by the main phase at its start) or by the main thread in the
+ * handshakes' waits (MAIN_WAITS); or at the main phase's first refill (0). */
 enum { MAIN_EARLY = 1, MAIN_WAITS = 2 };
 
 typedef struct par {
@@ -72,6 +73,7 @@ typedef struct par {
   rid_t *cell_rid;  /* per cell */
   rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */
   int parts_attached; /* the main parts are in their cells' pools and move with them */
+  int64_t nparts;     /* main parts this worker attached (par_attach_parts) */
   cell_hdr **hdr;   /* per cell */
   dt_pool **pools;  /* per cell: &hdr[c]->pool */
   int *holder;      /* per cell: who holds it now (every worker follows every move) */
@@ -91,6 +93,7 @@ typedef struct par {
   size_t npairs, cap_pairs;
   double wcomm, scomm, wait;
   int64_t nchunks, gathered;
+  int64_t refills; /* par_refill's chunks so far */
   int small_chunks; /* before the main phase: default chunks on refill (par_refill) */
   MPI_Datatype pt_type;
   dt_band band; /* points along the hull: inserted with the sample */
@@ -160,10 +163,16 @@ int par_populate_piece(size_t bytes);
 void par_balance(size_t lo, size_t hi);
 
 /* ---- par_regions.c ---- */
-void par_make_regions(void);                        /* the tree and the cells, all to worker 0 */
+/* The tree and the cells, all to worker 0; each cell's main part (where G.main_parts) in a
+ * region of its own that stays with the cell's maker. */
+void par_make_regions(void);
 /* At the main phase's start, my cells home: my block's main parts onto their cells' pools; from
- * now on every move of a cell carries its main part's region (every worker calls it). */
+ * now on every move of a cell carries its main part's region (every worker calls it). With
+ * DT_DEBUG, worker 0 then says how many parts the workers attached (a collective). */
 void par_attach_parts(void);
+/* DT_DEBUG, after the main phase: worker 0 says how many chunks the main phase took from the
+ * scheduler (a collective; refills_before: G.refills at the phase's start). */
+void par_report_refills(int64_t refills_before);
 int par_refill(void *ctx, int cell, dt_pool *pool); /* dt_refill_fn: a chunk by sys_alloc */
 void par_postpone(const dt_pt *q);                  /* into this phase's list of q's cell */
 dt_pt *par_take_pending(dt_pt *list, size_t *n);    /* the waiting points of my cells */

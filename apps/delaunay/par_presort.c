@@ -31,15 +31,16 @@
  * more (docs/RESULTS.md, 2026-12-03, second session). Without it, or when the thread cannot
  * start, the main phase sorts at its start.
  *
- * With DT_MAIN_PART=early (par_regions.c), the helper then also faults in the main parts of
- * its worker's cells (allocated at set-up, each in a region of its own that its worker holds
- * until the main phase): in a worker's main phase a sixth of the time went to faulting its
- * triangles' pages in (15,000 faults, 33-39 ms of dt_populate at 16 workers on the 16-core
- * box). Faulting pages in changes no byte; the pages are the GAS's shared memory, and the
- * worker's own page table gets their entries, which its main phase then uses. Without a helper
- * the main phase faults them in at its start, as its first refill did; with DT_MAIN_PART=waits
- * the main thread does, a piece at a time, while its handshakes wait (par_populate_piece), and
- * the helper leaves them alone. */
+ * With the main parts made at set-up (par_regions.c: DT_MAIN_PART=early, the default where the
+ * GAS is shared), the helper then also faults in the main parts of its worker's cells, each in
+ * a region of its own that its worker holds until the main phase, so that the main phase takes
+ * no page fault for its triangles. Faulting pages in changes no byte; the pages are the GAS's
+ * shared memory, and the worker's own page table gets their entries, which its main phase then
+ * uses. When the main phase starts, the helper stops at its next piece and the main thread
+ * faults in the rest; without a helper the main phase faults them all in at its start (as its
+ * first refill does with DT_MAIN_PART=late); with DT_MAIN_PART=waits the main thread does, a
+ * piece at a time, while its handshakes wait (par_populate_piece), and the helper leaves them
+ * alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
@@ -76,9 +77,10 @@ static struct {
   double seconds; /* wall time from the thread's start to the sorted list */
 } S;
 
-/* At most `bytes` more of the main parts faulted in, from where the last call stopped (the
- * helper's, until the main phase stops it, then the main thread's after joining it: never at
- * once); false when none was left (or DT_NO_POPULATE). */
+/* At most `bytes` more of the main parts faulted in, from where the last call stopped: by the
+ * helper until the main phase stops it, then by the main thread after joining it; with
+ * DT_MAIN_PART=waits only by the main thread (never two threads at once). False when none was
+ * left (or DT_NO_POPULATE). */
 static bool populate_parts(size_t bytes) {
   if (S.no_populate || S.parts_done >= S.nparts) return false;
   while (bytes && S.parts_done < S.nparts) {

@@ -93,6 +93,7 @@ int par_refill(void *ctx, int cell, dt_pool *pool) {
   if (bytes > CHUNK_HUGE) bytes = CHUNK_HUGE;
   dt_chunk *c = alloc_chunk(bytes, G.cell_rid[cell]);
   if (!c) return -1;
+  G.refills++;
   populate(c, bytes);
   push_spare(h, pool, c, bytes);
   return 0;
@@ -185,7 +186,8 @@ static size_t first_bytes(int cell) {
 }
 
 /* The main part of a cell: what the cell will need in all less the first chunk, in whole
- * pages; 0 when that is less than a default chunk (the main phase refills as it would have). */
+ * pages; 0 when that is less than a default chunk or more than CHUNK_HUGE (the main phase
+ * refills as it would have). */
 static size_t main_part_bytes(int cell) {
   if (!G.expect) return 0; /* (all points on one line: nothing distributed, nothing inserted) */
   size_t first = first_bytes(cell), need = cell_need(cell);
@@ -214,7 +216,7 @@ static cell_made make_cell(rid_t rid, int cell) {
 }
 
 /* The main part of my block's k-th cell (where main_parts): a region of its own under my
- * block's, its room in one sys_alloc, for the helper to fault in (par_presort_populate). */
+ * block's, its room in one sys_alloc, faulted in later (par_presort_populate). */
 static rid_t make_part(rid_t block, int k) {
   size_t bytes = main_part_bytes(9 * G.me + k);
   if (!bytes) return 0;
@@ -238,11 +240,27 @@ void par_attach_parts(void) {
   for (int k = 0; k < 9; k++) {
     int c = 9 * G.me + k;
     if (!my_part[k].at) continue;
-    if (!G.own[c]) die("a cell's main part without its cell");
+    if (!G.own[c]) {
+      errno = EPROTO;
+      die("a cell's main part without its cell");
+    }
     push_spare(G.hdr[c], &G.hdr[c]->pool, my_part[k].at, my_part[k].bytes);
     my_part[k].at = NULL;
+    G.nparts++;
   }
   G.parts_attached = 1;
+  int64_t all = 0;
+  if (G.debug) MPI_Reduce(&G.nparts, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
+  if (G.debug && G.me == 0)
+    fprintf(stderr, "delaunay: %lld main parts attached to their cells' pools\n", (long long)all);
+}
+
+void par_report_refills(int64_t refills_before) {
+  int64_t mine = G.refills - refills_before, all = 0;
+  if (G.debug) MPI_Reduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
+  if (G.debug && G.me == 0)
+    fprintf(stderr, "delaunay: the main phase took %lld chunks from the scheduler\n",
+            (long long)all);
 }
 
 /* G.main_parts: MAIN_EARLY (the default) or MAIN_WAITS as DT_MAIN_PART says (0 or late: none),
@@ -263,14 +281,17 @@ static int main_parts_mode(void) {
 
 /* The tree in parallel, then every worker its block's nine cells (each with its header and
  * first chunk) at the same time, given to worker 0 (which inserts the sample with everything
- * owned) with sys_give: no bytes move. All learn every cell's ID, header and first chunk.
+ * owned) with sys_give: no bytes move; their main parts (where main_parts) stay with it. All
+ * learn every cell's ID, header and first chunk.
  * Worker 0 clears every header (with a private GAS it does not see the other workers' bytes). */
 void par_make_regions(void) {
   alloc_tables();
   int main_parts = G.main_parts = main_parts_mode();
   if (main_parts && G.debug && G.me == 0)
     fprintf(stderr, "delaunay: the cells' main parts made at set-up (%s)\n",
-            main_parts == MAIN_WAITS ? "faulted in during waits" : "faulted in by the helper");
+            main_parts == MAIN_WAITS ? "faulted in during waits"
+            : G.presort              ? "faulted in by the helper"
+                                     : "faulted in at the main phase's start");
   rid_t block = make_tree();
   cell_made mine[9];
   rid_t r[9];
@@ -413,7 +434,10 @@ static int move_regions(const int *cells, int n, rid_t *r) {
 }
 
 /* One move of mine: a pairwise handshake (its time is the wait for the partner to finish what
- * it was doing), then the regions, those of at most 512 cells to a call. */
+ * it was doing), then the regions, those of at most MOVE_CELLS cells to a call (two regions a
+ * cell at most: its own and its main part's). */
+#define MOVE_REGIONS 1024
+#define MOVE_CELLS (MOVE_REGIONS / 2)
 static void do_move(const dt_move *mv, int sending) {
   int peer = sending ? mv->to : mv->from;
   double t0 = now();
@@ -422,9 +446,10 @@ static void do_move(const dt_move *mv, int sending) {
   G.wait += waited;
   long f0 = G.debug ? minor_faults() : 0;
   t0 = now();
-  for (int at = 0; at < mv->count; at += 512) {
-    rid_t r[1024];
-    int cnt = move_regions(mv->cells + at, mv->count - at > 512 ? 512 : mv->count - at, r);
+  for (int at = 0; at < mv->count; at += MOVE_CELLS) {
+    rid_t r[MOVE_REGIONS];
+    int cells = mv->count - at > MOVE_CELLS ? MOVE_CELLS : mv->count - at;
+    int cnt = move_regions(mv->cells + at, cells, r);
     if (sending && sys_send(peer, r, cnt, NULL, 0)) die("sys_send of cells");
     if (!sending && sys_recv(peer, r, cnt, NULL, 0)) die("sys_recv of cells");
   }
@@ -451,8 +476,9 @@ void par_transition(const int *to) {
   }
 }
 
-/* The cells (and their main parts) by their holders, then the tree's regions by theirs, the deepest first (a barrier
- * between depths: a region is freed only once nobody holds anything below it). */
+/* The cells (and their main parts) by their holders, then the tree's regions by theirs, the
+ * deepest first (a barrier between depths: a region is freed only once nobody holds anything
+ * below it). */
 void par_free_regions(void) {
   for (int c = 0; c < G.p.ncells; c++) {
     if (G.holder[c] == G.me && sys_rfree(G.cell_rid[c])) die("sys_rfree of a cell");
