@@ -435,6 +435,17 @@ static int workers_have_cores(void) {
   return cores <= 0 || here <= cores;
 }
 
+/* The environment's settings that take a value, checked by every worker before any work (a
+ * collective): a bad one is said once, by the lowest worker that has it. */
+static int settings_ok(void) {
+  int bad = par_main_part_setting() < 0 ? G.me : G.W, first = G.W;
+  MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, sys_comm());
+  if (first == G.me)
+    fprintf(stderr, "delaunay: error: DT_MAIN_PART=%s: DT_MAIN_PART must be early, waits, late "
+            "or 0\n", getenv("DT_MAIN_PART"));
+  return first == G.W;
+}
+
 int main(int argc, char **argv) {
   if (bench_wants_help(argc, argv)) { /* before sys_init: --help needs no job */
     char *help[] = {argv[0], "--help", NULL};
@@ -457,7 +468,7 @@ int main(int argc, char **argv) {
   G.W = sys_workers();
   int cores = workers_have_cores(); /* (a collective: every worker, whatever its environment) */
   if (G.presort && !presort && !cores) G.presort = 0;
-  int world, rc = start_up(argc, argv);
+  int world, rc = settings_ok() ? start_up(argc, argv) : -1;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   if (rc) {
     sys_finalize();

@@ -163,6 +163,8 @@ int par_populate_piece(size_t bytes);
 void par_balance(size_t lo, size_t hi);
 
 /* ---- par_regions.c ---- */
+/* DT_MAIN_PART: MAIN_EARLY (unset or early), MAIN_WAITS (waits), 0 (late or 0), -1 (else). */
+int par_main_part_setting(void);
 /* The tree and the cells, all to worker 0; each cell's main part (where G.main_parts) in a
  * region of its own that stays with the cell's maker. */
 void par_make_regions(void);

@@ -263,17 +263,19 @@ void par_report_refills(int64_t refills_before) {
             (long long)all);
 }
 
-/* G.main_parts: MAIN_EARLY (the default) or MAIN_WAITS as DT_MAIN_PART says (0 or late: none),
- * where every worker shares the GAS memory with every other (a move copies no bytes); else 0.
- * A collective, whatever each worker's environment says. */
-static int main_parts_mode(void) {
+int par_main_part_setting(void) {
   const char *when = getenv("DT_MAIN_PART");
-  int mode = !when || !strcmp(when, "early") ? MAIN_EARLY : !strcmp(when, "waits") ? MAIN_WAITS : 0;
-  if (when && !mode && strcmp(when, "0") && strcmp(when, "late") && G.me == 0) {
-    errno = EINVAL;
-    die("DT_MAIN_PART must be early, waits, late or 0");
-  }
-  int mine = mode != 0, all = 0;
+  if (!when || !strcmp(when, "early")) return MAIN_EARLY;
+  if (!strcmp(when, "waits")) return MAIN_WAITS;
+  return !strcmp(when, "late") || !strcmp(when, "0") ? 0 : -1;
+}
+
+/* G.main_parts: what DT_MAIN_PART asks (par_main_part_setting, checked at start-up), where
+ * every worker shares the GAS memory with every other (a move copies no bytes); else 0. A
+ * collective, whatever each worker's environment says. */
+static int main_parts_mode(void) {
+  int mode = par_main_part_setting();
+  int mine = mode > 0, all = 0;
   for (int p = 0; mine && p < G.W; p++) mine &= sys_shares_gas(p) == 1;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, sys_comm());
   return all ? mode : 0;
