@@ -73,7 +73,6 @@ typedef struct par {
   rid_t *cell_rid;  /* per cell */
   rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */
   int parts_attached; /* the main parts are in their cells' pools and move with them */
-  int64_t nparts;     /* main parts this worker attached (par_attach_parts) */
   cell_hdr **hdr;   /* per cell */
   dt_pool **pools;  /* per cell: &hdr[c]->pool */
   int *holder;      /* per cell: who holds it now (every worker follows every move) */

@@ -236,7 +236,16 @@ static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
   push_spare(h, &h->pool, made->first, first_bytes(cell));
 }
 
+/* DT_DEBUG: the sum of every worker's `mine`, printed by worker 0 in `format` (a collective). */
+static void debug_total(int64_t mine, const char *format) {
+  int64_t all = 0;
+  if (!G.debug) return;
+  MPI_Reduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
+  if (G.me == 0) fprintf(stderr, format, (long long)all);
+}
+
 void par_attach_parts(void) {
+  int64_t attached = 0;
   for (int k = 0; k < 9; k++) {
     int c = 9 * G.me + k;
     if (!my_part[k].at) continue;
@@ -246,21 +255,15 @@ void par_attach_parts(void) {
     }
     push_spare(G.hdr[c], &G.hdr[c]->pool, my_part[k].at, my_part[k].bytes);
     my_part[k].at = NULL;
-    G.nparts++;
+    attached++;
   }
   G.parts_attached = 1;
-  int64_t all = 0;
-  if (G.debug) MPI_Reduce(&G.nparts, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
-  if (G.debug && G.me == 0)
-    fprintf(stderr, "delaunay: %lld main parts attached to their cells' pools\n", (long long)all);
+  debug_total(attached, "delaunay: %lld main parts attached to their cells' pools\n");
 }
 
 void par_report_refills(int64_t refills_before) {
-  int64_t mine = G.refills - refills_before, all = 0;
-  if (G.debug) MPI_Reduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
-  if (G.debug && G.me == 0)
-    fprintf(stderr, "delaunay: the main phase took %lld chunks from the scheduler\n",
-            (long long)all);
+  debug_total(G.refills - refills_before,
+              "delaunay: the main phase took %lld chunks from the scheduler\n");
 }
 
 int par_main_part_setting(void) {
