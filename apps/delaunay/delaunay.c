@@ -60,6 +60,15 @@ void die(const char *what) {
   MPI_Abort(sys_comm(), 1);
 }
 
+/* Seconds this thread has waited on a run queue (runnable, its core taken), or 0. */
+static double runq_wait(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  unsigned long long run, wait;
+  int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+  if (f) fclose(f);
+  return ok ? (double)wait * 1e-9 : 0;
+}
+
 /* The kernel's counters now (kc: KC_FIELDS), for DT_DEBUG's table. */
 static void kernel_counters(double *kc) {
   struct rusage ru;
@@ -68,6 +77,7 @@ static void kernel_counters(double *kc) {
   kc[KC_NIVCSW] = (double)ru.ru_nivcsw;
   kc[KC_NVCSW] = (double)ru.ru_nvcsw;
   kc[KC_POP] = G.pop;
+  kc[KC_RUNQ] = runq_wait();
 }
 
 static void kernel_phase_end(int ph) {
@@ -267,20 +277,22 @@ static void phase_table(void) {
 }
 
 /* DT_DEBUG: per worker and phase, the worker thread's minor faults (thousands), involuntary
- * context switches, voluntary ones, and milliseconds of dt_populate. */
+ * context switches, voluntary ones, milliseconds of dt_populate and milliseconds waiting for a
+ * core. */
 static void kernel_table(void) {
   double *k = G.me == 0 ? malloc((size_t)G.W * NPH * KC_FIELDS * sizeof *k) : NULL;
   if (G.me == 0 && !k) die("out of memory");
   MPI_Gather(G.kc, NPH * KC_FIELDS, MPI_DOUBLE, k, NPH * KC_FIELDS, MPI_DOUBLE, 0, sys_comm());
   if (G.me != 0) return;
   printf("delaunay: inside each phase, thousands of minor faults / involuntary context switches "
-         "/ voluntary ones / milliseconds faulting chunks in (dt_populate)\n");
+         "/ voluntary ones / milliseconds faulting chunks in (dt_populate) / milliseconds "
+         "runnable waiting for a core\n");
   for (int w = 0; w < G.W; w++) {
     printf("  %6d", w);
     for (int i = 0; i < NPH; i++) {
       const double *c = &k[((size_t)w * NPH + i) * KC_FIELDS];
-      printf(" %.1f/%.0f/%.0f/%.0f", c[KC_MINFLT] / 1e3, c[KC_NIVCSW], c[KC_NVCSW],
-             1e3 * c[KC_POP]);
+      printf(" %.1f/%.0f/%.0f/%.0f/%.1f", c[KC_MINFLT] / 1e3, c[KC_NIVCSW], c[KC_NVCSW],
+             1e3 * c[KC_POP], 1e3 * c[KC_RUNQ]);
     }
     printf("\n");
   }

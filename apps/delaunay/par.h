@@ -49,8 +49,10 @@ typedef struct ph_stat {
 #define PH_FIELDS 8
 /* DT_DEBUG's kernel counters per phase (RUSAGE_THREAD: the worker's own thread, not the
  * presort's helper): minor faults, involuntary context switches (the core taken by another
- * thread or process), voluntary ones (sleeps), and seconds in dt_populate. */
-enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_FIELDS };
+ * thread or process), voluntary ones (sleeps), seconds in dt_populate, and seconds the thread
+ * was runnable but waited for a core (/proc/thread-self/schedstat; 0 where the kernel has no
+ * schedstat). */
+enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_RUNQ, KC_FIELDS };
 
 enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
 /* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at set-up, faulted in later
