@@ -198,6 +198,10 @@ int sys_workers(void);
  * EINVAL for a peer that is no worker. An application may size what it allocates before moving
  * by it: where moves copy, every allocated byte of a sent region travels. */
 int sys_shares_gas(int peer);
+/* This worker's host: how many ranks run there (workers and schedulers) and how many cores it
+ * has (hwloc's count; each 0 where unknown). An application that would start threads of its
+ * own may see whether they would find cores free. 0, or -1 with errno (EPERM before sys_init). */
+int sys_host_load(int *ranks, int *cores);
 const char *sys_strerror(int err);
 /* The library's version, "MAJOR.MINOR.PATCH" (ANTHEAP_VERSION_STRING of the header it was
  * built with); may be called before sys_init. */

@@ -146,7 +146,7 @@ static size_t insert_all(dt_pt *list, size_t n) {
  * postponed in my cells, in BRIO order; what still waits goes back into its cells' headers. */
 static void run_phase(int tag, const dt_pt *start) {
   size_t n = 0, sorted = 0;
-  presort_report pr = {0, 0, 0, 0};
+  presort_report pr = {0, 0, 0, 0, 0};
   dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &pr) : NULL;
   n = sorted;
   if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
@@ -167,7 +167,12 @@ static void run_phase(int tag, const dt_pt *start) {
   G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
   if (getenv("DT_DEBUG") && n) {
     char beside[160] = "";
-    if (pr.sorted > 0)
+    if (pr.in_waits)
+      snprintf(beside, sizeof beside,
+               " (and %.4f s sorting in waits before, %.4f s finishing the sort, %.4f s "
+               "faulting in the rest)",
+               pr.sorted, pr.joined, pr.rest);
+    else if (pr.sorted > 0)
       snprintf(beside, sizeof beside,
                " (and %.4f s beside the phases before, then %.4f s faulting in; joined after "
                "%.4f s, %.4f s faulting in the rest)",
@@ -223,7 +228,8 @@ static void phases(const int32_t start[3]) {
   for (int i = 0; i < 3; i++)
     s3[i] = (dt_pt){G.in.xy[2 * (size_t)start[i]], G.in.xy[2 * (size_t)start[i] + 1], start[i], 0};
   uint64_t main_seed = G.o.seed + (uint64_t)PH_MAIN;
-  if (G.presort == PRESORT_EARLY) par_presort_start(CONF_BLOCK, main_seed);
+  if (G.presort == PRESORT_EARLY || G.presort == PRESORT_WAITS)
+    par_presort_start(CONF_BLOCK, main_seed);
   phase_begin(PH_SAMPLE);
   G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);
@@ -432,29 +438,52 @@ static void release(void) {
   MPI_Type_free(&G.pt_type);
 }
 
-/* Has every worker of this host a core of its own (the workers on it at most its online
- * processors)? Only then does the presort's helper start by default: where workers share
- * cores, a helper at idle priority gets no cycles while they run, and the main phase waits
- * for it (docs/RESULTS.md, 2026-12-03, third session). */
-static int workers_have_cores(void) {
+/* Has every helper of this host a core of its own: its ranks (workers and schedulers) and one
+ * helper a worker at most its online processors? Only then does the presort's helper thread
+ * start by default. A worker that sleeps while a helper holds its core waits for that core
+ * until the kernel's next tick (up to 4 ms on the 16-core box, whose kernel preempts a thread
+ * computing in user space only at a tick), and the waits before the main phase are many short
+ * handshakes: there the worker sorts in its own waits instead (docs/RESULTS.md, 2026-12-04,
+ * third session). */
+static int helpers_have_cores(void) {
   MPI_Comm host;
-  int here = 1;
+  int workers = 1, ranks = 0, cores = 0;
   if (MPI_Comm_split_type(sys_comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS) {
-    MPI_Comm_size(host, &here);
+    MPI_Comm_size(host, &workers);
     MPI_Comm_free(&host);
   }
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores <= 0 || here <= cores;
+  if (sys_host_load(&ranks, &cores) || ranks <= 0) ranks = workers;
+  if (cores <= 0) cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return cores <= 0 || ranks + workers <= cores;
+}
+
+/* DT_PRESORT: unset (-1: by the host), early, zones, waits, 0 (PRESORT_*); -2 for anything
+ * else. */
+static int presort_setting(void) {
+  const char *v = getenv("DT_PRESORT");
+  if (!v) return -1;
+  static const struct {
+    const char *name;
+    int mode;
+  } modes[] = {{"early", PRESORT_EARLY}, {"zones", PRESORT_ZONES}, {"waits", PRESORT_WAITS},
+               {"0", 0}};
+  for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+    if (!strcmp(v, modes[i].name)) return modes[i].mode;
+  return -2;
 }
 
 /* The environment's settings that take a value, checked by every worker before any work (a
  * collective): a bad one is said once, by the lowest worker that has it. */
 static int settings_ok(void) {
-  int bad = par_main_part_setting() < 0 ? G.me : G.W, first = G.W;
-  MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, sys_comm());
-  if (first == G.me)
+  int main_bad = par_main_part_setting() < 0, bad = main_bad || presort_setting() == -2;
+  int mine = bad ? G.me : G.W, first = G.W;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, sys_comm());
+  if (first == G.me && main_bad)
     fprintf(stderr, "delaunay: error: DT_MAIN_PART=%s: DT_MAIN_PART must be early, waits, late "
             "or 0\n", getenv("DT_MAIN_PART"));
+  else if (first == G.me)
+    fprintf(stderr, "delaunay: error: DT_PRESORT=%s: DT_PRESORT must be early, zones, waits or "
+            "0\n", getenv("DT_PRESORT"));
   return first == G.W;
 }
 
@@ -463,23 +492,22 @@ int main(int argc, char **argv) {
     char *help[] = {argv[0], "--help", NULL};
     return dt_opts_parse(2, help, DT_PARALLEL, &G.o) > 0 ? 0 : 2;
   }
-  /* The presort's helper (FUNNELED: it makes no MPI call) starts before worker 0's sample
-   * where every worker of the host has a core; DT_PRESORT=early: there too where they share
-   * cores; DT_PRESORT=zones: with the second zone phase; DT_PRESORT=0: no helper */
-  const char *presort = getenv("DT_PRESORT");
-  int early = !presort || strcmp(presort, "zones");
-  int want = presort && !strcmp(presort, "0") ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED;
-  int level;
-  if (sys_init_thread(&argc, &argv, want, &level)) {
+  /* The main phase's points are gathered and sorted before it: by a helper thread (FUNNELED:
+   * it makes no MPI call) from worker 0's sample on where every helper of the host has a core
+   * (DT_PRESORT=early: everywhere; =zones: from the second zone phase), else by the worker
+   * itself in its waits for partners (=waits); =0: at the main phase's start */
+  int presort = presort_setting(), level;
+  int thread = presort == -1 || presort == PRESORT_EARLY || presort == PRESORT_ZONES;
+  if (sys_init_thread(&argc, &argv, thread ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, &level)) {
     fprintf(stderr, "delaunay: error: sys_init failed: %s\n", sys_strerror(errno));
     return 1;
   }
-  if (want == MPI_THREAD_FUNNELED && level >= MPI_THREAD_FUNNELED)
-    G.presort = early ? PRESORT_EARLY : PRESORT_ZONES;
   G.me = sys_worker_id();
   G.W = sys_workers();
-  int cores = workers_have_cores(); /* (a collective: every worker, whatever its environment) */
-  if (G.presort && !presort && !cores) G.presort = 0;
+  int cores = helpers_have_cores(); /* (a collective: every worker, whatever its environment) */
+  G.presort = presort == -1 ? (cores ? PRESORT_EARLY : PRESORT_WAITS) : presort < 0 ? 0 : presort;
+  if (thread && G.presort != PRESORT_WAITS && level < MPI_THREAD_FUNNELED)
+    G.presort = PRESORT_WAITS; /* no thread: the waits instead */
   int world, rc = settings_ok() ? start_up(argc, argv) : -1;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   if (rc) {

@@ -249,6 +249,25 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed);
  * thread allocated and frees). Call dt_order_init first from the thread that starts others. */
 void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch);
 size_t dt_brio_scratch_bytes(size_t n);
+/* dt_brio_in in steps, for a thread that has other work (delaunay sorts while it waits for a
+ * partner): dt_brio_start, then dt_brio_step(j, work) does at most about `work` points' worth
+ * (a slice of one pass over the points; a round's few small sorts at once) and returns nonzero
+ * while unfinished. The same order as dt_brio_in, whatever the slices. */
+#define DT_BRIO_DIGITS 2048
+typedef struct dt_brio_job {
+  dt_pt *pts;
+  size_t n;
+  double box[4];
+  void *scratch;
+  uint64_t rng;
+  int stage, pass;
+  size_t at, len, mid;  /* the stage's cursor; the round sorts pts[mid, len) */
+  const uint64_t *keys; /* the round's keys, sorted */
+  size_t count[DT_BRIO_DIGITS];
+} dt_brio_job;
+void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,
+                   void *scratch);
+int dt_brio_step(dt_brio_job *j, size_t work);
 /* The curve's table, built once (dt_hilbert_key, dt_hilbert_sort and dt_brio build it when they
  * first need it: before threads share it, build it here). */
 void dt_order_init(void);

@@ -61,28 +61,46 @@ uint32_t dt_hilbert_key(double x, double y, const double box[4]) {
   return hilbert16(quantize(x, box[0], box[1]), quantize(y, box[2], box[3]), &s);
 }
 
-/* Sort v[0..n) (key << 32 | position) by key: LSD radix, three passes of 11 bits. */
-static void radix_sort(uint64_t *v, uint64_t *tmp, size_t n) {
-  static const int shift[3] = {32, 43, 54};
-  size_t count[2048];
-  for (int pass = 0; pass < 3; pass++) {
-    memset(count, 0, sizeof count);
-    int sh = shift[pass];
-    for (size_t i = 0; i < n; i++) count[(v[i] >> sh) & 2047]++;
-    size_t sum = 0;
-    for (int d = 0; d < 2048; d++) {
-      size_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (size_t i = 0; i < n; i++) tmp[count[(v[i] >> sh) & 2047]++] = v[i];
-    uint64_t *s = v;
-    v = tmp;
-    tmp = s;
+/* The pieces of one level's sort, each over a range [from, to) so that dt_brio_step can do
+ * them a slice at a time: the keys (key << 32 | position), an LSD radix sort on them (three
+ * passes of 11 bits, each a count and a scatter), the points put in key order. */
+static void keys_range(const dt_pt *pts, const double box[4], int s0, uint64_t *k, size_t from,
+                       size_t to) {
+  for (size_t i = from; i < to; i++) {
+    int s = s0;
+    k[i] = (uint64_t)hilbert16(quantize(pts[i].x, box[0], box[1]),
+                               quantize(pts[i].y, box[2], box[3]), &s)
+               << 32 |
+           i;
   }
-  /* three passes: the result is in the buffer that started as tmp */
-  memcpy(tmp, v, n * sizeof *v);
 }
+
+#define RADIX_PASSES 3
+#define RADIX_DIGITS DT_BRIO_DIGITS
+static int radix_shift(int pass) { return 32 + 11 * pass; }
+
+static void count_range(const uint64_t *v, size_t *count, int pass, size_t from, size_t to) {
+  int sh = radix_shift(pass);
+  for (size_t i = from; i < to; i++) count[(v[i] >> sh) & (RADIX_DIGITS - 1)]++;
+}
+
+static void counts_to_offsets(size_t *count) {
+  size_t sum = 0;
+  for (int d = 0; d < RADIX_DIGITS; d++) {
+    size_t c = count[d];
+    count[d] = sum;
+    sum += c;
+  }
+}
+
+static void scatter_range(const uint64_t *v, uint64_t *out, size_t *count, int pass, size_t from,
+                          size_t to) {
+  int sh = radix_shift(pass);
+  for (size_t i = from; i < to; i++) out[count[(v[i] >> sh) & (RADIX_DIGITS - 1)]++] = v[i];
+}
+
+/* The buffer pass p reads (k, tmp alternating); after the last pass the keys are in tmp. */
+static uint64_t *pass_src(uint64_t *k, uint64_t *tmp, int pass) { return pass % 2 ? tmp : k; }
 
 static void insertion_sort(uint64_t *v, size_t n) {
   for (size_t i = 1; i < n; i++)
@@ -91,6 +109,29 @@ static void insertion_sort(uint64_t *v, size_t n) {
       v[j] = v[j - 1];
       v[j - 1] = s;
     }
+}
+
+#define SMALL_SORT 64 /* fewer keys than this: insertion sort */
+
+/* Sort k[0..n) (tmp: as many more); returns the buffer that holds them sorted. */
+static const uint64_t *sort_keys(uint64_t *k, uint64_t *tmp, size_t n) {
+  if (n < SMALL_SORT) {
+    insertion_sort(k, n);
+    return k;
+  }
+  size_t count[RADIX_DIGITS];
+  for (int pass = 0; pass < RADIX_PASSES; pass++) {
+    memset(count, 0, sizeof count);
+    count_range(pass_src(k, tmp, pass), count, pass, 0, n);
+    counts_to_offsets(count);
+    scatter_range(pass_src(k, tmp, pass), pass_src(k, tmp, pass + 1), count, pass, 0, n);
+  }
+  return pass_src(k, tmp, RADIX_PASSES);
+}
+
+static void permute_range(const dt_pt *pts, const uint64_t *keys, dt_pt *out, size_t from,
+                          size_t to) {
+  for (size_t i = from; i < to; i++) out[i] = pts[(uint32_t)keys[i]];
 }
 
 /* Scratch of one sort: keys, the radix sort's other buffer, points. */
@@ -108,26 +149,13 @@ typedef struct run {
 #define RUN_MAX 16   /* more points than this in one cell are sorted again inside it */
 #define DEPTH_MAX 64 /* the recursion stops there (only points all equal could go deeper) */
 
-/* Sort pts[0..n) along the curve over box from state s0; note the runs of more than RUN_MAX
- * points with one key (with the curve's state inside their cell) in *runs. */
-static size_t sort_level(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
-                         run **runs) {
-  for (size_t i = 0; i < n; i++) {
-    int s = s0;
-    b->k[i] = (uint64_t)hilbert16(quantize(pts[i].x, box[0], box[1]),
-                                  quantize(pts[i].y, box[2], box[3]), &s)
-                  << 32 |
-              i;
-  }
-  if (n < 64)
-    insertion_sort(b->k, n);
-  else
-    radix_sort(b->k, b->tmp, n);
-  for (size_t i = 0; i < n; i++) b->pts[i] = pts[(uint32_t)b->k[i]];
-  memcpy(pts, b->pts, n * sizeof *pts);
+/* The runs of more than RUN_MAX points with one key among pts[0..n) (in key order, keys
+ * sorted), with the curve's state inside their cell, into *runs; how many. */
+static size_t find_runs(const dt_pt *pts, size_t n, const uint64_t *keys, const double box[4],
+                        int s0, run **runs) {
   size_t nr = 0, cap = 0;
   for (size_t i = 0, j; i < n; i = j) {
-    for (j = i + 1; j < n && b->k[j] >> 32 == b->k[i] >> 32;) j++;
+    for (j = i + 1; j < n && keys[j] >> 32 == keys[i] >> 32;) j++;
     if (j - i <= RUN_MAX) continue;
     if (nr == cap) {
       cap = cap ? 2 * cap : 16;
@@ -142,13 +170,21 @@ static size_t sort_level(dt_pt *pts, size_t n, const double box[4], int s0, sort
   return nr;
 }
 
-/* The Hilbert sort, adaptive: a cell of the 2^16 grid that holds many points (input spread over
- * a huge range of scales, where most points share a few cells of the whole box) is sorted
- * again over the box of its own points, continuing the curve's orientation, and so on down. */
+/* Sort pts[0..n) along the curve over box from state s0; note the runs of more than RUN_MAX
+ * points with one key (with the curve's state inside their cell) in *runs. */
+static size_t sort_level(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
+                         run **runs) {
+  keys_range(pts, box, s0, b->k, 0, n);
+  const uint64_t *keys = sort_keys(b->k, b->tmp, n);
+  permute_range(pts, keys, b->pts, 0, n);
+  memcpy(pts, b->pts, n * sizeof *pts);
+  return find_runs(pts, n, keys, box, s0, runs);
+}
+
+/* The runs' own sorts, each over its points' box (hilbert_sort_rec below). */
 static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
-                             int depth) {
-  run *runs = NULL;
-  size_t nr = sort_level(pts, n, box, s0, b, &runs);
+                             int depth);
+static void sort_runs(dt_pt *pts, const run *runs, size_t nr, sort_buf *b, int depth) {
   for (size_t r = 0; r < nr && depth < DEPTH_MAX; r++) {
     double sub[4];
     dt_pt *q = pts + runs[r].at;
@@ -156,6 +192,16 @@ static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, 
     if (sub[0] == sub[1] && sub[2] == sub[3]) continue; /* all equal: any order */
     hilbert_sort_rec(q, runs[r].n, sub, runs[r].state, b, depth + 1);
   }
+}
+
+/* The Hilbert sort, adaptive: a cell of the 2^16 grid that holds many points (input spread over
+ * a huge range of scales, where most points share a few cells of the whole box) is sorted
+ * again over the box of its own points, continuing the curve's orientation, and so on down. */
+static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, sort_buf *b,
+                             int depth) {
+  run *runs = NULL;
+  size_t nr = sort_level(pts, n, box, s0, b, &runs);
+  sort_runs(pts, runs, nr, b, depth);
   free(runs);
 }
 
@@ -196,21 +242,127 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
   free(scratch);
 }
 
-void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch) {
-  if (n < 2) return;
-  bench_rng r = {seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull};
-  if (!r.s) r.s = 1;
-  for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
-    size_t j = (size_t)(bench_rand(&r) % i);
-    dt_pt s = pts[i - 1];
-    pts[i - 1] = pts[j];
-    pts[j] = s;
+/* ---- BRIO in steps (dt_brio_job): the shuffle, then each round's level sort in slices ---- */
+enum { ST_SHUFFLE, ST_ROUND, ST_KEYS, ST_COUNT, ST_SCATTER, ST_PERMUTE, ST_COPY, ST_RUNS, ST_DONE };
+
+void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,
+                   void *scratch) {
+  if (!tab_ready) build_table();
+  *j = (dt_brio_job){.pts = pts, .n = n, .scratch = scratch,
+                     .stage = n < 2 ? ST_DONE : ST_SHUFFLE, .at = n, .len = n};
+  memcpy(j->box, box, sizeof j->box);
+  j->rng = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  if (!j->rng) j->rng = 1;
+}
+
+/* At most `work` items of the shuffle (Fisher-Yates, at from n down to 2); the items done. */
+static size_t shuffle_slice(dt_brio_job *j, size_t work, int *over) {
+  bench_rng r = {j->rng};
+  size_t stop = j->at - 1 > work ? j->at - work : 1;
+  for (size_t i = j->at; i > stop; i--) {
+    size_t k = (size_t)(bench_rand(&r) % i);
+    dt_pt s = j->pts[i - 1];
+    j->pts[i - 1] = j->pts[k];
+    j->pts[k] = s;
   }
-  sort_buf b = buf_at(scratch, n);
-  /* rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way */
-  for (size_t len = n; len > 0;) {
-    size_t mid = len > 16 ? len / 4 : 0;
-    hilbert_sort_with(pts + mid, len - mid, box, &b);
-    len = mid;
+  size_t done = j->at - stop;
+  j->rng = r.s, j->at = stop;
+  *over = stop == 1;
+  return done;
+}
+
+/* At most `work` items of the round's current stage over its m points, from j->at on; the
+ * items done. */
+static size_t level_slice(dt_brio_job *j, size_t work, int *over) {
+  sort_buf b = buf_at(j->scratch, j->n);
+  dt_pt *base = j->pts + j->mid;
+  size_t m = j->len - j->mid, at = j->at, to = work < m - at ? at + work : m;
+  switch (j->stage) {
+  case ST_KEYS: keys_range(base, j->box, 0, b.k, at, to); break;
+  case ST_COUNT:
+    if (at == 0) memset(j->count, 0, sizeof j->count);
+    count_range(pass_src(b.k, b.tmp, j->pass), j->count, j->pass, at, to);
+    if (to == m) counts_to_offsets(j->count);
+    break;
+  case ST_SCATTER:
+    scatter_range(pass_src(b.k, b.tmp, j->pass), pass_src(b.k, b.tmp, j->pass + 1), j->count,
+                  j->pass, at, to);
+    break;
+  case ST_PERMUTE: permute_range(base, j->keys, b.pts, at, to); break;
+  default: memcpy(base + at, b.pts + at, (to - at) * sizeof *base); break; /* ST_COPY */
+  }
+  j->at = to;
+  *over = to == m;
+  return to - at;
+}
+
+/* After a stage is over: the next one (from its start). */
+static void next_stage(dt_brio_job *j) {
+  sort_buf b = buf_at(j->scratch, j->n);
+  size_t m = j->len - j->mid;
+  j->at = 0;
+  switch (j->stage) {
+  case ST_SHUFFLE: j->stage = ST_ROUND; break;
+  case ST_KEYS:
+    if (m < SMALL_SORT) {
+      insertion_sort(b.k, m);
+      j->keys = b.k, j->stage = ST_PERMUTE;
+    } else {
+      j->pass = 0, j->stage = ST_COUNT;
+    }
+    break;
+  case ST_COUNT: j->stage = ST_SCATTER; break;
+  case ST_SCATTER:
+    if (++j->pass < RADIX_PASSES) j->stage = ST_COUNT;
+    else j->keys = pass_src(b.k, b.tmp, RADIX_PASSES), j->stage = ST_PERMUTE;
+    break;
+  case ST_PERMUTE: j->stage = ST_COPY; break;
+  default: j->stage = ST_RUNS; break; /* ST_COPY */
+  }
+}
+
+/* The rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way. */
+static void start_round(dt_brio_job *j) {
+  if (j->len == 0) {
+    j->stage = ST_DONE;
+    return;
+  }
+  j->mid = j->len > 16 ? j->len / 4 : 0;
+  j->at = 0, j->stage = ST_KEYS;
+}
+
+/* The round's runs sorted again (at once: only points over a huge range of scales have
+ * them), then the next round. */
+static void end_round(dt_brio_job *j) {
+  sort_buf b = buf_at(j->scratch, j->n);
+  dt_pt *base = j->pts + j->mid;
+  run *runs = NULL;
+  size_t nr = find_runs(base, j->len - j->mid, j->keys, j->box, 0, &runs);
+  sort_runs(base, runs, nr, &b, 0);
+  free(runs);
+  j->len = j->mid;
+  j->stage = ST_ROUND;
+}
+
+int dt_brio_step(dt_brio_job *j, size_t work) {
+  for (size_t done = 0; j->stage != ST_DONE && done < work;) {
+    int over = 0;
+    if (j->stage == ST_ROUND)
+      start_round(j);
+    else if (j->stage == ST_RUNS)
+      end_round(j);
+    else if (j->stage == ST_SHUFFLE)
+      done += shuffle_slice(j, work - done, &over);
+    else
+      done += level_slice(j, work - done, &over);
+    if (over) next_stage(j);
+  }
+  return j->stage != ST_DONE;
+}
+
+void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch) {
+  dt_brio_job j;
+  dt_brio_start(&j, pts, n, box, seed, scratch);
+  while (dt_brio_step(&j, SIZE_MAX)) {
   }
 }

@@ -54,7 +54,7 @@ typedef struct ph_stat {
  * schedstat). */
 enum { KC_MINFLT, KC_NIVCSW, KC_NVCSW, KC_POP, KC_RUNQ, KC_FIELDS };
 
-enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2 };
+enum { PRESORT_ZONES = 1, PRESORT_EARLY = 2, PRESORT_WAITS = 3 };
 /* When each cell's main part is made (DT_MAIN_PART; par_regions.c): at set-up, faulted in later
  * (par_presort_populate) by the presort's helper (MAIN_EARLY, the default where the GAS is
  * shared; without a helper by the main phase at its start) or by the main thread in the
@@ -66,10 +66,12 @@ typedef struct par {
   dt_plan p;
   int me, W;
   int main_parts; /* 0, MAIN_EARLY or MAIN_WAITS (par_regions.c: main_parts_mode) */
-  int presort; /* a helper thread sorts the main phase's points (par_presort.c), started
-                  before worker 0's sample (PRESORT_EARLY: the default) or with the second zone
-                  phase (PRESORT_ZONES: DT_PRESORT=zones), where MPI gave MPI_THREAD_FUNNELED;
-                  0: none */
+  int presort; /* the main phase's points gathered and sorted before it (par_presort.c): by a
+                  helper thread from worker 0's sample on (PRESORT_EARLY: the default where
+                  every helper of the host has a core) or from the second zone phase
+                  (PRESORT_ZONES), where MPI gave MPI_THREAD_FUNNELED; by the worker in its
+                  waits for partners from the sample on (PRESORT_WAITS: the default elsewhere);
+                  0: at the main phase's start */
   dt_input in;
   double box[4];
   rid_t *cell_rid;  /* per cell */
@@ -136,15 +138,21 @@ dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
  * copy). */
 size_t par_points_count(int t);
 void par_points_copy(int t, dt_pt *to);
+/* Of that list, the points [from, from + count) into to[from .. from + count). */
+void par_points_copy_slice(int t, dt_pt *to, size_t from, size_t count);
 
 /* ---- par_presort.c ---- */
 /* Unless DT_PRESORT=0 (G.presort): my points of tag t (par_points_of) put in insertion order
- * by a helper thread from now on; else, or when no thread starts, nothing. */
+ * from now on, by a helper thread or (PRESORT_WAITS) in this thread's waits (par_prep_piece);
+ * when no thread starts, or no memory is had, nothing. */
 void par_presort_start(int t, uint64_t seed);
 /* What the helper did, for DT_DEBUG: the seconds from its start to the sorted list, then
- * faulting the main parts in; the main thread's wait to join it, then faulting in the rest. */
+ * faulting the main parts in; the main thread's wait to join it, then faulting in the rest.
+ * With the sort in the waits (in_waits): the seconds sorting in them, finishing the sort at
+ * the main phase (joined), then faulting in the rest. */
 typedef struct presort_report {
   double sorted, populated, joined, rest;
+  int in_waits;
 } presort_report;
 /* That list (its length in *n, the helper's account in *r) once sorted, or NULL when no sort of
  * tag t was started. For the main phase's tag, the main parts the helper did not fault in are
@@ -153,10 +161,12 @@ dt_pt *par_presort_take(int t, size_t *n, presort_report *r);
 /* A cell's main part [at, at + bytes), allocated at set-up, for the helper to fault in after its
  * sort (at most nine: the block's cells). */
 void par_presort_populate(void *at, size_t bytes);
-/* With DT_MAIN_PART=waits the helper leaves the main parts alone and the main thread faults
- * them in while it waits for a partner: the next piece of at most `bytes`; 0 when nothing is
- * left to do (or it is not this thread's). */
-int par_populate_piece(size_t bytes);
+/* What the main thread does while it waits for a partner: with DT_PRESORT=waits (or by
+ * default where no helper has a core) the next slice of `points` of the main phase's gather and
+ * sort, then, as with DT_MAIN_PART=waits (where the helper leaves the main parts alone), the
+ * next piece of at most `bytes` of the main parts faulted in; 0 when nothing is left to do (or
+ * it is not this thread's). */
+int par_prep_piece(size_t points, size_t bytes);
 
 /* ---- par_balance.c ---- */
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every

@@ -270,16 +270,23 @@ size_t par_points_count(int t) {
   return k;
 }
 
-void par_points_copy(int t, dt_pt *to) {
+void par_points_copy_slice(int t, dt_pt *to, size_t from, size_t count) {
   const double *xy = G.in.xy;
-  for (int w = 0; w < G.W; w++) {
-    size_t at = G.roff[w];
-    for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
-    const int32_t *id = G.ids + at;
-    for (int k = 0; k < G.rcnt[w * NPT + t]; k++)
-      *to++ = (dt_pt){xy[2 * (size_t)id[k]], xy[2 * (size_t)id[k] + 1], id[k], t};
+  size_t first = 0; /* the list's index of sender w's first point of tag t */
+  for (int w = 0; w < G.W && count; w++) {
+    size_t here = (size_t)G.rcnt[w * NPT + t];
+    if (from < first + here) {
+      size_t at = G.roff[w];
+      for (int u = 0; u < t; u++) at += (size_t)G.rcnt[w * NPT + u];
+      const int32_t *id = G.ids + at;
+      for (size_t k = from - first; k < here && count; k++, from++, count--)
+        to[from] = (dt_pt){xy[2 * (size_t)id[k]], xy[2 * (size_t)id[k] + 1], id[k], t};
+    }
+    first += here;
   }
 }
+
+void par_points_copy(int t, dt_pt *to) { par_points_copy_slice(t, to, 0, par_points_count(t)); }
 
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n) {
   size_t k = par_points_count(t);

@@ -48,7 +48,9 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "par.h"
@@ -75,6 +77,12 @@ static struct {
   double box[4];
   uint64_t seed;
   double seconds; /* wall time from the thread's start to the sorted list */
+  int idle_rc;    /* pthread_setschedparam's answer for SCHED_IDLE (0: at idle priority) */
+  /* PRESORT_WAITS: the main thread gathers and sorts in its waits (par_prep_piece) */
+  bool in_waits;
+  size_t gathered; /* list[0 .. gathered) copied from the input */
+  dt_brio_job job; /* started once gathered */
+  bool sorting;
 } S;
 
 /* At most `bytes` more of the main parts faulted in, from where the last call stopped: by the
@@ -96,7 +104,7 @@ static bool populate_parts(size_t bytes) {
 static void *sort_main(void *arg) {
   (void)arg;
   struct sched_param none = {0}; /* (pthread attributes take no SCHED_IDLE) */
-  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+  S.idle_rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
   double t0 = now();
   par_points_copy(S.tag, S.list);
   dt_brio_in(S.list, S.n, S.box, S.seed, S.scratch);
@@ -116,8 +124,29 @@ void par_presort_populate(void *at, size_t bytes) {
   if (S.nparts < 9 && b > a) S.parts[S.nparts++] = (span){(void *)a, b - a};
 }
 
-int par_populate_piece(size_t bytes) {
-  if (G.main_parts != MAIN_WAITS) return 0;
+/* PRESORT_WAITS: the next slice of the gather, then of the sort; false once the list is
+ * sorted. */
+static bool sort_piece(size_t points) {
+  if (S.gathered < S.n) {
+    size_t k = S.n - S.gathered < points ? S.n - S.gathered : points;
+    par_points_copy_slice(S.tag, S.list, S.gathered, k);
+    if ((S.gathered += k) == S.n)
+      dt_brio_start(&S.job, S.list, S.n, S.box, S.seed, S.scratch), S.sorting = true;
+    return true;
+  }
+  if (!S.sorting) return false;
+  S.sorting = dt_brio_step(&S.job, points);
+  return true;
+}
+
+int par_prep_piece(size_t points, size_t bytes) {
+  if (S.in_waits && (S.gathered < S.n || S.sorting)) {
+    double t0 = now();
+    sort_piece(points);
+    S.seconds += now() - t0;
+    return 1;
+  }
+  if (G.main_parts != MAIN_WAITS && !(S.in_waits && G.main_parts == MAIN_EARLY)) return 0;
   double t0 = now();
   bool did = populate_parts(bytes);
   G.pop += now() - t0;
@@ -150,13 +179,18 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 }
 
 void par_presort_start(int tag, uint64_t seed) {
-  if (!G.presort) return; /* (main: not DT_PRESORT=0, and MPI gave MPI_THREAD_FUNNELED) */
+  if (!G.presort) return; /* (main: not DT_PRESORT=0) */
   S.tag = tag, S.seed = seed, S.seconds = 0;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
   S.scratch = malloc(dt_brio_scratch_bytes(S.n));
   for (int k = 0; k < 4; k++) S.box[k] = G.box[k];
   dt_order_init(); /* the curve's table, built here, not racing */
+  if (G.presort == PRESORT_WAITS) {
+    S.in_waits = S.list && S.scratch;
+    if (!S.in_waits) free(S.list), free(S.scratch), S.list = NULL, S.scratch = NULL;
+    return;
+  }
   pthread_attr_t a;
   cpu_set_t *set = NULL;
   if (S.list && S.scratch && spread_attr(&a, &set) == 0) {
@@ -170,7 +204,27 @@ void par_presort_start(int tag, uint64_t seed) {
   }
 }
 
+/* PRESORT_WAITS at the main phase: the rest of the sort, then of the main parts. */
+static dt_pt *take_from_waits(size_t *n, presort_report *r) {
+  double t0 = now();
+  r->sorted = S.seconds; /* in the waits before */
+  r->in_waits = 1;
+  while (sort_piece(SIZE_MAX)) {
+  }
+  r->joined = now() - t0; /* the sort's rest */
+  S.in_waits = false;
+  free(S.scratch);
+  dt_pt *l = S.list;
+  *n = S.n;
+  S.list = NULL, S.scratch = NULL;
+  t0 = now();
+  populate_rest();
+  r->rest = now() - t0;
+  return l;
+}
+
 dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
+  if (S.in_waits && S.tag == tag) return take_from_waits(n, r);
   if (!S.running || S.tag != tag) {
     if (tag == CONF_BLOCK) populate_rest();
     return NULL;
@@ -182,6 +236,9 @@ dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
   pthread_join(S.thread, NULL);
   r->joined = now() - t0;
   S.running = false;
+  if (S.idle_rc && getenv("DT_DEBUG"))
+    fprintf(stderr, "worker %d: the presort's helper ran at normal priority (SCHED_IDLE: %s)\n",
+            G.me, strerror(S.idle_rc));
   free(S.scratch);
   dt_pt *l = S.list;
   *n = S.n;

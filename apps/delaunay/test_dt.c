@@ -371,6 +371,63 @@ START_TEST(test_brio_is_a_permutation) {
 }
 END_TEST
 
+/* BRIO in slices: any slice size gives dt_brio's order, and that order is a permutation whose
+ * rounds (the last 3/4 of [0, len), then the same of [0, len / 4)) are each in curve order. */
+static dt_pt *points_of(const dt_input *in) {
+  dt_pt *p = malloc((in->n + 1) * sizeof *p);
+  for (size_t i = 0; i < in->n; i++) p[i] = (dt_pt){in->xy[2 * i], in->xy[2 * i + 1], (int32_t)i, 0};
+  return p;
+}
+
+static void brio_in_slices(dt_pt *p, size_t n, const double box[4], size_t slice) {
+  void *scratch = malloc(dt_brio_scratch_bytes(n));
+  dt_brio_job *j = malloc(sizeof *j);
+  dt_brio_start(j, p, n, box, 4, scratch);
+  int steps = 0;
+  while (dt_brio_step(j, slice)) steps++;
+  if (slice == 1 && n > 64) REQUIRE(steps > (int)n); /* (else slicing was not tested) */
+  free(j), free(scratch);
+}
+
+START_TEST(test_brio_in_slices_gives_the_same_order) {
+  for (int wide = 0; wide < 2; wide++) {
+    dt_input in;
+    ck_assert_int_eq(wide ? dt_gen_wide(&in, 5000, 2) : dt_gen_uniform(&in, 5000, 2), 0);
+    double box[4];
+    dt_box(in.xy, in.n, box);
+    dt_pt *whole = points_of(&in);
+    dt_brio(whole, in.n, box, 4);
+    static const size_t slices[] = {1, 7, 63, 1000, 4999, SIZE_MAX};
+    for (size_t s = 0; s < sizeof slices / sizeof *slices; s++) {
+      dt_pt *p = points_of(&in);
+      brio_in_slices(p, in.n, box, slices[s]);
+      for (size_t i = 0; i < in.n; i++)
+        ck_assert_msg(p[i].id == whole[i].id, "slice %zu: point %zu differs", slices[s], i);
+      free(p);
+    }
+    if (!wide) /* no crowded cells: each round is in key order over the whole box */
+      for (size_t len = in.n; len > 0; len = len > 16 ? len / 4 : 0)
+        for (size_t i = (len > 16 ? len / 4 : 0) + 1; i < len; i++)
+          REQUIRE(dt_hilbert_key(whole[i - 1].x, whole[i - 1].y, box) <=
+                  dt_hilbert_key(whole[i].x, whole[i].y, box));
+    free(whole);
+    dt_input_free(&in);
+  }
+  for (size_t n = 0; n < 70; n += 23) { /* tiny lists: nothing, or one insertion-sorted level */
+    dt_input in;
+    ck_assert_int_eq(dt_gen_uniform(&in, n ? n : 1, 3), 0);
+    double box[4];
+    dt_box(in.xy, in.n, box);
+    dt_pt *a = points_of(&in), *b = points_of(&in);
+    dt_brio(a, n, box, 4);
+    brio_in_slices(b, n, box, 5);
+    for (size_t i = 0; i < n; i++) REQUIRE(a[i].id == b[i].id);
+    free(a), free(b);
+    dt_input_free(&in);
+  }
+}
+END_TEST
+
 /* ---- the hull band ---- */
 /* dt_band_has's quick part (the inner rectangle, the grid of squares inside) never changes an
  * answer: every point of clustered, uniform and wide-range inputs against the edge loop alone,
@@ -501,6 +558,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_hilbert_sort_goes_inside_crowded_cells);
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
+  tcase_add_test(tc, test_brio_in_slices_gives_the_same_order);
   tcase_add_test(tc, test_postponed_point_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_postponed_by_a_new_cell_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_band_quick_test_agrees_with_the_edges);

@@ -227,6 +227,13 @@ int sys_shares_gas(int peer) {
   return peer == ah_self.id || share_with(&ah_self.share, peer);
 }
 
+int sys_host_load(int *ranks, int *cores) {
+  if (!ah_self.up) return fail_errno(NOT_UP);
+  if (ranks) *ranks = ah_self.job.plan.local_ranks;
+  if (cores) *cores = ah_self.job.plan.host_cores;
+  return 0;
+}
+
 int sys_barrier(void) {
   if (!ah_self.up) return fail_errno(NOT_UP);
   int rc = worker_flush_cache(); /* after the barrier every worker's objects are known everywhere */
