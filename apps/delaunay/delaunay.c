@@ -31,10 +31,11 @@
  * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
  * for blocked walks), DT_NO_HOT_CELL=1 (every new triangle's cell searched for, not first the
  * last one's rectangle), DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the
- * main phase's points sorted at its start, not by a helper thread beside the phases before it
- * from worker 0's sample on, par_presort.c, for which the worker asks MPI_THREAD_FUNNELED;
- * the default where every worker of the host has a core; =early: also where they share cores;
- * =zones: the helper from the second zone phase on); DT_MAIN_PART=late (each cell's room for its
+ * main phase's points gathered and sorted at its start, not before it: par_presort.c; =waits:
+ * by the worker in its waits for partners, the default where a helper thread would share a
+ * core; =early: by a helper thread from worker 0's sample on, for which the worker asks
+ * MPI_THREAD_FUNNELED, the default where every helper of the host has a core; =zones: the
+ * helper from the second zone phase on); DT_MAIN_PART=late (each cell's room for its
  * main-phase triangles allocated at that phase's first refill, not at set-up in a region of its
  * own; =waits: faulted in by the main thread while it waits, not by the helper; par_regions.c);
  * DT_LEFT_ROUNDS=K sends every cell to one worker after K rounds of what waits (the tests).

@@ -1,46 +1,41 @@
-/* par_presort.c: the main phase's points put in insertion order (dt_brio) by a helper thread
- * while the phases before it run. Between the distribution and the main phase a worker mostly
- * waits (worker 0 inserts the sample while the others wait, the cells come out in rounds of
- * moves, the zones go window by window), and the sort of its main points (a tenth of its main
- * phase, and the gather of their coordinates from the input by id) can fill that wait instead
- * of starting the main phase. By default the helper starts before worker 0's sample phase
- * (PRESORT_EARLY); DT_PRESORT=zones starts it with the second zone phase (delaunay.c).
+/* par_presort.c: the main phase's points gathered from the input and put in insertion order
+ * (BRIO) before that phase, while the phases before it run. Between the distribution and the
+ * main phase a worker mostly waits (worker 0 inserts the sample while the others wait, the
+ * cells come out in rounds of moves, the zones go window by window), and the gather and sort of
+ * its main points (a tenth of its main phase) can fill those waits instead of starting the
+ * main phase. Two ways (delaunay.c chooses, DT_PRESORT overrides):
  *
- * The main thread allocates everything (the list and the sort's scratch, untouched) and frees
- * it; the thread copies the points out of the input by the exchange's ids, which nothing
- * writes after the distribution, and sorts them: no MPI, no antheap call, no large allocation
- * or release (which Open MPI's memory hooks would see from a second thread), only page faults
- * and a few small mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c), and only then is
- * there a thread, by default only where every worker of the host has a core of its own: where
- * workers share cores, a thread at idle priority gets no cycles while they run, and the main
- * phase would wait for it. It runs under SCHED_IDLE, taking only cycles nobody else wants; where the worker is bound
- * to one core (by antheap's launch or the launcher), the thread may use the others (the kernel
- * keeps it within the process's cgroup). When the main phase joins it, the worker's own core is
- * idle for it, so the sort ends about when it would have there. It does slow the moves beside
- * it, several times over, and neither its core nor its page faults are the reason: the zone
- * phases end later by about what the sort saves the main phase (docs/RESULTS.md, 2026-12-03,
- * third session).
+ * In the waits (PRESORT_WAITS: the default where a helper thread would share a core, as 16
+ * workers and their scheduler do on 16 cores): the worker itself, while a handshake waits for
+ * its partner (par_regions.c), does a slice of 8,192 points of the gather or of the sort
+ * (dt_brio_step), then of its main parts faulted in, and tests the handshake between slices.
+ * What is left when the main phase starts, it does then. No second thread: a worker that
+ * sleeps while another thread holds its core waits for that core until the kernel's next tick
+ * (up to 4 ms on the 16-core box, whose kernel preempts a thread computing in user space only
+ * at a tick, even an idle-priority one); with helpers beside them the workers waited 20-38 ms
+ * on run queues in each zone phase, none without (docs/RESULTS.md, 2026-12-04, third session).
  *
- * When it starts matters: whatever runs beside it is slowed (memory and page faults). Before
- * worker 0's sample phase made 144 scheduler round trips (16 workers), starting there cost that
- * phase more than the sort saved (0.013 -> 0.038-0.045 s on the 16-core box), and the second
- * zone phase was the default. Now the zone phases refill nothing and the sample phase makes no
- * round trip, and with the helper started at the second zone phase it was often not done when
- * its worker's main phase began (0.03-0.07 s of sort and gather): started before the sample it
- * slows the sample and the scatter by some 0.02 s and the zone phases and the main phase gain
- * more (docs/RESULTS.md, 2026-12-03, second session). Without it, or when the thread cannot
- * start, the main phase sorts at its start.
+ * By a helper thread (PRESORT_EARLY: the default where every helper has a core of its own;
+ * from worker 0's sample on; DT_PRESORT=zones: from the second zone phase). The main thread
+ * allocates everything (the list and the sort's scratch, untouched) and frees it; the thread
+ * copies the points out of the input by the exchange's ids, which nothing writes after the
+ * distribution, and sorts them: no MPI, no antheap call, no large allocation or release (which
+ * Open MPI's memory hooks would see from a second thread), only page faults and a few small
+ * mallocs. The worker asks MPI_THREAD_FUNNELED (delaunay.c). The thread runs under SCHED_IDLE;
+ * where the worker is bound to one core (by antheap's launch or the launcher), it may use the
+ * others. Before the sample, it once slowed worker 0's scheduler round trips (now there are
+ * none); from the second zone phase it was often not done when the main phase began
+ * (docs/RESULTS.md, 2026-12-03, second session).
  *
  * With the main parts made at set-up (par_regions.c: DT_MAIN_PART=early, the default where the
- * GAS is shared), the helper then also faults in the main parts of its worker's cells, each in
- * a region of its own that its worker holds until the main phase, so that the main phase takes
- * no page fault for its triangles. Faulting pages in changes no byte; the pages are the GAS's
- * shared memory, and the worker's own page table gets their entries, which its main phase then
- * uses. When the main phase starts, the helper stops at its next piece and the main thread
- * faults in the rest; without a helper the main phase faults them all in at its start (as its
- * first refill does with DT_MAIN_PART=late); with DT_MAIN_PART=waits the main thread does, a
- * piece at a time, while its handshakes wait (par_populate_piece), and the helper leaves them
- * alone. */
+ * GAS is shared), the helper, or the waits once the sort is done, also fault in the main parts
+ * of the worker's cells, each in a region of its own that its worker holds until the main
+ * phase, so that the main phase takes no page fault for its triangles. Faulting pages in
+ * changes no byte; the pages are the GAS's shared memory, and the worker's own page table gets
+ * their entries, which its main phase then uses. When the main phase starts, the helper stops
+ * at its next piece and the main thread faults in the rest; with DT_PRESORT=0 the main phase
+ * sorts and faults them all in at its start; with DT_MAIN_PART=waits the main thread faults
+ * them in during its waits and a helper leaves them alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* pthread_attr_setaffinity_np, CPU_ALLOC, SCHED_IDLE */
 #endif
