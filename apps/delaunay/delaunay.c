@@ -442,10 +442,10 @@ static void release(void) {
 /* Has every helper of this host a core of its own: its ranks (workers and schedulers) and one
  * helper a worker at most its online processors? Only then does the presort's helper thread
  * start by default. A worker that sleeps while a helper holds its core waits for that core
- * until the kernel's next tick (up to 4 ms on the 16-core box, whose kernel appears to preempt
- * a thread computing in user space only at a tick), and the waits before the main phase are many short
- * handshakes: there the worker sorts in its own waits instead (docs/RESULTS.md, 2026-12-04,
- * third session). */
+ * until the kernel's next tick (up to 4 ms on the 16-core box, whose kernel appears to
+ * preempt a thread computing in user space only at a tick), and the waits before the main
+ * phase are many short handshakes: there the worker sorts in its own waits instead
+ * (docs/RESULTS.md, 2026-12-04, third session). */
 static int helpers_have_cores(void) {
   MPI_Comm host;
   int workers = 1, ranks = 0, cores = 0;

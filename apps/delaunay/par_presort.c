@@ -12,8 +12,9 @@
  * What is left when the main phase starts, it does then. No second thread: a worker that
  * sleeps while another thread holds its core waits for that core until the kernel's next tick
  * (up to 4 ms on the 16-core box, whose kernel appears to preempt a thread computing in user
- * space only at a tick, even an idle-priority one); with helpers beside them the workers waited 4-38 ms
- * on run queues in each zone phase, none without (docs/RESULTS.md, 2026-12-04, third session).
+ * space only at a tick, even an idle-priority one); with helpers beside them the workers
+ * waited 4-38 ms on run queues in each zone phase, none without (docs/RESULTS.md, 2026-12-04,
+ * third session).
  *
  * By a helper thread (PRESORT_EARLY: the default where every helper has a core of its own;
  * from worker 0's sample on; DT_PRESORT=zones: from the second zone phase). The main thread
