@@ -28,7 +28,8 @@
  * the sums after the main phase: where imbalance shows). Then, untimed, every region goes to
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
- * off: DT_NO_BALANCE=1 (the blocks at the sample's quantiles only), DT_NO_HINTS=1 (no hint grid
+ * off (or on): DT_BALANCE=1 (the blocks at the exact quantiles, par_balance.c, not only a
+ * sample's), DT_NO_HINTS=1 (no hint grid
  * for blocked walks), DT_NO_HOT_CELL=1 (every new triangle's cell searched for, not first the
  * last one's rectangle), DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the
  * main phase's points gathered and sorted at its start, not before it: par_presort.c; =waits:
@@ -476,15 +477,20 @@ static int presort_setting(void) {
 /* The environment's settings that take a value, checked by every worker before any work (a
  * collective): a bad one is said once, by the lowest worker that has it. */
 static int settings_ok(void) {
-  int main_bad = par_main_part_setting() < 0, bad = main_bad || presort_setting() == -2;
-  int mine = bad ? G.me : G.W, first = G.W;
+  static const struct {
+    const char *name, *values;
+  } var[] = {{"DT_MAIN_PART", "early, waits, late or 0"},
+             {"DT_PRESORT", "early, zones, waits or 0"},
+             {"DT_BALANCE", "0 or 1"}};
+  int which = par_main_part_setting() < 0 ? 0
+              : presort_setting() == -2   ? 1
+              : par_balance_setting() < 0 ? 2
+                                          : -1;
+  int mine = which >= 0 ? G.me : G.W, first = G.W;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, sys_comm());
-  if (first == G.me && main_bad)
-    fprintf(stderr, "delaunay: error: DT_MAIN_PART=%s: DT_MAIN_PART must be early, waits, late "
-            "or 0\n", getenv("DT_MAIN_PART"));
-  else if (first == G.me)
-    fprintf(stderr, "delaunay: error: DT_PRESORT=%s: DT_PRESORT must be early, zones, waits or "
-            "0\n", getenv("DT_PRESORT"));
+  if (first == G.me)
+    fprintf(stderr, "delaunay: error: %s=%s: %s must be %s\n", var[which].name,
+            getenv(var[which].name), var[which].name, var[which].values);
   return first == G.W;
 }
 

@@ -172,6 +172,8 @@ int par_prep_piece(size_t points, size_t bytes);
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every
  * block n / W of them. */
 void par_balance(size_t lo, size_t hi);
+/* DT_BALANCE: 1 (par_balance runs), 0 (unset or 0: the sample's quantiles), -1 (else). */
+int par_balance_setting(void);
 
 /* ---- par_regions.c ---- */
 /* DT_MAIN_PART: MAIN_EARLY (unset or early), MAIN_WAITS (waits), 0 (late or 0), -1 (else). */

@@ -1,6 +1,8 @@
-/* par_balance.c: the blocks' edges at the exact quantiles of all the points. plan_geometry puts
- * them at the quantiles of a sample that every worker takes alike (4,096 points a block: a block
- * may hold 4% more points than n / W, and the slowest block sets the time). Here every worker
+/* par_balance.c: the blocks' edges at the exact quantiles of all the points, with DT_BALANCE=1
+ * (off by default: par_points.c). plan_geometry puts them at the quantiles of a sample that
+ * every worker takes alike (4,096 points a block: a block may hold 3% more points than n / W,
+ * and the slowest block sets the time; at 16 workers this pass cost more, 0.015-0.025 s, than
+ * those 3%: docs/RESULTS.md, 2026-12-04, third session). Here every worker
  * counts the points of its slice in 512 bins across a bracket around each edge (a tenth of the
  * narrower neighbouring column or row on each side), one sum gives the counts of all points, and
  * each edge moves to the bin where the count crosses its share. An edge whose share lies outside
@@ -284,6 +286,11 @@ static void rows(size_t lo, size_t hi) {
   }
   for (int c = 0; c < BX; c++) close_brackets(&s[c]);
   free(g.y), free(g.start), free(s), free(cnt);
+}
+
+int par_balance_setting(void) {
+  const char *v = getenv("DT_BALANCE");
+  return !v || !strcmp(v, "0") ? 0 : !strcmp(v, "1") ? 1 : -1;
 }
 
 void par_balance(size_t lo, size_t hi) {
