@@ -31,7 +31,8 @@ static void usage(FILE *f) {
           "How much longer than asked a nanosleep takes, with L processes spinning one a core\n"
           "(cores 0..L-1) beside the sleeper, and how long the woken sleeper waited for a core.\n"
           "  --naps LIST       comma-separated naps in microseconds (default 20,100,1000)\n"
-          "  --loads LIST      comma-separated spinner counts; 'all' is one a core (default 0,all)\n"
+          "  --loads LIST      comma-separated spinner counts, at most one a core; 'all' is one\n"
+          "                    a core (default 0,all)\n"
           "  --count N         naps per row (default 2000)\n"
           "  --bind-sleeper C  bind the sleeper to core C (default: not bound)\n"
           "  --csv FILE        also write the table as CSV (default results/bench-wake.csv)\n");
@@ -73,7 +74,7 @@ static void start_spinners(long L, long ncpu, pid_t *pid) {
     pid[i] = fork();
     if (pid[i] < 0) die("fork");
     if (pid[i] == 0) {
-      if (bind_to(i % ncpu)) die("binding a spinner");
+      if (bind_to(i % ncpu)) _exit(1); /* (its row then has a spinner fewer) */
       for (volatile unsigned long k = 0;; k++) {
       }
     }
@@ -137,7 +138,10 @@ int main(int argc, char **argv) {
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
     }
-    if (nnaps <= 0 || nloads <= 0 || (end && *end) || count < 1 || bind >= ncpu) {
+    int big = 0;
+    for (int l = 0; l < nloads; l++) big |= load[l] > ncpu;
+    if (nnaps <= 0 || nloads <= 0 || (end && *end) || count < 1 || bind >= ncpu || bind < -1 ||
+        big) {
       fprintf(stderr, "bench-wake: error: bad value for --%s: %s\n", opts[at].name, optarg);
       usage(stderr);
       return 2;

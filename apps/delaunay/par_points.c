@@ -202,8 +202,12 @@ void par_geometry(void) {
   ns = ns < n ? ns : n;
   double *s = malloc((2 * ns + 2) * sizeof *s);
   if (!s) die("out of memory");
-  for (size_t k = 0; k < ns; k++) { /* a stride through the input: the same on every worker */
-    size_t i = (size_t)(((double)k + 0.5) * (double)n / (double)ns);
+  for (size_t k = 0; k < ns; k++) { /* one point of each stride, at a hashed place in it (an
+                                       * input whose order repeats with the stride fools a fixed
+                                       * place): the same on every worker */
+    double u = (double)(mix((uint64_t)k ^ 0x5eed) >> 11) * 0x1p-53;
+    size_t i = (size_t)(((double)k + u) * (double)n / (double)ns);
+    i = i < n ? i : n - 1;
     s[2 * k] = G.in.xy[2 * i], s[2 * k + 1] = G.in.xy[2 * i + 1];
   }
   if (dt_plan_geometry(&G.p, G.box, s, ns, n, G.o.zone)) die("out of memory");
