@@ -86,15 +86,6 @@ static void stop_spinners(long L, const pid_t *pid) {
   for (long i = 0; i < L; i++) waitpid(pid[i], NULL, 0);
 }
 
-/* The thread's run-queue wait so far in ns (schedstat's second field); -1 where unknown. */
-static double runq_wait_ns(void) {
-  FILE *f = fopen("/proc/thread-self/schedstat", "r");
-  unsigned long long run, wait;
-  int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-  if (f) fclose(f);
-  return ok ? (double)wait : -1;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -108,13 +99,13 @@ static double pct(const double *sorted, size_t n, double p) {
 /* n naps of nap_us; late[i]: microseconds past the nap; *runq_us: run-queue wait per nap. */
 static void naps(long nap_us, size_t n, double *late, double *runq_us) {
   struct timespec ts = {nap_us / 1000000, (nap_us % 1000000) * 1000};
-  double w0 = runq_wait_ns();
+  double w0 = bench_runq_wait_ns();
   for (size_t i = 0; i < n; i++) {
     double t0 = bench_now_ns();
     nanosleep(&ts, NULL);
     late[i] = (bench_now_ns() - t0) * 1e-3 - (double)nap_us;
   }
-  double w1 = runq_wait_ns();
+  double w1 = bench_runq_wait_ns();
   *runq_us = w0 < 0 || w1 < 0 ? -1 : (w1 - w0) * 1e-3 / (double)n;
 }
 

@@ -151,3 +151,11 @@ int bench_wants_help(int argc, char **argv) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
   return 0;
 }
+
+double bench_runq_wait_ns(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  unsigned long long run, wait;
+  int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+  if (f) fclose(f);
+  return ok ? (double)wait : -1;
+}

@@ -10,6 +10,9 @@
 
 /* Monotonic time in nanoseconds. */
 double bench_now_ns(void);
+/* Nanoseconds the calling thread has waited on a run queue (runnable, its core taken by
+ * another thread): /proc/thread-self/schedstat's second field; -1 where the kernel has none. */
+double bench_runq_wait_ns(void);
 /* Median of n values (reorders v). */
 double bench_median(double *v, size_t n);
 /* "hostname (cpu model)", for the CSV's machine column. */

@@ -62,15 +62,6 @@ void die(const char *what) {
   MPI_Abort(sys_comm(), 1);
 }
 
-/* Seconds this thread has waited on a run queue (runnable, its core taken), or 0. */
-static double runq_wait(void) {
-  FILE *f = fopen("/proc/thread-self/schedstat", "r");
-  unsigned long long run, wait;
-  int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-  if (f) fclose(f);
-  return ok ? (double)wait * 1e-9 : 0;
-}
-
 /* The kernel's counters now (kc: KC_FIELDS), for DT_DEBUG's table. */
 static void kernel_counters(double *kc) {
   struct rusage ru;
@@ -79,7 +70,8 @@ static void kernel_counters(double *kc) {
   kc[KC_NIVCSW] = (double)ru.ru_nivcsw;
   kc[KC_NVCSW] = (double)ru.ru_nvcsw;
   kc[KC_POP] = G.pop;
-  kc[KC_RUNQ] = runq_wait();
+  double runq = bench_runq_wait_ns();
+  kc[KC_RUNQ] = runq < 0 ? 0 : runq * 1e-9;
 }
 
 static void kernel_phase_end(int ph) {

@@ -200,6 +200,19 @@ void par_presort_start(int tag, uint64_t seed) {
   }
 }
 
+/* The sorted list to the main phase (its length in *n), the scratch freed, then the main parts
+ * nobody faulted in yet (their seconds in r->rest). */
+static dt_pt *hand_over(size_t *n, presort_report *r) {
+  free(S.scratch);
+  dt_pt *l = S.list;
+  *n = S.n;
+  S.list = NULL, S.scratch = NULL;
+  double t0 = now();
+  populate_rest();
+  r->rest = now() - t0;
+  return l;
+}
+
 /* PRESORT_WAITS at the main phase: the rest of the sort, then of the main parts. */
 static dt_pt *take_from_waits(size_t *n, presort_report *r) {
   double t0 = now();
@@ -209,14 +222,7 @@ static dt_pt *take_from_waits(size_t *n, presort_report *r) {
   }
   r->joined = now() - t0; /* the sort's rest */
   S.in_waits = false;
-  free(S.scratch);
-  dt_pt *l = S.list;
-  *n = S.n;
-  S.list = NULL, S.scratch = NULL;
-  t0 = now();
-  populate_rest();
-  r->rest = now() - t0;
-  return l;
+  return hand_over(n, r);
 }
 
 dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
@@ -235,14 +241,7 @@ dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
   if (S.idle_rc && getenv("DT_DEBUG"))
     fprintf(stderr, "worker %d: the presort's helper ran at normal priority (SCHED_IDLE: %s)\n",
             G.me, strerror(S.idle_rc));
-  free(S.scratch);
-  dt_pt *l = S.list;
-  *n = S.n;
   r->sorted = S.seconds;
   r->populated = S.populate;
-  S.list = NULL, S.scratch = NULL;
-  t0 = now();
-  populate_rest();
-  r->rest = now() - t0;
-  return l;
+  return hand_over(n, r);
 }
