@@ -200,7 +200,8 @@ int sys_workers(void);
 int sys_shares_gas(int peer);
 /* This worker's host: how many ranks run there (workers and schedulers) and how many cores it
  * has (hwloc's count; each 0 where unknown). An application that would start threads of its
- * own may see whether they would find cores free. 0, or -1 with errno (EPERM before sys_init). */
+ * own may see whether they would find cores free. 0, or -1 with errno (ENOTCONN before
+ * sys_init, as every call that needs a job). */
 int sys_host_load(int *ranks, int *cores);
 const char *sys_strerror(int err);
 /* The library's version, "MAJOR.MINOR.PATCH" (ANTHEAP_VERSION_STRING of the header it was

@@ -7,8 +7,9 @@
  * cell's region holds its header (its pool of triangles and its postponed points) and the
  * chunks its triangles are carved from; a triangle lives in the cell of its circumcentre.
  *
- * Any power of two W of workers. The blocks are at the points' exact quantiles (columns, then
- * rows in each column), so each holds n / W points on any input. Phases:
+ * Any power of two W of workers. The blocks are at the quantiles of a sample of the points
+ * (columns, then rows in each column; 4,096 sample points a block), so each holds about n / W
+ * points (within a few percent) on any input; DT_BALANCE=1 makes them exact. Phases:
  *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
  *            sparse places (where triangles are large) and a sample (--sample per block);
  *   scatter  the cells go out in a binary tree of moves (m rounds, each a matching);
@@ -483,6 +484,9 @@ static int settings_ok(void) {
   if (first == G.me)
     fprintf(stderr, "delaunay: error: %s=%s: %s must be %s\n", var[which].name,
             getenv(var[which].name), var[which].name, var[which].values);
+  if (first == G.W && G.me == 0 && getenv("DT_NO_BALANCE")) /* a setting that is gone */
+    fprintf(stderr, "delaunay: note: DT_NO_BALANCE is no longer read: the blocks are at a "
+                    "sample's quantiles by default, and DT_BALANCE=1 makes them exact\n");
   return first == G.W;
 }
 

@@ -251,8 +251,9 @@ void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *
 size_t dt_brio_scratch_bytes(size_t n);
 /* dt_brio_in in steps, for a thread that has other work (delaunay sorts while it waits for a
  * partner): dt_brio_start, then dt_brio_step(j, work) does at most about `work` points' worth
- * (a slice of one pass over the points; a round's few small sorts at once) and returns nonzero
- * while unfinished. The same order as dt_brio_in, whatever the slices. */
+ * (a slice of one pass over the points; a round's few small sorts at once; 0 counts as 1: every
+ * call moves on) and returns nonzero while unfinished. The same order as dt_brio_in, whatever
+ * the slices. */
 #define DT_BRIO_DIGITS 2048
 typedef struct dt_brio_job {
   dt_pt *pts;
@@ -263,6 +264,8 @@ typedef struct dt_brio_job {
   int stage, pass;
   size_t at, len, mid;  /* the stage's cursor; the round sorts pts[mid, len) */
   const uint64_t *keys; /* the round's keys, sorted */
+  struct dt_brio_run *runs; /* the round's crowded cells, sorted again one at a time */
+  size_t nruns, run_at;
   size_t count[DT_BRIO_DIGITS];
 } dt_brio_job;
 void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,

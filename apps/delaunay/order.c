@@ -141,7 +141,7 @@ typedef struct sort_buf {
 } sort_buf;
 
 /* A run of points that share a cell of the 2^16 grid, to be sorted again over its own box. */
-typedef struct run {
+typedef struct dt_brio_run {
   size_t at, n;
   int state;
 } run;
@@ -243,7 +243,10 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed) {
 }
 
 /* ---- BRIO in steps (dt_brio_job): the shuffle, then each round's level sort in slices ---- */
-enum { ST_SHUFFLE, ST_ROUND, ST_KEYS, ST_COUNT, ST_SCATTER, ST_PERMUTE, ST_COPY, ST_RUNS, ST_DONE };
+enum {
+  ST_SHUFFLE, ST_ROUND, ST_KEYS, ST_COUNT, ST_SCATTER, ST_PERMUTE, ST_COPY, ST_FIND_RUNS, ST_RUNS,
+  ST_DONE
+};
 
 void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,
                    void *scratch) {
@@ -317,7 +320,7 @@ static void next_stage(dt_brio_job *j) {
     else j->keys = pass_src(b.k, b.tmp, RADIX_PASSES), j->stage = ST_PERMUTE;
     break;
   case ST_PERMUTE: j->stage = ST_COPY; break;
-  default: j->stage = ST_RUNS; break; /* ST_COPY */
+  default: j->stage = ST_FIND_RUNS; break; /* ST_COPY */
   }
 }
 
@@ -331,26 +334,41 @@ static void start_round(dt_brio_job *j) {
   j->at = 0, j->stage = ST_KEYS;
 }
 
-/* The round's runs sorted again (at once: only points over a huge range of scales have
- * them), then the next round. */
-static void end_round(dt_brio_job *j) {
+/* The round's runs (its crowded cells: points over a huge range of scales, or dense clusters),
+ * found while the sorted keys are still in the scratch (their sorts reuse it). */
+static void find_round_runs(dt_brio_job *j) {
+  j->nruns = find_runs(j->pts + j->mid, j->len - j->mid, j->keys, j->box, 0, &j->runs);
+  j->run_at = 0, j->stage = ST_RUNS;
+}
+
+/* The round's runs sorted again, each whole, while less than `work` points' worth is done (a
+ * run's sort is about six passes over its points); after the last one, the next round. The
+ * items done. */
+static size_t runs_slice(dt_brio_job *j, size_t work) {
   sort_buf b = buf_at(j->scratch, j->n);
-  dt_pt *base = j->pts + j->mid;
-  run *runs = NULL;
-  size_t nr = find_runs(base, j->len - j->mid, j->keys, j->box, 0, &runs);
-  sort_runs(base, runs, nr, &b, 0);
-  free(runs);
-  j->len = j->mid;
-  j->stage = ST_ROUND;
+  size_t done = 0;
+  for (; j->run_at < j->nruns && done < work; j->run_at++) {
+    sort_runs(j->pts + j->mid, j->runs + j->run_at, 1, &b, 0);
+    done += 6 * j->runs[j->run_at].n;
+  }
+  if (j->run_at == j->nruns) {
+    free(j->runs);
+    j->runs = NULL, j->nruns = 0;
+    j->len = j->mid, j->stage = ST_ROUND;
+  }
+  return done;
 }
 
 int dt_brio_step(dt_brio_job *j, size_t work) {
+  work = work ? work : 1; /* every call moves on: a loop of calls with 0 ends too */
   for (size_t done = 0; j->stage != ST_DONE && done < work;) {
     int over = 0;
     if (j->stage == ST_ROUND)
       start_round(j);
+    else if (j->stage == ST_FIND_RUNS)
+      find_round_runs(j);
     else if (j->stage == ST_RUNS)
-      end_round(j);
+      done += runs_slice(j, work - done);
     else if (j->stage == ST_SHUFFLE)
       done += shuffle_slice(j, work - done, &over);
     else

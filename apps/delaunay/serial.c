@@ -1,6 +1,7 @@
 /* serial.c: the serial triangulation on malloc (the baseline of the parallel efficiency): one
  * cell, chunks of 1 MiB, points in BRIO order. And the bookkeeping of duplicates shared with
  * the parallel program. Main entry: dt_triangulate(). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@
 #define SERIAL_CHUNK (1u << 20)
 
 typedef struct serial_ctx {
-  double seconds;
+  double seconds, populate_s; /* in malloc; faulting the chunks in (DT_DEBUG's line) */
 } serial_ctx;
 
 static int refill_malloc(void *ctx, int cell, dt_pool *p) {
@@ -20,7 +21,9 @@ static int refill_malloc(void *ctx, int cell, dt_pool *p) {
   dt_chunk *c = malloc(SERIAL_CHUNK);
   s->seconds += (bench_now_ns() - t0) * 1e-9; /* the allocation; faulting in is computation */
   if (!c) return -1;
+  double t1 = bench_now_ns();
   if (!getenv("DT_NO_POPULATE")) dt_populate(c, SERIAL_CHUNK);
+  s->populate_s += (bench_now_ns() - t1) * 1e-9;
   c->bytes = SERIAL_CHUNK;
   c->next = p->spare;
   p->spare = c;
@@ -105,6 +108,7 @@ int dt_triangulate(const double *xy, size_t n, uint64_t seed, dt_result *r) {
   double box[4];
   dt_box(xy, n, box);
   dt_brio(pts, n, box, seed);
+  double t_order = bench_now_ns();
 
   serial_ctx ctx = {0};
   dt_pool pool = {0}, *pp = &pool;
@@ -137,6 +141,10 @@ int dt_triangulate(const double *xy, size_t n, uint64_t seed, dt_result *r) {
   }
   r->seconds = (bench_now_ns() - t0) * 1e-9;
   r->alloc_seconds = ctx.seconds;
+  if (getenv("DT_DEBUG")) /* to set beside the parallel main phase's lines */
+    fprintf(stderr, "delaunay-serial: %zu points: order %.4f s, insert %.4f s (of it %.4f s "
+            "faulting chunks in, %.4f s in malloc)\n", n, (t_order - t0) * 1e-9,
+            r->seconds - (t_order - t0) * 1e-9, ctx.populate_s, ctx.seconds);
   r->st = m.st;
   r->ntri = dt_collect(&m, NULL, NULL);
   r->tri = malloc((r->ntri ? r->ntri : 1) * 3 * sizeof *r->tri);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "antheap.h"
 #include "worker/debug.h"
@@ -279,6 +280,21 @@ static void test_shares_gas(void) {
   CHECK(sys_shares_gas(-1) == -1 && errno == EINVAL);
 }
 
+/* sys_host_load: the ctest jobs run on one host, so its ranks are every rank of the job
+ * (workers and schedulers); its cores, hwloc's count, at least one and at most the CPUs online;
+ * either pointer may be NULL. */
+static void test_host_load(void) {
+  int ranks = -1, cores = -1, world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  CHECK(sys_host_load(&ranks, &cores) == 0);
+  CHECK(ranks == world);
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  CHECK(cores >= 1 && (online <= 0 || cores <= online));
+  int again = -1;
+  CHECK(sys_host_load(NULL, &again) == 0 && again == cores);
+  CHECK(sys_host_load(&again, NULL) == 0 && again == ranks);
+}
+
 static void test_move_memo(void) {
   int me = sys_worker_id(), n = sys_workers();
   bool paired = n >= 2 && !(n % 2 && me == n - 1);
@@ -466,6 +482,7 @@ int main(int argc, char **argv) {
   test_transfer();
   test_move_memo();
   test_shares_gas();
+  test_host_load();
   int bad = check_summary(sys_comm(), "");
   sys_finalize();
   return bad ? 1 : 0;

@@ -49,6 +49,9 @@ static void check_every_call_needs_a_job(void) {
   CHECK(not_up(sys_comm() == MPI_COMM_NULL));
   CHECK(not_up(sys_worker_id() == -1));
   CHECK(not_up(sys_workers() == 0));
+  CHECK(not_up(sys_shares_gas(0) == -1));
+  int ranks = -7, cores = -7;
+  CHECK(not_up(sys_host_load(&ranks, &cores) == -1) && ranks == -7 && cores == -7);
   CHECK(strcmp(sys_version(), ANTHEAP_VERSION_STRING) == 0);
 }
 
