@@ -142,6 +142,7 @@ static size_t insert_all(dt_pt *list, size_t n) {
 static void run_phase(int tag, const dt_pt *start) {
   size_t n = 0, sorted = 0;
   presort_report pr = {0, 0, 0, 0, 0};
+  double t_list = now(); /* (DT_DEBUG: the phase's moves in and set-up are before this) */
   dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &pr) : NULL;
   n = sorted;
   if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
@@ -160,6 +161,10 @@ static void run_phase(int tag, const dt_pt *start) {
     for (size_t i = 0; i < n; i++) list[i].pad = -1;
   G.ph[G.phase].points += (double)n;
   G.ph[G.phase].failed += (double)(G.m.st.postponed - before);
+  double te = now();
+  for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
+  free(list);
+  par_store_pending();
   if (getenv("DT_DEBUG") && n) {
     char beside[160] = "";
     if (pr.in_waits)
@@ -175,15 +180,13 @@ static void run_phase(int tag, const dt_pt *start) {
     fprintf(stderr,
             "worker %d %s: %zu points, %lld attempts failed, %zu wait; brio %.4f s%s, insert "
             "%.4f s; %.1f walk steps a point (every attempt's), %.1f cavity triangles an "
-            "insertion\n",
+            "insertion; the phase's %.4f s before its list, %.4f s storing what waits\n",
             G.me, ph_name[G.phase], n, (long long)(G.m.st.postponed - before), left, tb,
-            beside, now() - ti, (double)(G.m.st.walk_steps - steps) / (double)n,
+            beside, te - ti, (double)(G.m.st.walk_steps - steps) / (double)n,
             (double)(G.m.st.cavity_tris - cavity) /
-                (double)(G.m.st.inserted > inserted ? G.m.st.inserted - inserted : 1));
+                (double)(G.m.st.inserted > inserted ? G.m.st.inserted - inserted : 1),
+            t_list - G.mark.total, now() - te);
   }
-  for (size_t i = 0; i < left; i++) par_postpone(&list[i]);
-  free(list);
-  par_store_pending();
 }
 
 /* ---- the phases ---- */
@@ -247,7 +250,7 @@ static void phases(const int32_t start[3]) {
   par_attach_parts();
   int64_t refills = G.refills;
   run_phase(CONF_BLOCK, NULL);
-  par_report_refills(refills);
+  par_count_main_refills(refills);
   phase_begin(PH_LEFT);
   G.gathered = par_leftovers(run_phase);
 }
@@ -346,6 +349,7 @@ static int check_at_0(int world, const dt_times *timed, int collinear) {
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
   if (G.o.phases || getenv("DT_DEBUG")) phase_table();
+  par_debug_totals();
   if (G.debug) timeline(), kernel_table(), par_print_moves();
   int *zero = owners(CONF_ZERO);
   par_transition(zero);

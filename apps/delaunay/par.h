@@ -182,12 +182,14 @@ int par_main_part_setting(void);
  * region of its own that stays with the cell's maker. */
 void par_make_regions(void);
 /* At the main phase's start, my cells home: my block's main parts onto their cells' pools; from
- * now on every move of a cell carries its main part's region (every worker calls it). With
- * DT_DEBUG, worker 0 then says how many parts the workers attached (a collective). */
+ * now on every move of a cell carries its main part's region (every worker calls it). */
 void par_attach_parts(void);
-/* DT_DEBUG, after the main phase: worker 0 says how many chunks the main phase took from the
- * scheduler (a collective; refills_before: G.refills at the phase's start). */
-void par_report_refills(int64_t refills_before);
+/* After the main phase: how many chunks it took from the scheduler here (refills_before:
+ * G.refills at the phase's start), for par_debug_totals. */
+void par_count_main_refills(int64_t refills_before);
+/* DT_DEBUG, after the timed part: worker 0 says how many main parts the workers attached and how
+ * many chunks the main phase took from the scheduler (a collective). */
+void par_debug_totals(void);
 int par_refill(void *ctx, int cell, dt_pool *pool); /* dt_refill_fn: a chunk by sys_alloc */
 void par_postpone(const dt_pt *q);                  /* into this phase's list of q's cell */
 dt_pt *par_take_pending(dt_pt *list, size_t *n);    /* the waiting points of my cells */

@@ -236,12 +236,19 @@ static void install_first_chunk(cell_hdr *h, const cell_made *made, int cell) {
   push_spare(h, &h->pool, made->first, first_bytes(cell));
 }
 
-/* DT_DEBUG: the sum of every worker's `mine`, printed by worker 0 in `format` (a collective). */
-static void debug_total(int64_t mine, const char *format) {
-  int64_t all = 0;
+/* DT_DEBUG's counts of the main phase, summed over the workers after the timed part
+ * (par_debug_totals): a collective inside a phase would make every worker wait there for the
+ * slowest and hide where the time goes. */
+static int64_t parts_attached_here, main_refills_here;
+
+void par_debug_totals(void) {
+  int64_t mine[2] = {parts_attached_here, main_refills_here}, all[2] = {0, 0};
   if (!G.debug) return;
-  MPI_Reduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
-  if (G.me == 0) fprintf(stderr, format, (long long)all);
+  MPI_Reduce(mine, all, 2, MPI_INT64_T, MPI_SUM, 0, sys_comm());
+  if (G.me != 0) return;
+  fprintf(stderr, "delaunay: %lld main parts attached to their cells' pools\n", (long long)all[0]);
+  fprintf(stderr, "delaunay: the main phase took %lld chunks from the scheduler\n",
+          (long long)all[1]);
 }
 
 void par_attach_parts(void) {
@@ -258,12 +265,11 @@ void par_attach_parts(void) {
     attached++;
   }
   G.parts_attached = 1;
-  debug_total(attached, "delaunay: %lld main parts attached to their cells' pools\n");
+  parts_attached_here = attached;
 }
 
-void par_report_refills(int64_t refills_before) {
-  debug_total(G.refills - refills_before,
-              "delaunay: the main phase took %lld chunks from the scheduler\n");
+void par_count_main_refills(int64_t refills_before) {
+  main_refills_here = G.refills - refills_before;
 }
 
 int par_main_part_setting(void) {
