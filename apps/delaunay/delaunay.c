@@ -30,7 +30,8 @@
  * worker 0, which checks the mesh. --phases prints every phase's share; DT_DEBUG=1 also every
  * worker's lines on stderr. To measure what a part is worth, the environment can turn parts
  * off (or on): DT_BALANCE=1 (the blocks at the exact quantiles, par_balance.c, not only a
- * sample's), DT_NO_HINTS=1 (no hint grid
+ * sample's), DT_NO_SQUARES=1 (the distribution places every point on its own, not most by
+ * their square's lookup: par_points.c), DT_NO_HINTS=1 (no hint grid
  * for blocked walks), DT_NO_HOT_CELL=1 (every new triangle's cell searched for, not first the
  * last one's rectangle), DT_NO_POPULATE=1 (chunks faulted in page by page), DT_PRESORT=0 (the
  * main phase's points gathered and sorted at its start, not before it: par_presort.c; =waits:

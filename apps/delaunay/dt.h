@@ -198,6 +198,9 @@ int dt_band_has(const dt_band *b, double x, double y);
 /* 1 where (x, y) is surely inside the hull by more than delta (its inner rectangle, or a square
  * of its grid wholly so), 0 where it may not be: the quick part of dt_band_has. */
 int dt_band_surely_inside(const dt_band *b, double x, double y);
+/* 1 where every point of the closed rectangle [r0, r1] x [r2, r3] is surely inside (within the
+ * inner rectangle): dt_band_has answers 0 for all of them. */
+int dt_band_rect_surely_inside(const dt_band *b, const double r[4]);
 void dt_band_free(dt_band *b);
 /* The distance that puts about band_points of n points spread evenly over the hull in the band. */
 double dt_hull_delta(const dt_pt *hull, size_t h, size_t n, double band_points);

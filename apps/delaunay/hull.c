@@ -128,6 +128,10 @@ int dt_band_surely_inside(const dt_band *b, double x, double y) {
          b->inside[(int)v * BAND_GRID + (int)u];
 }
 
+int dt_band_rect_surely_inside(const dt_band *b, const double r[4]) {
+  return b->h >= 3 && r[0] > b->r[0] && r[1] < b->r[1] && r[2] > b->r[2] && r[3] < b->r[3];
+}
+
 int dt_band_has(const dt_band *b, double x, double y) {
   if (b->h < 3) return 1;
   if (dt_band_surely_inside(b, x, y)) return 0;

@@ -6,6 +6,7 @@
  * the input), by the phase that inserts it: the hull, a band along it, the sparse places and a
  * sample to worker 0 (inserted before the split), the zones along the borders to the holders of
  * their windows, the rest to the block's worker. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +170,7 @@ static struct {
   double s;
 } laps[DIST_LAPS];
 static int nlaps;
-static double lap_mark;
+static double lap_mark, square_share; /* (and the share of points placed by their square) */
 
 static void dist_lap(const char *name) {
   double t = now();
@@ -183,7 +184,7 @@ static void print_laps(void) {
   int k = snprintf(line, sizeof line, "worker %d distribute:", G.me);
   for (int i = 0; i < nlaps && k > 0 && (size_t)k < sizeof line; i++)
     k += snprintf(line + k, sizeof line - (size_t)k, " %s %.4f", laps[i].name, laps[i].s);
-  fprintf(stderr, "%s s\n", line);
+  fprintf(stderr, "%s s; %.0f%% of the points placed by their square\n", line, 100 * square_share);
 }
 
 void par_geometry(void) {
@@ -233,18 +234,60 @@ void par_geometry(void) {
  * configuration and cell). The zone's half-width at the point's square: --zone spacings of the
  * points there (the density grid's: a border through sparse points gets a wider zone), at most
  * a quarter of the block's side. */
+static int in_sample(int32_t id, double sample) { /* worker 0's: a hash of the id */
+  return (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53 < sample;
+}
+
 static int tag_of(double sample, int32_t id, double x, double y, const int *owner, int *cell,
                   int *dest) {
-  double u = (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53;
   int z, sq = square_of(x, y);
   *cell = dt_plan_place(&G.p, x, y, G.zone_sq[sq], G.zone_cap, &z);
-  if (u < sample || G.hist[sq] <= G.sparse || dt_band_has(&G.band, x, y)) {
+  if (in_sample(id, sample) || G.hist[sq] <= G.sparse || dt_band_has(&G.band, x, y)) {
     *dest = 0;
     return CONF_ZERO;
   }
   if (G.W == 1) z = CONF_BLOCK;
   *dest = owner[z * G.p.ncells + *cell];
   return z;
+}
+
+/* The squares of the density grid whose every point goes the same way (one cell, outside every
+ * zone, not sparse, surely inside the hull's band: most of them): one lookup places their
+ * points but the sample's. fast[sq] is that cell, -1 where each point is placed on its own
+ * (tag_of), FAST_UNKNOWN until the square's first point. */
+#define FAST_UNKNOWN (-2)
+
+/* A rectangle that holds every point square_of puts in square sq: the square widened by far
+ * more than square_of's rounding (relative to the coordinates' magnitude, not only the box's
+ * width: the box may lie far from 0). */
+static void square_rect(int sq, double r[4]) {
+  int H = G.hist_side, i[2] = {sq % H, sq / H};
+  for (int a = 0; a < 2; a++) {
+    double lo = G.box[2 * a], hi = G.box[2 * a + 1], w = hi - lo;
+    double margin = 1e-9 * (fabs(lo) + fabs(hi));
+    r[2 * a] = lo + w * i[a] / H - margin, r[2 * a + 1] = lo + w * (i[a] + 1) / H + margin;
+  }
+}
+
+static int square_cell(int sq) {
+  if (G.hist[sq] <= G.sparse) return -1;
+  double r[4];
+  square_rect(sq, r);
+  if (!dt_band_rect_surely_inside(&G.band, r)) return -1;
+  return dt_plan_place_rect(&G.p, r, G.zone_sq[sq], G.zone_cap);
+}
+
+/* DT_CHECK_CLASSIFY=1 (the tests): every point the lookup placed, placed again on its own. */
+static void check_fast(int32_t id, double x, double y, const int *owner, double sample, int c,
+                       int d) {
+  int c2, d2, t2 = tag_of(sample, id, x, y, owner, &c2, &d2);
+  if (t2 != CONF_BLOCK || c2 != c || d2 != d) {
+    fprintf(stderr, "delaunay: worker %d: point %d (%.17g, %.17g): the square's lookup says cell "
+            "%d to worker %d in the main phase, the point's own test tag %d cell %d worker %d\n",
+            G.me, (int)id, x, y, c, d, t2, c2, d2);
+    errno = EPROTO;
+    die("DT_CHECK_CLASSIFY");
+  }
 }
 
 /* The exchange: counts per (worker, tag), then the points' ids (one MPI_Alltoallv: every worker
@@ -328,18 +371,32 @@ void par_distribute(const int32_t start[3]) {
   int64_t *expect = calloc(2 * (size_t)nc, sizeof *expect); /* every point, then the early ones */
   int32_t *out = dt_alloc((hi - lo + 1) * sizeof *out);
   int *owner = malloc((size_t)NCONF * (size_t)nc * sizeof *owner);
-  if (!cnt || !fill || !dest || !expect || !out || !owner) die("out of memory");
+  size_t squares = (size_t)G.hist_side * (size_t)G.hist_side;
+  int *fast = malloc(squares * sizeof *fast), check = getenv("DT_CHECK_CLASSIFY") != NULL;
+  int lookup = !getenv("DT_NO_SQUARES"); /* (to measure what the lookup is worth) */
+  if (!cnt || !fill || !dest || !expect || !out || !owner || !fast) die("out of memory");
   for (int z = 0; z < NCONF; z++) dt_plan_owners(&G.p, z, &owner[z * nc]);
+  for (size_t q = 0; q < squares; q++) fast[q] = lookup ? FAST_UNKNOWN : -1;
+  size_t by_square = 0;
   dist_lap("buffers");
   for (size_t i = lo; i < hi; i++) {
     int32_t id = (int32_t)i;
-    int c, d, t = tag_of(sample, id, G.in.xy[2 * i], G.in.xy[2 * i + 1], owner, &c, &d);
+    double x = G.in.xy[2 * i], y = G.in.xy[2 * i + 1];
+    int sq = square_of(x, y), c = fast[sq], d, t;
+    if (c == FAST_UNKNOWN) c = fast[sq] = square_cell(sq);
+    if (c >= 0 && !in_sample(id, sample)) {
+      t = CONF_BLOCK, d = owner[CONF_BLOCK * nc + c], by_square++;
+      if (check) check_fast(id, x, y, owner, sample, c, d);
+    } else {
+      t = tag_of(sample, id, x, y, owner, &c, &d);
+    }
     expect[c]++;
     expect[nc + c] += t != CONF_BLOCK;
     dest[i - lo] = id == start[0] || id == start[1] || id == start[2] ? -1 : d * NPT + t;
     if (dest[i - lo] >= 0) cnt[dest[i - lo]]++;
   }
   dist_lap("classify");
+  square_share = hi > lo ? (double)by_square / (double)(hi - lo) : 0;
   for (int k = 0; k < W * NPT; k++) fill[k + 1] = fill[k] + cnt[k];
   for (size_t i = lo; i < hi; i++)
     if (dest[i - lo] >= 0) out[fill[dest[i - lo]]++] = (int32_t)i;
@@ -347,7 +404,7 @@ void par_distribute(const int32_t start[3]) {
   exchange(out, cnt, expect);
   dist_lap("exchange");
   print_laps();
-  free(cnt), free(fill), free(dest), free(expect), free(out), free(owner);
+  free(cnt), free(fill), free(dest), free(expect), free(out), free(owner), free(fast);
 }
 
 /* The first three points not on one line, in input order (every worker finds the same): the

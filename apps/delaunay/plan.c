@@ -245,6 +245,12 @@ int dt_plan_place(const dt_plan *p, double x, double y, double zw, const double 
   return cell_in_block(p, b, x, y);
 }
 
+int dt_plan_place_rect(const dt_plan *p, const double r[4], double zw, const double *cap) {
+  int z0, z1, c0 = dt_plan_place(p, r[0], r[2], zw, cap, &z0);
+  int c1 = dt_plan_place(p, r[1], r[3], zw, cap, &z1);
+  return c0 == c1 && z0 == CONF_BLOCK && z1 == CONF_BLOCK ? c0 : -1;
+}
+
 /* ---- configurations ---- */
 /* The part of column l whose line points go to pair (j0, j0 + 1) (line_zone: those nearer its
  * inner border than any other), from the middle of row j0 to the middle of row j0 + 1 (the

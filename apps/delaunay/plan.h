@@ -84,6 +84,12 @@ int dt_plan_zone(const dt_plan *p, double x, double y);
  * cell of (x, y), and in *zone the configuration of its zone for a half-width of zw capped at
  * cap[its block]. */
 int dt_plan_place(const dt_plan *p, double x, double y, double zw, const double *cap, int *zone);
+/* The cell that dt_plan_place gives every point of the closed rectangle [r0, r1] x [r2, r3]
+ * with CONF_BLOCK (no zone) for the same zw and cap, where one does; else -1. Every test of
+ * dt_plan_place is a step in x or in y alone (the column, the row in it, the strips, each
+ * side's distance), so the two corners (r0, r2) and (r1, r3) decide for the whole rectangle:
+ * the distribution places the points of such a rectangle by one lookup. */
+int dt_plan_place_rect(const dt_plan *p, const double r[4], double zw, const double *cap);
 
 /* The holder of a cell in configuration conf; of every cell (own[ncells]). */
 int dt_plan_owner(const dt_plan *p, int conf, int cell);

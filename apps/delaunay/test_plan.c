@@ -382,6 +382,68 @@ START_TEST(test_zones_lie_along_inner_borders) {
 }
 END_TEST
 
+/* dt_plan_place_rect: where it names a cell, every point of the rectangle (its corners, its
+ * edges and inside) gets that cell outside every zone from dt_plan_place; it names one for most
+ * small squares (not a test that always says -1), never for a square across a column's edge or
+ * one inside a zone. Squares of a 64 x 64 grid and random small rectangles, uniform and
+ * clustered points, 2 to 64 workers, zones of a few spacings and a tight cap on some blocks. */
+static void rect_points_agree(const dt_plan *p, const double r[4], double zw, const double *cap,
+                              int cell) {
+  for (int k = 0; k < 40; k++) {
+    double u = k < 4 ? k % 2 : unit(), v = k < 4 ? k / 2 : unit();
+    if (k >= 4 && k < 12) u = k % 2; /* on the left and right edges */
+    double x = r[0] + u * (r[1] - r[0]), y = r[2] + v * (r[3] - r[2]);
+    x = fmin(fmax(x, r[0]), r[1]), y = fmin(fmax(y, r[2]), r[3]);
+    int zone, c = dt_plan_place(p, x, y, zw, cap, &zone);
+    REQUIRE_EQ(c, cell);
+    REQUIRE_EQ(zone, CONF_BLOCK);
+  }
+}
+
+START_TEST(test_place_rect_names_the_cell_of_every_point) {
+  for (int run = 0; run < 12; run++) {
+    int clustered = run % 2, W = 2 << (run / 2); /* 2 .. 64 workers */
+    dt_plan p;
+    double *xy = make(&p, W, 50000, 16384, clustered);
+    double *cap = malloc((size_t)W * sizeof *cap), zw = 2 * dt_plan_spacing(&p, 0);
+    for (int b = 0; b < W; b++) cap[b] = b % 3 ? 1e300 : zw / 4;
+    int named = 0, tried = 0, H = 128;
+    for (int i = 0; i < H; i++)
+      for (int j = 0; j < H; j++, tried++) {
+        double wx = p.box[1] - p.box[0], wy = p.box[3] - p.box[2];
+        double r[4] = {p.box[0] + wx * i / H, p.box[0] + wx * (i + 1) / H, p.box[2] + wy * j / H,
+                       p.box[2] + wy * (j + 1) / H};
+        int c = dt_plan_place_rect(&p, r, zw, cap);
+        if (c < 0) continue;
+        named++;
+        rect_points_agree(&p, r, zw, cap, c);
+      }
+    REQUIRE(named > tried / 3);
+    for (int k = 0; k < 2000; k++) { /* small rectangles anywhere */
+      double x = p.box[0] + unit() * (p.box[1] - p.box[0]), y = p.box[2] + unit() * (p.box[3] - p.box[2]);
+      double w = unit() * 0.02, h = unit() * 0.02, r[4] = {x, x + w, y, y + h};
+      int c = dt_plan_place_rect(&p, r, zw, cap);
+      if (c >= 0) rect_points_agree(&p, r, zw, cap, c);
+    }
+    if (p.BX > 1) { /* across the first column's right edge: two blocks */
+      double r[4] = {p.xs[1] - 1e-9, p.xs[1] + 1e-9, p.box[2], p.box[2] + 1e-9};
+      REQUIRE_EQ(dt_plan_place_rect(&p, r, zw, cap), -1);
+    }
+    { /* a point's own rectangle inside a zone */
+      int found = 0;
+      for (size_t i = 0; i < 50000 && !found; i++) {
+        double x = xy[2 * i], y = xy[2 * i + 1], r[4] = {x, x, y, y};
+        int zone, c = dt_plan_place(&p, x, y, zw, cap, &zone);
+        found = zone != CONF_BLOCK;
+        REQUIRE_EQ(dt_plan_place_rect(&p, r, zw, cap), found ? -1 : c);
+      }
+      REQUIRE(found);
+    }
+    free(cap), free(xy), dt_plan_free(&p);
+  }
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("delaunay plan");
   TCase *tc = tcase_create("plan");
@@ -395,6 +457,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_zone_points_disk_is_its_windows);
   tcase_add_test(tc, test_moves_change_exactly_what_differs_in_rounds);
   tcase_add_test(tc, test_zones_lie_along_inner_borders);
+  tcase_add_test(tc, test_place_rect_names_the_cell_of_every_point);
   suite_add_tcase(s, tc);
   return s;
 }
