@@ -187,6 +187,32 @@ static void print_laps(void) {
   fprintf(stderr, "%s s; %.0f%% of the points placed by their square\n", line, 100 * square_share);
 }
 
+/* The sample of ns points, the same on every worker: one point of each stride of the input, at
+ * a hashed place in it (an input whose order repeats with the stride fools a fixed place).
+ * Each worker reads its share of the strides (reads spread over the whole input: a cache miss
+ * each) and one allgather gives every worker all of them, in order. */
+static double *sample_points(size_t ns) {
+  size_t n = G.in.n, W = (size_t)G.W;
+  double *s = malloc((2 * ns + 2) * sizeof *s);
+  int *cnt = malloc(W * sizeof *cnt), *off = malloc(W * sizeof *off);
+  if (!s || !cnt || !off) die("out of memory");
+  for (size_t w = 0; w < W; w++) {
+    size_t k0 = ns * w / W, k1 = ns * (w + 1) / W;
+    off[w] = (int)(2 * k0), cnt[w] = (int)(2 * (k1 - k0));
+  }
+  for (size_t k = (size_t)off[G.me] / 2; k < (size_t)(off[G.me] + cnt[G.me]) / 2; k++) {
+    double u = (double)(mix((uint64_t)k ^ 0x5eed) >> 11) * 0x1p-53;
+    size_t i = (size_t)(((double)k + u) * (double)n / (double)ns);
+    i = i < n ? i : n - 1;
+    s[2 * k] = G.in.xy[2 * i], s[2 * k + 1] = G.in.xy[2 * i + 1];
+  }
+  double t0 = now();
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s, cnt, off, MPI_DOUBLE, sys_comm());
+  G.wcomm += now() - t0;
+  free(cnt), free(off);
+  return s;
+}
+
 void par_geometry(void) {
   size_t lo, hi, n = G.in.n;
   slice(&lo, &hi);
@@ -201,16 +227,7 @@ void par_geometry(void) {
   size_t ns = (size_t)GEO_PER_BLOCK * (size_t)G.W;
   ns = ns > GEO_MAX ? GEO_MAX : ns;
   ns = ns < n ? ns : n;
-  double *s = malloc((2 * ns + 2) * sizeof *s);
-  if (!s) die("out of memory");
-  for (size_t k = 0; k < ns; k++) { /* one point of each stride, at a hashed place in it (an
-                                       * input whose order repeats with the stride fools a fixed
-                                       * place): the same on every worker */
-    double u = (double)(mix((uint64_t)k ^ 0x5eed) >> 11) * 0x1p-53;
-    size_t i = (size_t)(((double)k + u) * (double)n / (double)ns);
-    i = i < n ? i : n - 1;
-    s[2 * k] = G.in.xy[2 * i], s[2 * k + 1] = G.in.xy[2 * i + 1];
-  }
+  double *s = sample_points(ns);
   if (dt_plan_geometry(&G.p, G.box, s, ns, n, G.o.zone)) die("out of memory");
   free(s);
   dist_lap("box+sample");
