@@ -44,6 +44,7 @@ typedef struct run {
   double barrier;
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
+  double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
 } run;
 
 static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
@@ -431,18 +432,42 @@ static void forces(run *R) {
   lap(R, PH_FREE, &t0);
 }
 
-/* BARNES_PHASES=1 (or 2): per phase of the timed steps, the slowest, average and fastest worker. */
+/* The seconds the rank's threads have waited on a run queue (runnable while another thread
+ * held their core: /proc/thread-self/schedstat), summed over the threads: each reads its own in
+ * a team run. */
+static void read_runq(void *ctx, int t, int T) {
+  (void)T;
+  ((double *)ctx)[t] = bench_runq_wait_ns();
+}
+
+static double threads_runq(run *R) {
+  int T = bh_team_size(R->team);
+  double *v = calloc((size_t)T, sizeof *v), sum = 0;
+  if (!v) die(R, "out of memory");
+  if (R->team) bh_team_run(R->team, read_runq, v);
+  else read_runq(v, 0, 1);
+  for (int t = 0; t < T; t++) sum += v[t] > 0 ? v[t] * 1e-9 : 0;
+  free(v);
+  return sum;
+}
+
+/* BARNES_PHASES=1 (or 2): per phase of the timed steps, the slowest, average and fastest worker;
+ * then how long its threads waited for a core. */
 static void print_phases(run *R) {
   if (!phases_level()) return;
-  double mx[PH_N], mn[PH_N], sum[PH_N];
-  MPI_Reduce(R->phase, mx, PH_N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
-  MPI_Reduce(R->phase, mn, PH_N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
-  MPI_Reduce(R->phase, sum, PH_N, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  double mx[PH_N + 1], mn[PH_N + 1], sum[PH_N + 1], mine[PH_N + 1];
+  memcpy(mine, R->phase, sizeof R->phase);
+  mine[PH_N] = R->runq;
+  MPI_Reduce(mine, mx, PH_N + 1, MPI_DOUBLE, MPI_MAX, 0, R->comm);
+  MPI_Reduce(mine, mn, PH_N + 1, MPI_DOUBLE, MPI_MIN, 0, R->comm);
+  MPI_Reduce(mine, sum, PH_N + 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
   if (R->me != 0) return;
   printf("barnes phases (%s, %d workers, seconds over the timed steps): slowest / average / fastest worker\n",
          R->tr->mode, R->P);
   for (int k = 0; k < PH_N; k++)
     printf("  %-16s %8.4f %8.4f %8.4f\n", phase_name[k], mx[k], sum[k] / R->P, mn[k]);
+  printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
+         "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
 }
 
 /* ---- diagnostics and the report ---- */
@@ -564,6 +589,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   clock_now = (bh_clock){0};
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
+  double runq0 = phases_level() ? threads_runq(&R) : 0;
   MPI_Barrier(comm);
   double t0 = now();
   for (long step = 1; step <= o->steps; step++) {
@@ -578,6 +604,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
       bh_print_step(step, (double)step * o->dt, s0, s, (double)work / (double)o->bodies);
   }
   double total = now() - t0;
+  if (phases_level()) R.runq = threads_runq(&R) - runq0;
   print_phases(&R);
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut);

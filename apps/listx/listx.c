@@ -60,7 +60,10 @@ static void usage(FILE *f, const char *prog, const char *known) {
           "  LISTX_PHASES=1 (antheap variants) prints each worker's fetch, walk and give-back\n"
           "  (*-threads: its moves and walks in and out of its rank; bundled: its waits too)\n"
           "  time per repetition and how its list is laid out; 2 also times a second walk; 3 times\n"
-          "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n",
+          "  the build's slow allocations and the time inside sys_send and sys_recv instead.\n"
+          "  LISTX_RUNQ=1 prints per repetition how long the workers' threads waited for a core\n"
+          "  (runnable, the core another thread's: /proc/thread-self/schedstat) in the build\n"
+          "  and in the exchange, the mean and the largest of the workers.\n",
           prog, LX_HEADER + 1, known);
   if (strstr(known, "antheap")) /* the antheap variants start with sys_init */
     fprintf(f,
@@ -323,6 +326,24 @@ static void csv_row(const lx_opts *o, const lx_rt *rt, const char *variant, doub
   fclose(f);
 }
 
+/* LISTX_RUNQ=1: a worker thread's run-queue wait (ms) since the last call. */
+static double runq_lap(double *mark) {
+  double t = bench_runq_wait_ns(), d = *mark >= 0 && t >= 0 ? (t - *mark) * 1e-6 : 0;
+  *mark = t;
+  return d;
+}
+
+/* LISTX_RUNQ=1: worker 0 prints the repetition's run-queue waits (a collective). */
+static void report_runq(const lx_rt *rt, const char *variant, int rep, double build_ms,
+                        double exch_ms) {
+  double bmax = rt->max(build_ms), emax = rt->max(exch_ms);
+  long bsum = rt->sum((long)(build_ms * 1000)), esum = rt->sum((long)(exch_ms * 1000));
+  if (rt->me == 0)
+    printf("listx: %s rep %d: waited for a core: build mean %.2f ms, largest %.2f; exchange "
+           "mean %.2f ms, largest %.2f\n",
+           variant, rep, (double)bsum / 1000 / rt->n, bmax, (double)esum / 1000 / rt->n, emax);
+}
+
 static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
   lx_ctx c = {.o = o, .me = rt->me, .n = rt->n};
   double *tot = calloc((size_t)o->reps, sizeof *tot), *bld = calloc((size_t)o->reps, sizeof *bld),
@@ -332,10 +353,13 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     fprintf(stderr, "listx: worker %d: %s: set-up failed\n", rt->me, v->name);
     return -1;
   }
+  int runq = getenv("LISTX_RUNQ") != NULL;
   for (int r = 0; r < o->reps; r++) {
     c.rep = r;
     c.bad = 0;
     rt->barrier();
+    double mark = -1, build_ms = 0, exch_ms = 0;
+    if (runq) runq_lap(&mark);
     double t0 = bench_now_ns();
     if (v->build(&c)) {
       fprintf(stderr, "listx: worker %d: %s: building the list failed\n", rt->me, v->name);
@@ -343,6 +367,7 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     }
     rt->barrier();
     double t1 = bench_now_ns();
+    if (runq) build_ms = runq_lap(&mark);
     for (int s = 0; s < lx_run_stages(o, rt->n); s++) {
       c.stage = s;
       int peer = lx_partner(rt->me, rt->n, s);
@@ -354,6 +379,7 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
       rt->barrier();
     }
     double t2 = bench_now_ns();
+    if (runq) exch_ms = runq_lap(&mark), report_runq(rt, v->name, r, build_ms, exch_ms);
     bld[r] = rt->max((t1 - t0) * 1e-9);
     exc[r] = rt->max((t2 - t1) * 1e-9);
     tot[r] = rt->max((t2 - t0) * 1e-9);
