@@ -434,7 +434,7 @@ static void forces(run *R) {
 
 /* The seconds the rank's threads have waited on a run queue (runnable while another thread
  * held their core: /proc/thread-self/schedstat), summed over the threads: each reads its own in
- * a team run. */
+ * a team run. -1 where a thread could not read it. */
 static void read_runq(void *ctx, int t, int T) {
   (void)T;
   ((double *)ctx)[t] = bench_runq_wait_ns();
@@ -446,7 +446,7 @@ static double threads_runq(run *R) {
   if (!v) die(R, "out of memory");
   if (R->team) bh_team_run(R->team, read_runq, v);
   else read_runq(v, 0, 1);
-  for (int t = 0; t < T; t++) sum += v[t] > 0 ? v[t] * 1e-9 : 0;
+  for (int t = 0; t < T && sum >= 0; t++) sum = v[t] < 0 ? -1 : sum + v[t] * 1e-9;
   free(v);
   return sum;
 }
@@ -466,8 +466,12 @@ static void print_phases(run *R) {
          R->tr->mode, R->P);
   for (int k = 0; k < PH_N; k++)
     printf("  %-16s %8.4f %8.4f %8.4f\n", phase_name[k], mx[k], sum[k] / R->P, mn[k]);
-  printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
-         "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
+  if (mn[PH_N] < 0)
+    printf("  %-16s (unknown: a thread could not read /proc/thread-self/schedstat)\n",
+           "waited for core");
+  else
+    printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
+           "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
 }
 
 /* ---- diagnostics and the report ---- */
@@ -589,8 +593,8 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   clock_now = (bh_clock){0};
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
-  double runq0 = phases_level() ? threads_runq(&R) : 0;
   MPI_Barrier(comm);
+  double runq0 = phases_level() ? threads_runq(&R) : 0;
   double t0 = now();
   for (long step = 1; step <= o->steps; step++) {
     R.work = 0;
@@ -604,7 +608,10 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
       bh_print_step(step, (double)step * o->dt, s0, s, (double)work / (double)o->bodies);
   }
   double total = now() - t0;
-  if (phases_level()) R.runq = threads_runq(&R) - runq0;
+  if (phases_level()) {
+    double runq1 = threads_runq(&R);
+    R.runq = runq0 < 0 || runq1 < 0 ? -1 : runq1 - runq0;
+  }
   print_phases(&R);
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut);

@@ -8,7 +8,8 @@
  * chunks its triangles are carved from; a triangle lives in the cell of its circumcentre.
  *
  * Any power of two W of workers. The blocks are at the quantiles of a sample of the points
- * (columns, then rows in each column; 4,096 sample points a block), so each holds about n / W
+ * (columns, then rows in each column; 4,096 sample points a block, at most 131,072 in all), so
+ * each holds about n / W
  * points (within a few percent) on any input; DT_BALANCE=1 makes them exact. Phases:
  *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
  *            sparse places (where triangles are large) and a sample (--sample per block);
@@ -350,7 +351,7 @@ static int check_at_0(int world, const dt_times *timed, int collinear) {
             (long long)G.m.st.blocked_cavity, (long long)G.m.st.blocked_new);
   MPI_Reduce(&post, &post_all, 1, MPI_INT64_T, MPI_SUM, 0, sys_comm());
   if (G.o.phases || getenv("DT_DEBUG")) phase_table();
-  par_debug_totals();
+  if (!collinear) par_debug_totals(); /* (no main phase on one line: nothing to sum) */
   if (G.debug) timeline(), kernel_table(), par_print_moves();
   int *zero = owners(CONF_ZERO);
   par_transition(zero);

@@ -253,10 +253,11 @@ void dt_brio(dt_pt *pts, size_t n, const double box[4], uint64_t seed);
 void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch);
 size_t dt_brio_scratch_bytes(size_t n);
 /* dt_brio_in in steps, for a thread that has other work (delaunay sorts while it waits for a
- * partner): dt_brio_start, then dt_brio_step(j, work) does at most about `work` points' worth
- * (a slice of one pass over the points; a round's few small sorts at once; 0 counts as 1: every
- * call moves on) and returns nonzero while unfinished. The same order as dt_brio_in, whatever
- * the slices. */
+ * partner): dt_brio_start, then dt_brio_step(j, work) does about `work` points' worth (a slice
+ * of one pass over the points, of a round's sort or of a crowded cell's sort again; a cell's
+ * box is one pass, and a group of equal keys is scanned whole; 0 counts as 1: every call moves
+ * on) and returns nonzero while unfinished. The same order as dt_brio_in, whatever the
+ * slices. The job holds a list of the crowded cells (heap memory) until it is done. */
 #define DT_BRIO_DIGITS 2048
 typedef struct dt_brio_job {
   dt_pt *pts;
@@ -265,10 +266,15 @@ typedef struct dt_brio_job {
   void *scratch;
   uint64_t rng;
   int stage, pass;
-  size_t at, len, mid;  /* the stage's cursor; the round sorts pts[mid, len) */
-  const uint64_t *keys; /* the round's keys, sorted */
-  struct dt_brio_run *runs; /* the round's crowded cells, sorted again one at a time */
-  size_t nruns, run_at;
+  size_t at, len, mid; /* the stage's cursor; the round is pts[mid, len) */
+  /* the sort under way: pts[base, base + m) along the curve over lbox from state s0, depth
+   * levels below the round's (a crowded cell's, or the round's own: depth 0) */
+  size_t base, m;
+  double lbox[4];
+  int s0, depth;
+  const uint64_t *keys;     /* its keys, sorted */
+  struct dt_brio_run *runs; /* crowded cells still to sort again (a stack) */
+  size_t nruns, cap_runs;
   size_t count[DT_BRIO_DIGITS];
 } dt_brio_job;
 void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,

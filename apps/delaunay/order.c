@@ -143,7 +143,7 @@ typedef struct sort_buf {
 /* A run of points that share a cell of the 2^16 grid, to be sorted again over its own box. */
 typedef struct dt_brio_run {
   size_t at, n;
-  int state;
+  int state, depth; /* (depth: dt_brio_step's, the level that sorts it again) */
 } run;
 
 #define RUN_MAX 16   /* more points than this in one cell are sorted again inside it */
@@ -165,7 +165,7 @@ static size_t find_runs(const dt_pt *pts, size_t n, const uint64_t *keys, const 
     }
     int s = s0;
     hilbert16(quantize(pts[i].x, box[0], box[1]), quantize(pts[i].y, box[2], box[3]), &s);
-    (*runs)[nr++] = (run){i, j - i, s};
+    (*runs)[nr++] = (run){i, j - i, s, 0};
   }
   return nr;
 }
@@ -278,10 +278,10 @@ static size_t shuffle_slice(dt_brio_job *j, size_t work, int *over) {
  * items done. */
 static size_t level_slice(dt_brio_job *j, size_t work, int *over) {
   sort_buf b = buf_at(j->scratch, j->n);
-  dt_pt *base = j->pts + j->mid;
-  size_t m = j->len - j->mid, at = j->at, to = work < m - at ? at + work : m;
+  dt_pt *base = j->pts + j->base;
+  size_t m = j->m, at = j->at, to = work < m - at ? at + work : m;
   switch (j->stage) {
-  case ST_KEYS: keys_range(base, j->box, 0, b.k, at, to); break;
+  case ST_KEYS: keys_range(base, j->lbox, j->s0, b.k, at, to); break;
   case ST_COUNT:
     if (at == 0) memset(j->count, 0, sizeof j->count);
     count_range(pass_src(b.k, b.tmp, j->pass), j->count, j->pass, at, to);
@@ -302,7 +302,7 @@ static size_t level_slice(dt_brio_job *j, size_t work, int *over) {
 /* After a stage is over: the next one (from its start). */
 static void next_stage(dt_brio_job *j) {
   sort_buf b = buf_at(j->scratch, j->n);
-  size_t m = j->len - j->mid;
+  size_t m = j->m;
   j->at = 0;
   switch (j->stage) {
   case ST_SHUFFLE: j->stage = ST_ROUND; break;
@@ -320,8 +320,17 @@ static void next_stage(dt_brio_job *j) {
     else j->keys = pass_src(b.k, b.tmp, RADIX_PASSES), j->stage = ST_PERMUTE;
     break;
   case ST_PERMUTE: j->stage = ST_COPY; break;
-  default: j->stage = ST_FIND_RUNS; break; /* ST_COPY */
+  case ST_COPY: j->stage = ST_FIND_RUNS; break;
+  default: j->stage = ST_RUNS; break; /* ST_FIND_RUNS */
   }
+}
+
+/* The sort of pts[base, base + m) over lbox from curve state s0, at `depth`, from its keys on. */
+static void start_level(dt_brio_job *j, size_t base, size_t m, const double lbox[4], int s0,
+                        int depth) {
+  j->base = base, j->m = m, j->s0 = s0, j->depth = depth;
+  memcpy(j->lbox, lbox, sizeof j->lbox);
+  j->at = 0, j->stage = ST_KEYS;
 }
 
 /* The rounds from the largest down: the last 3/4 of [0, len), then [0, len/4) the same way. */
@@ -331,31 +340,59 @@ static void start_round(dt_brio_job *j) {
     return;
   }
   j->mid = j->len > 16 ? j->len / 4 : 0;
-  j->at = 0, j->stage = ST_KEYS;
+  start_level(j, j->mid, j->len - j->mid, j->box, 0, 0);
 }
 
-/* The round's runs (its crowded cells: points over a huge range of scales, or dense clusters),
- * found while the sorted keys are still in the scratch (their sorts reuse it). */
-static void find_round_runs(dt_brio_job *j) {
-  j->nruns = find_runs(j->pts + j->mid, j->len - j->mid, j->keys, j->box, 0, &j->runs);
-  j->run_at = 0, j->stage = ST_RUNS;
+static void push_run(dt_brio_job *j, run r) {
+  if (j->nruns == j->cap_runs) {
+    size_t cap = j->cap_runs ? 2 * j->cap_runs : 16;
+    run *p = realloc(j->runs, cap * sizeof *p);
+    if (!p) abort(); /* the caller's own memory is gone: nothing sensible is left */
+    j->runs = p, j->cap_runs = cap;
+  }
+  j->runs[j->nruns++] = r;
 }
 
-/* The round's runs sorted again, each whole, while less than `work` points' worth is done (a
- * run's sort is about six passes over its points); after the last one, the next round. The
- * items done. */
-static size_t runs_slice(dt_brio_job *j, size_t work) {
-  sort_buf b = buf_at(j->scratch, j->n);
+/* At most about `work` of the sorted keys scanned for runs of more than RUN_MAX equal ones
+ * (crowded cells of the curve's grid: points over a huge range of scales, or dense clusters),
+ * each noted with the curve's state inside its cell, to be sorted again one level down
+ * (find_runs' answers, as hilbert_sort_rec takes them; none below DEPTH_MAX). A group of equal
+ * keys is scanned whole. All of a level's runs are found before any is sorted: their sorts
+ * reuse the scratch that holds the keys. The keys scanned. */
+static size_t find_slice(dt_brio_job *j, size_t work, int *over) {
+  const dt_pt *pts = j->pts + j->base;
+  size_t m = j->m, i = j->at, stop = work < m - i ? i + work : m;
+  while (i < stop) {
+    size_t e = i + 1;
+    while (e < m && j->keys[e] >> 32 == j->keys[i] >> 32) e++;
+    if (e - i > RUN_MAX && j->depth < DEPTH_MAX) {
+      int s = j->s0;
+      hilbert16(quantize(pts[i].x, j->lbox[0], j->lbox[1]),
+                quantize(pts[i].y, j->lbox[2], j->lbox[3]), &s);
+      push_run(j, (run){j->base + i, e - i, s, j->depth + 1});
+    }
+    i = e;
+  }
+  size_t done = i - j->at;
+  j->at = i;
+  *over = i == m;
+  return done;
+}
+
+/* The next crowded cell's sort (over the box of its own points; cells of equal points are
+ * left as they are), or, with none left, the next round. The points whose box was taken. */
+static size_t next_run(dt_brio_job *j) {
   size_t done = 0;
-  for (; j->run_at < j->nruns && done < work; j->run_at++) {
-    sort_runs(j->pts + j->mid, j->runs + j->run_at, 1, &b, 0);
-    done += 6 * j->runs[j->run_at].n;
+  while (j->nruns) {
+    run r = j->runs[--j->nruns];
+    double sub[4];
+    dt_box_pts(j->pts + r.at, r.n, sub);
+    done += r.n;
+    if (sub[0] == sub[1] && sub[2] == sub[3]) continue;
+    start_level(j, r.at, r.n, sub, r.state, r.depth);
+    return done;
   }
-  if (j->run_at == j->nruns) {
-    free(j->runs);
-    j->runs = NULL, j->nruns = 0;
-    j->len = j->mid, j->stage = ST_ROUND;
-  }
+  j->len = j->mid, j->stage = ST_ROUND;
   return done;
 }
 
@@ -366,15 +403,16 @@ int dt_brio_step(dt_brio_job *j, size_t work) {
     if (j->stage == ST_ROUND)
       start_round(j);
     else if (j->stage == ST_FIND_RUNS)
-      find_round_runs(j);
+      done += find_slice(j, work - done, &over);
     else if (j->stage == ST_RUNS)
-      done += runs_slice(j, work - done);
+      done += next_run(j);
     else if (j->stage == ST_SHUFFLE)
       done += shuffle_slice(j, work - done, &over);
     else
       done += level_slice(j, work - done, &over);
     if (over) next_stage(j);
   }
+  if (j->stage == ST_DONE && j->runs) free(j->runs), j->runs = NULL, j->cap_runs = 0;
   return j->stage != ST_DONE;
 }
 

@@ -1,12 +1,14 @@
 /* par_points.c: the geometry and the points of the parallel program. The box, the hull and the
  * density grid come from every worker's slice of the input (collectives); the blocks from a
- * sample of the points that every worker takes alike (dt_plan_geometry: the same answer
- * everywhere, no message), made exact by par_balance.c. Then each worker sends every point of
+ * sample of the points, each worker reading a share and one allgather giving all of it to
+ * every worker (dt_plan_geometry: the same answer everywhere), made exact by par_balance.c with
+ * DT_BALANCE=1. Then each worker sends every point of
  * its slice to the worker that inserts it (one MPI_Alltoallv of ids: every worker has loaded
  * the input), by the phase that inserts it: the hull, a band along it, the sparse places and a
  * sample to worker 0 (inserted before the split), the zones along the borders to the holders of
  * their windows, the rest to the block's worker. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,13 +277,13 @@ static int tag_of(double sample, int32_t id, double x, double y, const int *owne
 #define FAST_UNKNOWN (-2)
 
 /* A rectangle that holds every point square_of puts in square sq: the square widened by far
- * more than square_of's rounding (relative to the coordinates' magnitude, not only the box's
- * width: the box may lie far from 0). */
+ * more than square_of's rounding and this one's (64 ulps of the coordinates' magnitude: the box
+ * may lie far from 0). */
 static void square_rect(int sq, double r[4]) {
   int H = G.hist_side, i[2] = {sq % H, sq / H};
   for (int a = 0; a < 2; a++) {
     double lo = G.box[2 * a], hi = G.box[2 * a + 1], w = hi - lo;
-    double margin = 1e-9 * (fabs(lo) + fabs(hi));
+    double margin = 64 * DBL_EPSILON * (fabs(lo) + fabs(hi));
     r[2 * a] = lo + w * i[a] / H - margin, r[2 * a + 1] = lo + w * (i[a] + 1) / H + margin;
   }
 }

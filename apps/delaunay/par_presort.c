@@ -76,6 +76,7 @@ static struct {
   int idle_rc;    /* pthread_setschedparam's answer for SCHED_IDLE (0: at idle priority) */
   /* PRESORT_WAITS: the main thread gathers and sorts in its waits (par_prep_piece) */
   bool in_waits;
+  size_t scratch_faulted; /* the scratch's first bytes faulted in (before the sort needs them) */
   size_t gathered; /* list[0 .. gathered) copied from the input */
   dt_brio_job job; /* started once gathered */
   bool sorting;
@@ -120,9 +121,18 @@ void par_presort_populate(void *at, size_t bytes) {
   if (S.nparts < 9 && b > a) S.parts[S.nparts++] = (span){(void *)a, b - a};
 }
 
-/* PRESORT_WAITS: the next slice of the gather, then of the sort; false once the list is
- * sorted. */
+/* PRESORT_WAITS: the next slice of the gather (with as much of the scratch faulted in: the
+ * sort's radix scatters would otherwise take their page faults in one slice), then of the sort;
+ * false once the list is sorted. */
 static bool sort_piece(size_t points) {
+  size_t scratch = dt_brio_scratch_bytes(S.n);
+  if (S.scratch_faulted < scratch && !S.no_populate) { /* to a page's end: no page left out */
+    uintptr_t base = (uintptr_t)S.scratch, slice = points * (scratch / (S.n ? S.n : 1));
+    size_t end = ((base + S.scratch_faulted + slice + 4095) & ~(uintptr_t)4095) - base;
+    end = end < scratch ? end : scratch;
+    dt_populate((char *)S.scratch + S.scratch_faulted, end - S.scratch_faulted);
+    S.scratch_faulted = end;
+  }
   if (S.gathered < S.n) {
     size_t k = S.n - S.gathered < points ? S.n - S.gathered : points;
     par_points_copy_slice(S.tag, S.list, S.gathered, k);
@@ -177,6 +187,7 @@ static int spread_attr(pthread_attr_t *a, cpu_set_t **set) {
 void par_presort_start(int tag, uint64_t seed) {
   if (!G.presort) return; /* (main: not DT_PRESORT=0) */
   S.tag = tag, S.seed = seed, S.seconds = 0;
+  S.no_populate = getenv("DT_NO_POPULATE") != NULL;
   S.n = par_points_count(tag);
   S.list = malloc((S.n + 1) * sizeof *S.list);
   S.scratch = malloc(dt_brio_scratch_bytes(S.n));

@@ -4,7 +4,8 @@
  *   W = 2^m workers, each with one block. Blocks: BX columns (x-quantiles of the points, lines
  *   over the whole box) times BY rows per column (y-quantiles of that column's points), BX <= BY,
  *   BX * BY = W; so every block holds about n / W points whatever the distribution (clustered
- *   input included; the parallel program makes the quantiles exact: par_balance.c). Block
+ *   input included; the parallel program takes them from a sample, or exact with DT_BALANCE=1:
+ *   par_balance.c). Block
  *   b = i * BY + j (column i, row j) is worker b's.
  *   Cells: each block is cut 3 x 3 into an interior and a ring of strips of width f (a fraction
  *   of the block's side, at least a few point spacings): cell = 9 b + 3 r + c, r = 0..2 bottom
@@ -85,10 +86,12 @@ int dt_plan_zone(const dt_plan *p, double x, double y);
  * cap[its block]. */
 int dt_plan_place(const dt_plan *p, double x, double y, double zw, const double *cap, int *zone);
 /* The cell that dt_plan_place gives every point of the closed rectangle [r0, r1] x [r2, r3]
- * with CONF_BLOCK (no zone) for the same zw and cap, where one does; else -1. Every test of
- * dt_plan_place is a step in x or in y alone (the column, the row in it, the strips, each
- * side's distance), so the two corners (r0, r2) and (r1, r3) decide for the whole rectangle:
- * the distribution places the points of such a rectangle by one lookup. */
+ * with CONF_BLOCK (no zone) for the same zw and cap, where one does; else -1. The two corners
+ * (r0, r2) and (r1, r3) decide for the whole rectangle: the same cell at both is the same
+ * block, so the same column (the column search is monotone in x over sorted edges) and the
+ * same row (monotone in y over that column's edges); with the block fixed, the strips and each
+ * side's distance test are monotone in x or in y alone. The distribution places the points
+ * of such a rectangle by one lookup. */
 int dt_plan_place_rect(const dt_plan *p, const double r[4], double zw, const double *cap);
 
 /* The holder of a cell in configuration conf; of every cell (own[ncells]). */

@@ -2,8 +2,8 @@
 # apps/delaunay/stride_check.sh: an input whose order repeats with a period (point i in the
 # x-band i % 8 of eight: files written column by column, or by a loop over bands) must still
 # give every worker about n / W main-phase points. The blocks' edges come from a sample of
-# one point in each stride (par_points.c): at a fixed place in the stride the sample saw only
-# some bands, and 8 workers got 6,352 to 22,088 main points of 131,072. Runs delaunay on
+# one point in each stride (par_points.c): at a fixed place in the stride (its middle) the sample
+# saw only some bands, and 8 workers got 7,197 to 23,178 main points of 131,072. Runs delaunay on
 # W workers with DT_DEBUG=1 and checks every worker's main points within 20% of their mean.
 # A ctest entry; also by hand.
 # Usage: stride_check.sh MPIEXEC DELAUNAY [W] [N]   (W: workers, default 8; N: points, 131072)

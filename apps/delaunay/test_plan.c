@@ -420,7 +420,8 @@ START_TEST(test_place_rect_names_the_cell_of_every_point) {
       }
     REQUIRE(named > tried / 3);
     for (int k = 0; k < 2000; k++) { /* small rectangles anywhere */
-      double x = p.box[0] + unit() * (p.box[1] - p.box[0]), y = p.box[2] + unit() * (p.box[3] - p.box[2]);
+      double x = p.box[0] + unit() * (p.box[1] - p.box[0]);
+      double y = p.box[2] + unit() * (p.box[3] - p.box[2]);
       double w = unit() * 0.02, h = unit() * 0.02, r[4] = {x, x + w, y, y + h};
       int c = dt_plan_place_rect(&p, r, zw, cap);
       if (c >= 0) rect_points_agree(&p, r, zw, cap, c);

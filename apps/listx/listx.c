@@ -353,7 +353,9 @@ static int run_variant(const lx_opts *o, const lx_rt *rt, const lx_variant *v) {
     fprintf(stderr, "listx: worker %d: %s: set-up failed\n", rt->me, v->name);
     return -1;
   }
-  int runq = getenv("LISTX_RUNQ") != NULL;
+  /* (a collective per repetition: on only where every worker has it, whatever each one's
+   * environment says) */
+  int runq = rt->sum(getenv("LISTX_RUNQ") ? 1 : 0) == rt->n;
   for (int r = 0; r < o->reps; r++) {
     c.rep = r;
     c.bad = 0;
