@@ -9,8 +9,8 @@
  *
  * Any power of two W of workers. The blocks are at the quantiles of a sample of the points
  * (columns, then rows in each column; 4,096 sample points a block, at most 131,072 in all), so
- * each holds about n / W
- * points (within a few percent) on any input; DT_BALANCE=1 makes them exact. Phases:
+ * each holds about n / W points (within a few percent) on any input; DT_BALANCE=1 makes them
+ * exact. Phases:
  *   sample   worker 0, holding every cell, inserts the hull, a band along it, the points of
  *            sparse places (where triangles are large) and a sample (--sample per block);
  *   scatter  the cells go out in a binary tree of moves (m rounds, each a matching);

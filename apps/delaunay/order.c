@@ -149,6 +149,14 @@ typedef struct dt_brio_run {
 #define RUN_MAX 16   /* more points than this in one cell are sorted again inside it */
 #define DEPTH_MAX 64 /* the recursion stops there (only points all equal could go deeper) */
 
+/* The curve's state inside the cell of the 2^16 grid over box that holds p (from state s0):
+ * where the cell's own sort continues the curve. */
+static int cell_state(const dt_pt *p, const double box[4], int s0) {
+  int s = s0;
+  hilbert16(quantize(p->x, box[0], box[1]), quantize(p->y, box[2], box[3]), &s);
+  return s;
+}
+
 /* The runs of more than RUN_MAX points with one key among pts[0..n) (in key order, keys
  * sorted), with the curve's state inside their cell, into *runs; how many. */
 static size_t find_runs(const dt_pt *pts, size_t n, const uint64_t *keys, const double box[4],
@@ -163,9 +171,7 @@ static size_t find_runs(const dt_pt *pts, size_t n, const uint64_t *keys, const 
       if (!r) abort(); /* the caller's own memory is gone: nothing sensible is left */
       *runs = r;
     }
-    int s = s0;
-    hilbert16(quantize(pts[i].x, box[0], box[1]), quantize(pts[i].y, box[2], box[3]), &s);
-    (*runs)[nr++] = (run){i, j - i, s, 0};
+    (*runs)[nr++] = (run){i, j - i, cell_state(&pts[i], box, s0), 0};
   }
   return nr;
 }
@@ -365,12 +371,8 @@ static size_t find_slice(dt_brio_job *j, size_t work, int *over) {
   while (i < stop) {
     size_t e = i + 1;
     while (e < m && j->keys[e] >> 32 == j->keys[i] >> 32) e++;
-    if (e - i > RUN_MAX && j->depth < DEPTH_MAX) {
-      int s = j->s0;
-      hilbert16(quantize(pts[i].x, j->lbox[0], j->lbox[1]),
-                quantize(pts[i].y, j->lbox[2], j->lbox[3]), &s);
-      push_run(j, (run){j->base + i, e - i, s, j->depth + 1});
-    }
+    if (e - i > RUN_MAX && j->depth < DEPTH_MAX)
+      push_run(j, (run){j->base + i, e - i, cell_state(&pts[i], j->lbox, j->s0), j->depth + 1});
     i = e;
   }
   size_t done = i - j->at;

@@ -31,6 +31,9 @@ static uint64_t mix(uint64_t x) { /* splitmix64 */
   return x ^ (x >> 31);
 }
 
+/* A hash of x as a number in [0, 1). */
+static double unit_of(uint64_t x) { return (double)(mix(x) >> 11) * 0x1p-53; }
+
 static int cell_fn(const void *ctx, double x, double y) { return dt_plan_cell_of(ctx, x, y); }
 static void cell_inside_fn(const void *ctx, int cell, double r[4]) {
   dt_plan_cell_inside(ctx, cell, r);
@@ -203,8 +206,7 @@ static double *sample_points(size_t ns) {
     off[w] = (int)(2 * k0), cnt[w] = (int)(2 * (k1 - k0));
   }
   for (size_t k = (size_t)off[G.me] / 2; k < (size_t)(off[G.me] + cnt[G.me]) / 2; k++) {
-    double u = (double)(mix((uint64_t)k ^ 0x5eed) >> 11) * 0x1p-53;
-    size_t i = (size_t)(((double)k + u) * (double)n / (double)ns);
+    size_t i = (size_t)(((double)k + unit_of((uint64_t)k ^ 0x5eed)) * (double)n / (double)ns);
     i = i < n ? i : n - 1;
     s[2 * k] = G.in.xy[2 * i], s[2 * k + 1] = G.in.xy[2 * i + 1];
   }
@@ -254,7 +256,7 @@ void par_geometry(void) {
  * points there (the density grid's: a border through sparse points gets a wider zone), at most
  * a quarter of the block's side. */
 static int in_sample(int32_t id, double sample) { /* worker 0's: a hash of the id */
-  return (double)(mix((uint64_t)id ^ (G.o.seed << 32)) >> 11) * 0x1p-53 < sample;
+  return unit_of((uint64_t)id ^ (G.o.seed << 32)) < sample;
 }
 
 static int tag_of(double sample, int32_t id, double x, double y, const int *owner, int *cell,

@@ -142,9 +142,11 @@ int dt_triangulate(const double *xy, size_t n, uint64_t seed, dt_result *r) {
   r->seconds = (bench_now_ns() - t0) * 1e-9;
   r->alloc_seconds = ctx.seconds;
   if (getenv("DT_DEBUG")) /* to set beside the parallel main phase's lines */
-    fprintf(stderr, "delaunay-serial: %zu points: order %.4f s (the copy, the box, BRIO), insert "
-            "%.4f s (the mesh's set-up with it; of it %.4f s faulting chunks in, %.4f s in malloc)\n", n, (t_order - t0) * 1e-9,
-            r->seconds - (t_order - t0) * 1e-9, ctx.populate_s, ctx.seconds);
+    fprintf(stderr,
+            "delaunay-serial: %zu points: order %.4f s (the copy, the box, BRIO), insert %.4f s "
+            "(the mesh's set-up with it; of it %.4f s faulting chunks in, %.4f s in malloc)\n",
+            n, (t_order - t0) * 1e-9, r->seconds - (t_order - t0) * 1e-9, ctx.populate_s,
+            ctx.seconds);
   r->st = m.st;
   r->ntri = dt_collect(&m, NULL, NULL);
   r->tri = malloc((r->ntri ? r->ntri : 1) * 3 * sizeof *r->tri);
