@@ -22,6 +22,9 @@
  *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
  *            only for the partners it takes cells from;
  *   left     what had to wait: only the cells it needs move (par_left.c).
+ * Where most of the sample's triangles reach out of their blocks (points over many scales),
+ * worker 0 inserts every point after its sample instead, and the others wait (par_alone.c;
+ * DT_ALONE=0: never, 1: always).
  * An insertion that would read, write or create a triangle outside the worker's cells changes
  * nothing and is postponed into its cell's header, so it travels with the region.
  *
@@ -139,15 +142,21 @@ static size_t insert_all(dt_pt *list, size_t n) {
   return left;
 }
 
-/* One phase, cells held as G.holder says: my points of tag (or none: -1) and the points
- * postponed in my cells, in BRIO order; what still waits goes back into its cells' headers. */
+/* One phase, cells held as G.holder says: my points of tag (or none: -1; TAG_ALONE: every
+ * point not inserted yet) and the points postponed in my cells, in BRIO order; what still waits
+ * goes back into its cells' headers. */
+#define TAG_ALONE (-2)
 static void run_phase(int tag, const dt_pt *start) {
   size_t n = 0, sorted = 0;
   presort_report pr = {0, 0, 0, 0, 0};
   double t_list = now(); /* (DT_DEBUG: the phase's moves in and set-up are before this) */
-  dt_pt *list = tag >= 0 ? par_presort_take(tag, &sorted, &pr) : NULL;
-  n = sorted;
-  if (tag >= 0 && !list) list = par_points_of(tag, NULL, &n);
+  dt_pt *list = NULL;
+  if (tag == TAG_ALONE)
+    list = par_alone_points(&n);
+  else if (tag >= 0 && !(list = par_presort_take(tag, &sorted, &pr)))
+    list = par_points_of(tag, NULL, &n);
+  else
+    n = sorted;
   list = par_take_pending(list, &n); /* after the presorted ones: in an order of their own */
   double tb = now();
   if (list) dt_brio(list + sorted, n - sorted, G.box, G.o.seed + (uint64_t)G.phase);
@@ -223,6 +232,17 @@ static void phase_in(int ph, int conf) {
   run_phase(conf, NULL);
 }
 
+/* Worker 0, holding every cell since the sample, inserts every point (par_alone.c); the others
+ * wait in the sum that opens the leftovers, which finds none. */
+static void alone(void) {
+  G.small_chunks = 0;
+  phase_begin(PH_MAIN);
+  if (G.me == 0) run_phase(TAG_ALONE, NULL);
+  par_presort_drop();
+  phase_begin(PH_LEFT);
+  G.gathered = par_leftovers(run_phase);
+}
+
 static void phases(const int32_t start[3]) {
   dt_pt s3[3];
   for (int i = 0; i < 3; i++)
@@ -233,6 +253,10 @@ static void phases(const int32_t start[3]) {
   phase_begin(PH_SAMPLE);
   G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);
+  if (par_alone_decide()) {
+    alone();
+    return;
+  }
   phase_begin(PH_SCATTER);
   int *h0 = owners(CONF_HZ0);
   scatter(h0);
@@ -480,10 +504,12 @@ static int settings_ok(void) {
     const char *name, *values;
   } var[] = {{"DT_MAIN_PART", "early, waits, late or 0"},
              {"DT_PRESORT", "early, zones, waits or 0"},
-             {"DT_BALANCE", "0 or 1"}};
+             {"DT_BALANCE", "0 or 1"},
+             {"DT_ALONE", "0 or 1"}};
   int which = par_main_part_setting() < 0 ? 0
               : presort_setting() == -2   ? 1
               : par_balance_setting() < 0 ? 2
+              : par_alone_setting() == -2 ? 3
                                           : -1;
   int mine = which >= 0 ? G.me : G.W, first = G.W;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, sys_comm());
@@ -528,6 +554,7 @@ int main(int argc, char **argv) {
   MPI_Type_commit(&G.pt_type);
   int32_t start[3];
   int collinear = par_pick_start(start) != 0;
+  memcpy(G.start, start, sizeof start);
 
   MPI_Barrier(sys_comm());
   double t0 = now();

@@ -280,6 +280,8 @@ typedef struct dt_brio_job {
 void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], uint64_t seed,
                    void *scratch);
 int dt_brio_step(dt_brio_job *j, size_t work);
+/* A job left unfinished: its heap memory freed (the points in some order of the sort's way). */
+void dt_brio_cancel(dt_brio_job *j);
 /* The curve's table, built once (dt_hilbert_key, dt_hilbert_sort and dt_brio build it when they
  * first need it: before threads share it, build it here). */
 void dt_order_init(void);

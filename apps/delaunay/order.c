@@ -418,6 +418,12 @@ int dt_brio_step(dt_brio_job *j, size_t work) {
   return j->stage != ST_DONE;
 }
 
+void dt_brio_cancel(dt_brio_job *j) {
+  free(j->runs);
+  j->runs = NULL, j->nruns = j->cap_runs = 0;
+  j->stage = ST_DONE;
+}
+
 void dt_brio_in(dt_pt *pts, size_t n, const double box[4], uint64_t seed, void *scratch) {
   dt_brio_job j;
   dt_brio_start(&j, pts, n, box, seed, scratch);

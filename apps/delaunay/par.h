@@ -73,6 +73,7 @@ typedef struct par {
                   waits for partners from the sample on (PRESORT_WAITS: the default elsewhere);
                   0: at the main phase's start */
   dt_input in;
+  int32_t start[3]; /* the first triangle's points */
   double box[4];
   rid_t *cell_rid;  /* per cell */
   rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */
@@ -167,6 +168,12 @@ void par_presort_populate(void *at, size_t bytes);
  * next piece of at most `bytes` of the main parts faulted in; 0 when nothing is left to do (or
  * it is not this thread's). */
 int par_prep_piece(size_t points, size_t bytes);
+/* The slice a wait does at a time (about 0.1 ms each on the 16-core box). */
+#define PREP_POINTS 8192
+#define PREP_BYTES (128u << 10)
+/* The main phase will not come (par_alone.c): a helper stops faulting in and is joined (after
+ * its sort: it cannot be cut short), a sort in the waits is dropped, the list freed. */
+void par_presort_drop(void);
 
 /* ---- par_balance.c ---- */
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every
@@ -198,6 +205,17 @@ int64_t par_my_pending(int64_t *per_cell);          /* in my cells (per cell whe
 /* Move every cell whose holder differs to its holder in to[] (sys_send/sys_recv in rounds). */
 void par_transition(const int *to);
 void par_print_moves(void); /* DT_DEBUG: my moves, one line each (stderr) */
+
+/* ---- par_alone.c ---- */
+/* DT_ALONE: 1 (worker 0 inserts every point), 0 (never), -1 (unset: the sample's mesh decides),
+ * -2 (anything else). */
+int par_alone_setting(void);
+/* A collective after worker 0's sample: 1 when worker 0 inserts every point (the sample's
+ * triangles reach across blocks), said once on stderr. */
+int par_alone_decide(void);
+/* Worker 0: every point not inserted yet (all but the sample phase's and the start's), in
+ * input order; its count in *n. */
+dt_pt *par_alone_points(size_t *n);
 
 /* ---- par_left.c ---- */
 /* What waits after the main phase: rounds of gathering the cells near the waiting points

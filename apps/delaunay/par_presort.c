@@ -256,3 +256,12 @@ dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
   r->populated = S.populate;
   return hand_over(n, r);
 }
+
+void par_presort_drop(void) {
+  __atomic_store_n(&S.stop, true, __ATOMIC_RELAXED);
+  if (S.running) pthread_join(S.thread, NULL);
+  if (S.sorting) dt_brio_cancel(&S.job);
+  S.running = S.in_waits = S.sorting = false;
+  free(S.list), free(S.scratch);
+  S.list = NULL, S.scratch = NULL;
+}

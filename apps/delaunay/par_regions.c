@@ -424,8 +424,6 @@ void par_print_moves(void) {
 /* The handshake before a move: both partners are there. Its wait may gather and sort the main
  * phase's points (DT_PRESORT=waits) and fault in the main parts (par_prep_piece) a slice at a
  * time, about 0.1 ms each on the 16-core box, until the partner's byte is in. */
-#define PREP_POINTS 8192
-#define PREP_BYTES (128u << 10)
 static void handshake(int peer) {
   char x = 0, y;
   MPI_Request rq[2];

@@ -439,6 +439,34 @@ START_TEST(test_brio_in_slices_gives_the_same_order) {
 }
 END_TEST
 
+/* A job cancelled midway, while crowded cells wait on its stack (wide points): it is done (a
+ * step does nothing more), its heap memory is freed (the sanitizer build checks leaks) and the
+ * points are still a permutation of the input. */
+START_TEST(test_brio_cancelled_midway_frees_and_keeps_the_points) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_wide(&in, 20000, 2), 0);
+  double box[4];
+  dt_box(in.xy, in.n, box);
+  dt_pt *p = points_of(&in);
+  void *scratch = malloc(dt_brio_scratch_bytes(in.n));
+  dt_brio_job j;
+  dt_brio_start(&j, p, in.n, box, 4, scratch);
+  int steps = 0;
+  while (j.nruns == 0 && dt_brio_step(&j, 64)) steps++;
+  ck_assert_msg(j.nruns > 0, "no crowded cell was ever pending (%d steps)", steps);
+  dt_brio_cancel(&j);
+  REQUIRE(j.runs == NULL && j.nruns == 0);
+  REQUIRE(!dt_brio_step(&j, 64));
+  char *seen = calloc(in.n, 1);
+  for (size_t i = 0; i < in.n; i++) {
+    REQUIRE(!seen[p[i].id]);
+    seen[p[i].id] = 1;
+  }
+  free(seen), free(scratch), free(p);
+  dt_input_free(&in);
+}
+END_TEST
+
 /* ---- the hull band ---- */
 /* dt_band_has's quick part (the inner rectangle, the grid of squares inside) never changes an
  * answer: every point of clustered, uniform and wide-range inputs against the edge loop alone,
@@ -570,6 +598,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
   tcase_add_test(tc, test_brio_in_slices_gives_the_same_order);
+  tcase_add_test(tc, test_brio_cancelled_midway_frees_and_keeps_the_points);
   tcase_add_test(tc, test_postponed_point_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_postponed_by_a_new_cell_leaves_the_walk_at_its_triangle);
   tcase_add_test(tc, test_band_quick_test_agrees_with_the_edges);

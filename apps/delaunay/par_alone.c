@@ -1,0 +1,94 @@
+/* par_alone.c: inputs the blocks cannot split. A triangle lives in the cell of its
+ * circumcentre, so a block's worker can insert a point only where the triangles whose circles
+ * hold it have their centres in its block. Points over a huge range of scales (--dist wide)
+ * make long, thin triangles whose centres lie blocks away from their vertices at every scale:
+ * at 16 workers nearly every insertion of the zone and main phases waited, each wait was
+ * walked again in later phases, and the run took 4-5x the serial program's time.
+ *
+ * After worker 0's sample, the sample's mesh tells: the share of its finite triangles that have
+ * a vertex outside the block of their own cell. On uniform and clustered points that share is
+ * the few triangles along the borders; on such inputs it is most of them. Above ALONE_SHARE
+ * worker 0, which holds every cell then, inserts every point itself (the serial program's work
+ * in the parallel program's cells) while the others wait: the run costs about the serial time,
+ * not a multiple of it. DT_ALONE=1 does so on any input (the tests), DT_ALONE=0 never (to
+ * measure the blocks on such inputs). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "par.h"
+
+#define ALONE_SHARE 0.5
+
+typedef struct reach {
+  int64_t triangles, across;
+} reach;
+
+static void count_reach(void *ctx, dt_tri *t) {
+  reach *r = ctx;
+  if (t->v[0] == DT_INF || t->v[1] == DT_INF || t->v[2] == DT_INF) return;
+  int block = t->cell / 9, out = 0;
+  for (int i = 0; i < 3; i++) out |= dt_plan_block_of(&G.p, t->p[i][0], t->p[i][1]) != block;
+  r->triangles++;
+  r->across += out;
+}
+
+/* Worker 0, holding every cell: the share of the mesh's finite triangles with a vertex outside
+ * their cell's block. */
+static double reach_share(void) {
+  reach r = {0, 0};
+  for (int c = 0; c < G.p.ncells; c++) dt_pool_each(G.pools[c], count_reach, &r);
+  return r.triangles ? (double)r.across / (double)r.triangles : 0;
+}
+
+int par_alone_setting(void) {
+  const char *v = getenv("DT_ALONE");
+  return !v ? -1 : !strcmp(v, "0") ? 0 : !strcmp(v, "1") ? 1 : -2;
+}
+
+/* While worker 0 decides, the others do what they do in any wait (the main phase's sort, with
+ * DT_PRESORT=waits). */
+int par_alone_decide(void) {
+  int alone = 0, setting = par_alone_setting();
+  double share = 0;
+  if (G.me == 0 && G.W > 1) {
+    share = reach_share();
+    alone = setting == 1 || (setting == -1 && share > ALONE_SHARE);
+    if (G.debug)
+      fprintf(stderr, "worker 0: %.1f%% of the sample's triangles reach out of their block\n",
+              100 * share);
+    if (alone && setting == 1)
+      fprintf(stderr, "delaunay: note: DT_ALONE=1: worker 0 inserts every point\n");
+    else if (alone)
+      fprintf(stderr,
+              "delaunay: note: %.0f%% of the sample's triangles reach out of their block (points "
+              "over scales the blocks cannot split): worker 0 inserts every point\n",
+              100 * share);
+  }
+  if (G.W == 1) return 0;
+  MPI_Request rq;
+  int done = 0;
+  double t0 = now();
+  MPI_Ibcast(&alone, 1, MPI_INT, 0, sys_comm(), &rq);
+  MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+  while (!done && par_prep_piece(PREP_POINTS, PREP_BYTES)) MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+  if (!done) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  G.wait += now() - t0;
+  return alone;
+}
+
+dt_pt *par_alone_points(size_t *n) {
+  size_t ns = par_points_count(CONF_ZERO), k = 0;
+  uint8_t *done = calloc(G.in.n + 1, 1);
+  dt_pt *inserted = malloc((ns + 1) * sizeof *inserted),
+        *list = dt_alloc((G.in.n + 1) * sizeof *list);
+  if (!done || !inserted || !list) die("out of memory");
+  par_points_copy(CONF_ZERO, inserted);
+  for (size_t i = 0; i < ns; i++) done[inserted[i].id] = 1;
+  for (int i = 0; i < 3; i++) done[G.start[i]] = 1;
+  for (size_t i = 0; i < G.in.n; i++)
+    if (!done[i]) list[k++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, CONF_BLOCK};
+  free(done), free(inserted);
+  *n = k;
+  return list;
+}
