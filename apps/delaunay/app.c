@@ -36,8 +36,10 @@ static void usage(FILE *f, dt_prog p) {
       "Points (generated, seeded; or read):\n"
       "  --points N         how many (default 100000)\n"
       "  --dist D           uniform (default; [0,1)^2), clustered (Gaussian blobs), grid\n"
-      "                     (integer coordinates: every square's corners cocircular) or wide\n"
-      "                     (|x|, |y| = 10^U(-12, 12), random signs: a huge range of scales)\n"
+      "                     (integer coordinates: every square's corners cocircular), wide\n"
+      "                     (|x|, |y| = 10^U(-12, 12), random signs: a huge range of scales),\n"
+      "                     graded (radius 10^U(-6, 0) around the origin: refined toward a\n"
+      "                     point) or line (x in [0,1), y Gaussian of deviation 1e-6)\n"
       "  --seed S           generator seed (default 1)\n"
       "  --clusters K       blobs of --dist clustered (default 16)\n"
       "  --sigma X          their standard deviation (default 0.02)\n"
@@ -178,10 +180,12 @@ int dt_opts_parse(int argc, char **argv, dt_prog prog, dt_opts *o) {
     }
     i += used;
   }
-  if (strcmp(o->dist, "uniform") && strcmp(o->dist, "clustered") && strcmp(o->dist, "grid") &&
-      strcmp(o->dist, "wide")) {
-    opt_error("%s: error: --dist must be uniform, clustered, grid or wide, got '%s'\n", me,
-              o->dist);
+  static const char *const dists[] = {"uniform", "clustered", "grid", "wide", "graded", "line"};
+  size_t d = 0;
+  while (d < sizeof dists / sizeof *dists && strcmp(o->dist, dists[d])) d++;
+  if (d == sizeof dists / sizeof *dists) {
+    opt_error("%s: error: --dist must be uniform, clustered, grid, wide, graded or line, got "
+              "'%s'\n", me, o->dist);
     return -1;
   }
   return 0;
@@ -197,6 +201,10 @@ int dt_load_msg(const dt_opts *o, dt_input *in, char *err, size_t errlen) {
     rc = dt_gen_clustered(in, n, o->seed, o->clusters, o->sigma);
   else if (!strcmp(o->dist, "wide"))
     rc = dt_gen_wide(in, n, o->seed);
+  else if (!strcmp(o->dist, "graded"))
+    rc = dt_gen_graded(in, n, o->seed);
+  else if (!strcmp(o->dist, "line"))
+    rc = dt_gen_line(in, n, o->seed);
   else
     rc = dt_gen_grid(in, n);
   if (rc) snprintf(err, errlen, "out of memory for %zu points", n);

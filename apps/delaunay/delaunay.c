@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,12 +234,24 @@ static void phase_in(int ph, int conf) {
 }
 
 /* Worker 0, holding every cell since the sample, inserts every point (par_alone.c); the others
- * wait in the sum that opens the leftovers, which finds none. */
+ * wait for it in a barrier that sleeps between polls (MPI's would spin, and on a host with
+ * fewer cores than ranks take cores worker 0 needs), then the leftovers find none. */
 static void alone(void) {
   G.small_chunks = 0;
   phase_begin(PH_MAIN);
-  if (G.me == 0) run_phase(TAG_ALONE, NULL);
+  if (G.me == 0) {
+    G.m.cell_of = NULL; /* every new triangle in cell 0, as the serial program's one cell */
+    run_phase(TAG_ALONE, NULL);
+  }
   par_presort_drop();
+  double t0 = now();
+  MPI_Request rq;
+  int done = 0;
+  MPI_Ibarrier(sys_comm(), &rq);
+  for (long ns = 10000; MPI_Test(&rq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done;
+       ns = ns < 1000000 ? 2 * ns : ns)
+    nanosleep(&(struct timespec){0, ns}, NULL);
+  G.wait += now() - t0;
   phase_begin(PH_LEFT);
   G.gathered = par_leftovers(run_phase);
 }

@@ -226,6 +226,11 @@ int dt_gen_clustered(dt_input *in, size_t n, uint64_t seed, int k, double sigma)
 int dt_gen_grid(dt_input *in, size_t n);
 /* wide: |x|, |y| = 10^U(-12, 12), random signs: a huge range of scales (the ordering's test) */
 int dt_gen_wide(dt_input *in, size_t n, uint64_t seed);
+/* graded: radius 10^U(-6, 0) at a uniform angle around the origin (a mesh refined toward a
+ * point: density 1 / r^2); line: x uniform in [0, 1), y Gaussian of deviation 1e-6 (points
+ * nearly on a line) */
+int dt_gen_graded(dt_input *in, size_t n, uint64_t seed);
+int dt_gen_line(dt_input *in, size_t n, uint64_t seed);
 /* Read a file: binary (the 8 bytes "DTPOINTS", a little-endian uint64 n, then n pairs of
  * little-endian doubles) or text ("x y" per line; blank lines and lines starting with '#'
  * skipped). 0, or -1 with a message naming the file and line in err. */

@@ -61,8 +61,9 @@ int par_alone_decide(void) {
       fprintf(stderr, "delaunay: note: DT_ALONE=1: worker 0 inserts every point\n");
     else if (alone)
       fprintf(stderr,
-              "delaunay: note: %.0f%% of the sample's triangles reach out of their block (points "
-              "over scales the blocks cannot split): worker 0 inserts every point\n",
+              "delaunay: note: %.0f%% of the sample's triangles reach out of their block (thin "
+              "triangles whose circles cross blocks: points over many scales, or nearly on a "
+              "line): worker 0 inserts every point\n",
               100 * share);
   }
   if (G.W == 1) return 0;

@@ -68,6 +68,28 @@ int dt_gen_wide(dt_input *in, size_t n, uint64_t seed) {
   return 0;
 }
 
+int dt_gen_graded(dt_input *in, size_t n, uint64_t seed) {
+  if (alloc_input(in, n)) return -1;
+  bench_rng r = rng_of(seed);
+  for (size_t i = 0; i < n; i++) {
+    double rad = pow(10.0, -6 + 6 * unit(&r)), a = 2 * M_PI * unit(&r);
+    in->xy[2 * i] = rad * cos(a);
+    in->xy[2 * i + 1] = rad * sin(a);
+  }
+  return 0;
+}
+
+int dt_gen_line(dt_input *in, size_t n, uint64_t seed) {
+  if (alloc_input(in, n)) return -1;
+  bench_rng r = rng_of(seed);
+  for (size_t i = 0; i < n; i++) { /* Box-Muller's first half */
+    double u = 1 - unit(&r), v = unit(&r);
+    in->xy[2 * i] = unit(&r);
+    in->xy[2 * i + 1] = 1e-6 * sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+  }
+  return 0;
+}
+
 int dt_gen_grid(dt_input *in, size_t n) {
   if (alloc_input(in, n)) return -1;
   size_t side = (size_t)ceil(sqrt((double)n));
