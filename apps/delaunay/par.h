@@ -132,6 +132,8 @@ void par_mesh_init(void);
 /* Every point to the worker that inserts it (G.ids, by tag), the start's three left out; the
  * points per cell (G.expect, G.early). */
 void par_distribute(const int32_t start[3]);
+/* Is the point one of the random sample's (--sample a block; worker 0 inserts them)? */
+int par_in_sample(int32_t id);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 /* How many those are, and a copy of them into to[0..count), tag t in pad (reads only the input

@@ -5,9 +5,11 @@
  * at 16 workers nearly every insertion of the zone and main phases waited, each wait was
  * walked again in later phases, and the run took 4-5x the serial program's time.
  *
- * After worker 0's sample, the sample's mesh tells: the share of its finite triangles that have
- * a vertex outside the block of their own cell. On uniform and clustered points that share is
- * the few triangles along the borders; on such inputs it is most of them. Above ALONE_SHARE
+ * After worker 0's sample, the sample's mesh tells: the share of the triangles between random
+ * sample points that have a vertex outside the block of their own cell. On uniform and
+ * clustered points that share is the triangles along the borders, 2-10%, and on points refined
+ * toward a centre (--dist graded) 14-21%; over many scales (wide) 55-86%, near a line 79-98%
+ * (2 to 16 workers, 300,000 and 2,000,000 points alike: docs/DESIGN.md). Above ALONE_SHARE
  * worker 0, which holds every cell then, inserts every point itself (the serial program's work
  * in the parallel program's cells) while the others wait: the run costs about the serial time,
  * not a multiple of it. DT_ALONE=1 does so on any input (the tests), DT_ALONE=0 never (to
@@ -18,27 +20,32 @@
 
 #include "par.h"
 
-#define ALONE_SHARE 0.5
+#define ALONE_SHARE 0.4
+#define ALONE_MIN_TRIANGLES 64 /* fewer (a --sample of a few points a block): no answer */
 
+/* The sample's triangles (all three vertices random sample points: the hull band's and the
+ * sparse squares' are not a sample of the input, and their number changes with n), and those of
+ * them with a vertex outside their cell's block. */
 typedef struct reach {
   int64_t triangles, across;
 } reach;
 
 static void count_reach(void *ctx, dt_tri *t) {
   reach *r = ctx;
-  if (t->v[0] == DT_INF || t->v[1] == DT_INF || t->v[2] == DT_INF) return;
-  int block = t->cell / 9, out = 0;
+  int out = 0, block = t->cell / 9;
+  for (int i = 0; i < 3; i++)
+    if (t->v[i] == DT_INF || !par_in_sample(t->v[i])) return;
   for (int i = 0; i < 3; i++) out |= dt_plan_block_of(&G.p, t->p[i][0], t->p[i][1]) != block;
   r->triangles++;
   r->across += out;
 }
 
-/* Worker 0, holding every cell: the share of the mesh's finite triangles with a vertex outside
- * their cell's block. */
+/* Worker 0, holding every cell: the share of the sample's triangles that reach out (0 where
+ * there are too few to tell). */
 static double reach_share(void) {
   reach r = {0, 0};
   for (int c = 0; c < G.p.ncells; c++) dt_pool_each(G.pools[c], count_reach, &r);
-  return r.triangles ? (double)r.across / (double)r.triangles : 0;
+  return r.triangles >= ALONE_MIN_TRIANGLES ? (double)r.across / (double)r.triangles : 0;
 }
 
 int par_alone_setting(void) {
