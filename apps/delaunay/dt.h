@@ -244,6 +244,10 @@ void dt_box_pts(const dt_pt *p, size_t n, double box[4]); /* of points */
 /* ---- order.c: insertion order ---- */
 /* Hilbert index of a point on a 2^16 x 2^16 grid over box. */
 uint32_t dt_hilbert_key(double x, double y, const double box[4]);
+/* The square around box that the sorts below run their curve over (the shorter side widened
+ * about its middle): square cells, so points near on the curve are near in the plane even for
+ * a long, thin cloud (points near a line). */
+void dt_square_box(const double box[4], double sq[4]);
 /* Sort pts[0..n) along the Hilbert curve over box (radix sort on the keys); a cell of the 2^16
  * grid with more than 16 points is sorted again over its points' own box (adaptive: points over
  * a huge range of scales still come out in curve order). */

@@ -61,6 +61,17 @@ uint32_t dt_hilbert_key(double x, double y, const double box[4]) {
   return hilbert16(quantize(x, box[0], box[1]), quantize(y, box[2], box[3]), &s);
 }
 
+/* The square around box (its shorter side widened about its middle to the longer one): the
+ * curve's grid then has square cells, so points near on the curve are near in the plane. Over
+ * the box itself a long, thin cloud (points near a line) would be stretched to a square, and
+ * neighbours on the curve would lie far apart along it. */
+void dt_square_box(const double box[4], double sq[4]) {
+  double w = box[1] - box[0], h = box[3] - box[2], mx = box[0] + w / 2, my = box[2] + h / 2;
+  double half = (w > h ? w : h) / 2;
+  sq[0] = w >= h ? box[0] : mx - half, sq[1] = w >= h ? box[1] : mx + half;
+  sq[2] = h >= w ? box[2] : my - half, sq[3] = h >= w ? box[3] : my + half;
+}
+
 /* The pieces of one level's sort, each over a range [from, to) so that dt_brio_step can do
  * them a slice at a time: the keys (key << 32 | position), an LSD radix sort on them (three
  * passes of 11 bits, each a count and a scatter), the points put in key order. */
@@ -192,11 +203,12 @@ static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, 
                              int depth);
 static void sort_runs(dt_pt *pts, const run *runs, size_t nr, sort_buf *b, int depth) {
   for (size_t r = 0; r < nr && depth < DEPTH_MAX; r++) {
-    double sub[4];
+    double sub[4], sq[4];
     dt_pt *q = pts + runs[r].at;
     dt_box_pts(q, runs[r].n, sub);
     if (sub[0] == sub[1] && sub[2] == sub[3]) continue; /* all equal: any order */
-    hilbert_sort_rec(q, runs[r].n, sub, runs[r].state, b, depth + 1);
+    dt_square_box(sub, sq);
+    hilbert_sort_rec(q, runs[r].n, sq, runs[r].state, b, depth + 1);
   }
 }
 
@@ -213,7 +225,9 @@ static void hilbert_sort_rec(dt_pt *pts, size_t n, const double box[4], int s0, 
 
 static void hilbert_sort_with(dt_pt *pts, size_t n, const double box[4], sort_buf *b) {
   if (!tab_ready) build_table();
-  hilbert_sort_rec(pts, n, box, 0, b, 0);
+  double sq[4];
+  dt_square_box(box, sq);
+  hilbert_sort_rec(pts, n, sq, 0, b, 0);
 }
 
 /* The sorts' scratch (dt_brio_scratch_bytes(n) bytes) as keys, their radix buffer and points. */
@@ -259,7 +273,7 @@ void dt_brio_start(dt_brio_job *j, dt_pt *pts, size_t n, const double box[4], ui
   if (!tab_ready) build_table();
   *j = (dt_brio_job){.pts = pts, .n = n, .scratch = scratch,
                      .stage = n < 2 ? ST_DONE : ST_SHUFFLE, .at = n, .len = n};
-  memcpy(j->box, box, sizeof j->box);
+  dt_square_box(box, j->box);
   j->rng = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
   if (!j->rng) j->rng = 1;
 }
@@ -387,11 +401,12 @@ static size_t next_run(dt_brio_job *j) {
   size_t done = 0;
   while (j->nruns) {
     run r = j->runs[--j->nruns];
-    double sub[4];
+    double sub[4], sq[4];
     dt_box_pts(j->pts + r.at, r.n, sub);
     done += r.n;
     if (sub[0] == sub[1] && sub[2] == sub[3]) continue;
-    start_level(j, r.at, r.n, sub, r.state, r.depth);
+    dt_square_box(sub, sq);
+    start_level(j, r.at, r.n, sq, r.state, r.depth);
     return done;
   }
   j->len = j->mid, j->stage = ST_ROUND;

@@ -249,6 +249,26 @@ START_TEST(test_wide_range_keeps_the_walk_short) {
 }
 END_TEST
 
+/* Points near a line (x in [0, 1), y of deviation 1e-6): the curve runs over the square around
+ * their box, so neighbours on it are neighbours along the line (over the box itself, stretched
+ * to a square, they were a thousand points apart: 144 steps a point on 1,000,000). The square is
+ * the box widened about its middle. */
+START_TEST(test_points_near_a_line_keep_the_walk_short) {
+  dt_input in;
+  ck_assert_int_eq(dt_gen_line(&in, 50000, 5), 0);
+  dt_result r = run(in.xy, in.n, 1);
+  double steps = (double)r.st.walk_steps / (double)r.st.inserted;
+  ck_assert_msg(steps < 8, "%.1f walk steps a point", steps);
+  dt_result_free(&r);
+  dt_input_free(&in);
+  double sq[4], flat[4] = {0, 1, 2, 2.5}, tall[4] = {-1, -1, 0, 4};
+  dt_square_box(flat, sq);
+  REQUIRE(sq[0] == 0 && sq[1] == 1 && sq[2] == 1.75 && sq[3] == 2.75);
+  dt_square_box(tall, sq);
+  REQUIRE(sq[0] == -3 && sq[1] == 1 && sq[2] == 0 && sq[3] == 4);
+}
+END_TEST
+
 /* ---- a postponed point: where the next walk starts ---- */
 static int left_or_right(const void *ctx, double x, double y) {
   (void)ctx, (void)y;
@@ -405,11 +425,13 @@ START_TEST(test_brio_in_slices_gives_the_same_order) {
         ck_assert_msg(p[i].id == whole[i].id, "slice %zu: point %zu differs", slices[s], i);
       free(p);
     }
-    if (!wide) /* no crowded cells: each round is in key order over the whole box */
+    double sq[4]; /* (the curve runs over the square around the box) */
+    dt_square_box(box, sq);
+    if (!wide) /* no crowded cells: each round is in key order over the whole square */
       for (size_t len = in.n; len > 0; len = len > 16 ? len / 4 : 0)
         for (size_t i = (len > 16 ? len / 4 : 0) + 1; i < len; i++)
-          REQUIRE(dt_hilbert_key(whole[i - 1].x, whole[i - 1].y, box) <=
-                  dt_hilbert_key(whole[i].x, whole[i].y, box));
+          REQUIRE(dt_hilbert_key(whole[i - 1].x, whole[i - 1].y, sq) <=
+                  dt_hilbert_key(whole[i].x, whole[i].y, sq));
     /* each round is in the order of the recursive, adaptive sort (dt_hilbert_sort, crowded
      * cells sorted again over their own boxes): sorting it again changes nothing */
     for (size_t len = in.n; len > 0; len = len > 16 ? len / 4 : 0) {
@@ -596,6 +618,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_hilbert_order_steps_between_neighbouring_cells);
   tcase_add_test(tc, test_hilbert_sort_goes_inside_crowded_cells);
   tcase_add_test(tc, test_wide_range_keeps_the_walk_short);
+  tcase_add_test(tc, test_points_near_a_line_keep_the_walk_short);
   tcase_add_test(tc, test_brio_is_a_permutation);
   tcase_add_test(tc, test_brio_in_slices_gives_the_same_order);
   tcase_add_test(tc, test_brio_cancelled_midway_frees_and_keeps_the_points);
