@@ -22,8 +22,8 @@
  *   main     every worker its block, no barrier: every move is pairwise, and a worker waits
  *            only for the partners it takes cells from;
  *   left     what had to wait: only the cells it needs move (par_left.c).
- * Where most of the sample's triangles reach out of their blocks (points over many scales),
- * worker 0 inserts every point after its sample instead, and the others wait (par_alone.c;
+ * Where more than 40% of the sample's triangles reach out of their blocks (points over many
+ * scales, or near a line), worker 0 inserts every point after its sample instead, and the others wait (par_alone.c;
  * DT_ALONE=0: never, 1: always).
  * An insertion that would read, write or create a triangle outside the worker's cells changes
  * nothing and is postponed into its cell's header, so it travels with the region.
@@ -241,7 +241,10 @@ static void alone(void) {
   phase_begin(PH_MAIN);
   if (G.me == 0) {
     G.m.cell_of = NULL; /* every new triangle in cell 0, as the serial program's one cell */
+    par_presort_stop(); /* (its helper's main parts will not be used: no faulting them in) */
+    int64_t refills = G.refills;
     run_phase(TAG_ALONE, NULL);
+    par_count_main_refills(refills);
   }
   par_presort_drop();
   double t0 = now();
@@ -565,7 +568,7 @@ int main(int argc, char **argv) {
   G.o.points = (long)G.in.n;
   MPI_Type_contiguous(sizeof(dt_pt), MPI_BYTE, &G.pt_type);
   MPI_Type_commit(&G.pt_type);
-  int32_t start[3];
+  int32_t start[3] = {0, 0, 0};
   int collinear = par_pick_start(start) != 0;
   memcpy(G.start, start, sizeof start);
 

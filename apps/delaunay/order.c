@@ -6,6 +6,7 @@
  * curve's grid that holds many points is sorted again over its own points' box (points spread
  * over a huge range of scales would otherwise share a few cells, in random order, and every
  * walk would cross the mesh). Main entries: dt_brio(), dt_hilbert_sort(). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,9 +68,9 @@ uint32_t dt_hilbert_key(double x, double y, const double box[4]) {
  * neighbours on the curve would lie far apart along it. */
 void dt_square_box(const double box[4], double sq[4]) {
   double w = box[1] - box[0], h = box[3] - box[2], mx = box[0] + w / 2, my = box[2] + h / 2;
-  double half = (w > h ? w : h) / 2;
-  sq[0] = w >= h ? box[0] : mx - half, sq[1] = w >= h ? box[1] : mx + half;
-  sq[2] = h >= w ? box[2] : my - half, sq[3] = h >= w ? box[3] : my + half;
+  double half = (w > h ? w : h) / 2; /* (fmin, fmax: rounding never leaves a point outside) */
+  sq[0] = w >= h ? box[0] : fmin(box[0], mx - half), sq[1] = w >= h ? box[1] : fmax(box[1], mx + half);
+  sq[2] = h >= w ? box[2] : fmin(box[2], my - half), sq[3] = h >= w ? box[3] : fmax(box[3], my + half);
 }
 
 /* The pieces of one level's sort, each over a range [from, to) so that dt_brio_step can do

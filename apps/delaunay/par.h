@@ -176,6 +176,9 @@ int par_prep_piece(size_t points, size_t bytes);
 /* The main phase will not come (par_alone.c): a helper stops faulting in and is joined (after
  * its sort: it cannot be cut short), a sort in the waits is dropped, the list freed. */
 void par_presort_drop(void);
+/* The first half of that, for a thread that goes on working before dropping it: a helper stops
+ * faulting in the main parts once sorted. */
+void par_presort_stop(void);
 
 /* ---- par_balance.c ---- */
 /* The blocks' edges at the exact quantiles of all points (my slice [lo, hi): a few sums), every

@@ -61,14 +61,15 @@ int par_alone_decide(void) {
   if (G.me == 0 && G.W > 1) {
     share = reach_share();
     alone = setting == 1 || (setting == -1 && share > ALONE_SHARE);
-    if (G.debug || G.o.phases)
+    if ((G.debug || G.o.phases) && !alone)
       fprintf(stderr, "delaunay: %.1f%% of the sample's triangles reach out of their block "
               "(worker 0 alone above %.0f%%)\n", 100 * share, 100 * ALONE_SHARE);
     if (alone && setting == 1)
-      fprintf(stderr, "delaunay: note: DT_ALONE=1: worker 0 inserts every point\n");
+      fprintf(stderr, "delaunay: note: DT_ALONE=1: worker 0 inserts every point (%.1f%% of "
+              "the sample's triangles reach out of their block)\n", 100 * share);
     else if (alone)
       fprintf(stderr,
-              "delaunay: note: %.0f%% of the sample's triangles reach out of their block (thin "
+              "delaunay: note: %.1f%% of the sample's triangles reach out of their block (thin "
               "triangles whose circles cross blocks: points over many scales, or nearly on a "
               "line): worker 0 inserts every point\n",
               100 * share);

@@ -257,9 +257,13 @@ dt_pt *par_presort_take(int tag, size_t *n, presort_report *r) {
   return hand_over(n, r);
 }
 
+void par_presort_stop(void) { __atomic_store_n(&S.stop, true, __ATOMIC_RELAXED); }
+
 void par_presort_drop(void) {
-  __atomic_store_n(&S.stop, true, __ATOMIC_RELAXED);
+  par_presort_stop();
   if (S.running) pthread_join(S.thread, NULL);
+  if (S.sorting && getenv("DT_DEBUG"))
+    fprintf(stderr, "worker %d: the main phase's sort in the waits dropped midway\n", G.me);
   if (S.sorting) dt_brio_cancel(&S.job);
   S.running = S.in_waits = S.sorting = false;
   free(S.list), free(S.scratch);

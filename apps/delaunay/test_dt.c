@@ -267,6 +267,11 @@ START_TEST(test_points_near_a_line_keep_the_walk_short) {
   REQUIRE(sq[0] == 0 && sq[1] == 1 && sq[2] == 1.75 && sq[3] == 2.75);
   dt_square_box(tall, sq);
   REQUIRE(sq[0] == -3 && sq[1] == 1 && sq[2] == 0 && sq[3] == 4);
+  double level[4] = {2, 6, 1, 1}, point[4] = {3, 3, 5, 5};
+  dt_square_box(level, sq);
+  REQUIRE(sq[0] == 2 && sq[1] == 6 && sq[2] == -1 && sq[3] == 3);
+  dt_square_box(point, sq); /* (all points equal: the box itself) */
+  REQUIRE(sq[0] == 3 && sq[1] == 3 && sq[2] == 5 && sq[3] == 5);
 }
 END_TEST
 
