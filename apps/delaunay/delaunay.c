@@ -122,7 +122,9 @@ static size_t insert_pass(dt_pt *list, size_t n) {
       list[kept] = list[i];
       list[kept++].pad = G.m.blocked_cell; /* what it waits for: par_left.c groups by it */
     } else if (rc == DT_DUPLICATE) {
-      add_pair(list[i].id, G.m.dup_of);
+      /* (itself: worker 0's denser sample had it; worker 0 there leaves the duplicates of other
+       * points to their own workers, who meet them too) */
+      if (G.m.dup_of != list[i].id && !G.denser_now) add_pair(list[i].id, G.m.dup_of);
     } else if (rc != DT_INSERTED) {
       errno = ENOMEM;
       die("inserting a point (out of memory, or the epoch counter ran out)");
@@ -147,13 +149,14 @@ static size_t insert_all(dt_pt *list, size_t n) {
  * point not inserted yet) and the points postponed in my cells, in BRIO order; what still waits
  * goes back into its cells' headers. */
 #define TAG_ALONE (-2)
+#define TAG_DENSER (-3) /* worker 0's denser sample */
 static void run_phase(int tag, const dt_pt *start) {
   size_t n = 0, sorted = 0;
   presort_report pr = {0, 0, 0, 0, 0};
   double t_list = now(); /* (DT_DEBUG: the phase's moves in and set-up are before this) */
   dt_pt *list = NULL;
-  if (tag == TAG_ALONE)
-    list = par_alone_points(&n);
+  if (tag == TAG_ALONE || tag == TAG_DENSER)
+    list = par_alone_points(&n, tag == TAG_DENSER);
   else if (tag >= 0 && !(list = par_presort_take(tag, &sorted, &pr)))
     list = par_points_of(tag, NULL, &n);
   else
@@ -269,9 +272,15 @@ static void phases(const int32_t start[3]) {
   phase_begin(PH_SAMPLE);
   G.small_chunks = 1; /* until the main phase: the cells hold little, and move */
   if (G.me == 0) run_phase(CONF_ZERO, s3);
-  if (par_alone_decide()) {
+  int choice = par_alone_decide();
+  if (choice == CHOICE_ALONE) {
     alone();
     return;
+  }
+  if (choice == CHOICE_DENSER && G.me == 0) {
+    G.denser_now = 1;
+    run_phase(TAG_DENSER, NULL);
+    G.denser_now = 0;
   }
   phase_begin(PH_SCATTER);
   int *h0 = owners(CONF_HZ0);
@@ -521,11 +530,13 @@ static int settings_ok(void) {
   } var[] = {{"DT_MAIN_PART", "early, waits, late or 0"},
              {"DT_PRESORT", "early, zones, waits or 0"},
              {"DT_BALANCE", "0 or 1"},
-             {"DT_ALONE", "0 or 1"}};
+             {"DT_ALONE", "0 or 1"},
+             {"DT_DENSER", "0 or 1"}};
   int which = par_main_part_setting() < 0 ? 0
               : presort_setting() == -2   ? 1
               : par_balance_setting() < 0 ? 2
               : par_alone_setting() == -2 ? 3
+              : par_denser_setting() == -2 ? 4
                                           : -1;
   int mine = which >= 0 ? G.me : G.W, first = G.W;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, sys_comm());

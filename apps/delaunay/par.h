@@ -74,6 +74,7 @@ typedef struct par {
                   0: at the main phase's start */
   dt_input in;
   int32_t start[3]; /* the first triangle's points */
+  int denser_now;   /* worker 0 inserts its denser sample (par_alone.c) */
   double box[4];
   rid_t *cell_rid;  /* per cell */
   rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */
@@ -132,8 +133,9 @@ void par_mesh_init(void);
 /* Every point to the worker that inserts it (G.ids, by tag), the start's three left out; the
  * points per cell (G.expect, G.early). */
 void par_distribute(const int32_t start[3]);
-/* Is the point one of the random sample's (--sample a block; worker 0 inserts them)? */
-int par_in_sample(int32_t id);
+/* Is the point one of the random sample's (--sample a block; worker 0 inserts them), with the
+ * sample `times` as dense (1: the sample's; a denser sample holds it)? */
+int par_in_sample(int32_t id, double times);
 /* My points of tag t, appended to list[0..*n) (realloc'd). */
 dt_pt *par_points_of(int t, dt_pt *list, size_t *n);
 /* How many those are, and a copy of them into to[0..count), tag t in pad (reads only the input
@@ -215,12 +217,17 @@ void par_print_moves(void); /* DT_DEBUG: my moves, one line each (stderr) */
 /* DT_ALONE: 1 (worker 0 inserts every point), 0 (never), -1 (unset: the sample's mesh decides),
  * -2 (anything else). */
 int par_alone_setting(void);
-/* A collective after worker 0's sample: 1 when worker 0 inserts every point (the sample's
- * triangles reach across blocks), said once on stderr. */
+int par_denser_setting(void); /* DT_DENSER, the same way */
+/* A collective after worker 0's sample: CHOICE_ALONE when worker 0 inserts every point (most
+ * of the sample's triangles reach across blocks), CHOICE_DENSER when it first inserts a sample
+ * DENSER_FACTOR times as dense (more than 13% do: points refined toward a centre), else
+ * CHOICE_BLOCKS; said once on stderr. */
+enum { CHOICE_BLOCKS, CHOICE_DENSER, CHOICE_ALONE };
+#define DENSER_FACTOR 4
 int par_alone_decide(void);
-/* Worker 0: every point not inserted yet (all but the sample phase's and the start's), in
- * input order; its count in *n. */
-dt_pt *par_alone_points(size_t *n);
+/* Worker 0: every point not inserted yet (all but the sample phase's and the start's), or with
+ * denser only those of the denser sample, in input order; its count in *n. */
+dt_pt *par_alone_points(size_t *n, int denser);
 
 /* ---- par_left.c ---- */
 /* What waits after the main phase: rounds of gathering the cells near the waiting points

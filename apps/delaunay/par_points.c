@@ -259,8 +259,8 @@ static int in_sample(int32_t id, double sample) { /* worker 0's: a hash of the i
   return unit_of((uint64_t)id ^ (G.o.seed << 32)) < sample;
 }
 
-int par_in_sample(int32_t id) {
-  return in_sample(id, (double)G.o.sample * G.W / (double)(G.in.n ? G.in.n : 1));
+int par_in_sample(int32_t id, double times) {
+  return in_sample(id, times * (double)G.o.sample * G.W / (double)(G.in.n ? G.in.n : 1));
 }
 
 static int tag_of(double sample, int32_t id, double x, double y, const int *owner, int *cell,
