@@ -103,17 +103,23 @@ int par_alone_decide(void) {
   return alone;
 }
 
+/* (A denser sample's list is sized for about twice the points the hash should pick, and grows
+ * if it must: it is a few thousand of n, where the list of every point is faulted in whole.) */
 dt_pt *par_alone_points(size_t *n, int denser) {
   size_t ns = par_points_count(CONF_ZERO), k = 0;
+  size_t cap = denser ? 2 * DENSER_FACTOR * (size_t)G.o.sample * (size_t)G.W + 64 : G.in.n + 1;
   uint8_t *done = calloc(G.in.n + 1, 1);
   dt_pt *inserted = malloc((ns + 1) * sizeof *inserted),
-        *list = dt_alloc((G.in.n + 1) * sizeof *list);
+        *list = denser ? malloc(cap * sizeof *list) : dt_alloc(cap * sizeof *list);
   if (!done || !inserted || !list) die("out of memory");
   par_points_copy(CONF_ZERO, inserted);
   for (size_t i = 0; i < ns; i++) done[inserted[i].id] = 1;
   for (int i = 0; i < 3; i++) done[G.start[i]] = 1;
-  for (size_t i = 0; i < G.in.n; i++)
-    if (!done[i] && (!denser || par_in_sample((int32_t)i, DENSER_FACTOR))) list[k++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, CONF_BLOCK};
+  for (size_t i = 0; i < G.in.n; i++) {
+    if (done[i] || (denser && !par_in_sample((int32_t)i, DENSER_FACTOR))) continue;
+    if (k == cap && !(list = realloc(list, (cap *= 2) * sizeof *list))) die("out of memory");
+    list[k++] = (dt_pt){G.in.xy[2 * i], G.in.xy[2 * i + 1], (int32_t)i, CONF_BLOCK};
+  }
   free(done), free(inserted);
   *n = k;
   return list;
