@@ -23,8 +23,9 @@
  *            only for the partners it takes cells from;
  *   left     what had to wait: only the cells it needs move (par_left.c).
  * Where more than 40% of the sample's triangles reach out of their blocks (points over many
- * scales, or near a line), worker 0 inserts every point after its sample instead, and the others wait (par_alone.c;
- * DT_ALONE=0: never, 1: always).
+ * scales, or near a line), worker 0 inserts every point after its sample instead, and the
+ * others wait (par_alone.c; DT_ALONE=0: never, 1: always); where more than 13% do (points
+ * refined toward a centre), it first inserts a sample 4 times as dense (DT_DENSER=0/1).
  * An insertion that would read, write or create a triangle outside the worker's cells changes
  * nothing and is postponed into its cell's header, so it travels with the region.
  *
@@ -122,8 +123,10 @@ static size_t insert_pass(dt_pt *list, size_t n) {
       list[kept] = list[i];
       list[kept++].pad = G.m.blocked_cell; /* what it waits for: par_left.c groups by it */
     } else if (rc == DT_DUPLICATE) {
-      /* (itself: worker 0's denser sample had it; worker 0 there leaves the duplicates of other
-       * points to their own workers, who meet them too) */
+      /* (itself: worker 0's denser sample had it, and only then; worker 0 there leaves the
+       * duplicates of other points to their own workers, who meet them too) */
+      if (G.m.dup_of == list[i].id && !(G.denser && par_in_sample(list[i].id, DENSER_FACTOR)))
+        die("a point met itself as a vertex outside the denser sample (inserted twice)");
       if (G.m.dup_of != list[i].id && !G.denser_now) add_pair(list[i].id, G.m.dup_of);
     } else if (rc != DT_INSERTED) {
       errno = ENOMEM;
@@ -277,7 +280,8 @@ static void phases(const int32_t start[3]) {
     alone();
     return;
   }
-  if (choice == CHOICE_DENSER && G.me == 0) {
+  G.denser = choice == CHOICE_DENSER;
+  if (G.denser && G.me == 0) {
     G.denser_now = 1;
     run_phase(TAG_DENSER, NULL);
     G.denser_now = 0;

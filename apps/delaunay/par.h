@@ -74,7 +74,8 @@ typedef struct par {
                   0: at the main phase's start */
   dt_input in;
   int32_t start[3]; /* the first triangle's points */
-  int denser_now;   /* worker 0 inserts its denser sample (par_alone.c) */
+  int denser;       /* worker 0 inserted a denser sample (par_alone.c), */
+  int denser_now;   /* and does now */
   double box[4];
   rid_t *cell_rid;  /* per cell */
   rid_t *part_rid;  /* per cell: its main part's region (0: none; DT_MAIN_PART) */

@@ -108,6 +108,7 @@ int par_alone_decide(void) {
 dt_pt *par_alone_points(size_t *n, int denser) {
   size_t ns = par_points_count(CONF_ZERO), k = 0;
   size_t cap = denser ? 2 * DENSER_FACTOR * (size_t)G.o.sample * (size_t)G.W + 64 : G.in.n + 1;
+  cap = cap < G.in.n + 1 ? cap : G.in.n + 1;
   uint8_t *done = calloc(G.in.n + 1, 1);
   dt_pt *inserted = malloc((ns + 1) * sizeof *inserted),
         *list = denser ? malloc(cap * sizeof *list) : dt_alloc(cap * sizeof *list);
