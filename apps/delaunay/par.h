@@ -210,6 +210,8 @@ void par_postpone(const dt_pt *q);                  /* into this phase's list of
 dt_pt *par_take_pending(dt_pt *list, size_t *n);    /* the waiting points of my cells */
 void par_store_pending(void);                       /* into my cells' headers */
 int64_t par_my_pending(int64_t *per_cell);          /* in my cells (per cell when not NULL) */
+/* Wait for requests rq[0..n), doing the waits' work (par_prep_piece) meanwhile. */
+void par_wait_prepping(int n, MPI_Request *rq);
 /* Move every cell whose holder differs to its holder in to[] (sys_send/sys_recv in rounds). */
 void par_transition(const int *to);
 void par_print_moves(void); /* DT_DEBUG: my moves, one line each (stderr) */

@@ -68,23 +68,23 @@ int par_denser_setting(void) { return setting_of("DT_DENSER"); }
 /* While worker 0 decides, the others do what they do in any wait (the main phase's sort, with
  * DT_PRESORT=waits). */
 int par_alone_decide(void) {
-  int alone = 0, setting = par_alone_setting(), denser = par_denser_setting();
+  int choice = 0, setting = par_alone_setting(), denser = par_denser_setting();
   double share = 0;
   if (G.me == 0 && G.W > 1) {
     share = reach_share();
-    alone = setting == 1 || (setting == -1 && share > ALONE_SHARE) ? CHOICE_ALONE
+    choice = setting == 1 || (setting == -1 && share > ALONE_SHARE) ? CHOICE_ALONE
             : denser == 1 || (denser == -1 && share > DENSER_SHARE) ? CHOICE_DENSER
                                                                      : CHOICE_BLOCKS;
-    if ((G.debug || G.o.phases) && alone != CHOICE_ALONE)
+    if ((G.debug || G.o.phases) && choice != CHOICE_ALONE)
       fprintf(stderr, "delaunay: %.1f%% of the sample's triangles reach out of their block "
               "(worker 0 alone above %.0f%%)\n", 100 * share, 100 * ALONE_SHARE);
-    if (alone == CHOICE_DENSER)
+    if (choice == CHOICE_DENSER)
       fprintf(stderr, "delaunay: a denser sample (%dx): %.1f%% of the sample's triangles reach "
               "out of their block\n", DENSER_FACTOR, 100 * share);
-    if (alone == CHOICE_ALONE && setting == 1)
+    if (choice == CHOICE_ALONE && setting == 1)
       fprintf(stderr, "delaunay: note: DT_ALONE=1: worker 0 inserts every point (%.1f%% of "
               "the sample's triangles reach out of their block)\n", 100 * share);
-    else if (alone == CHOICE_ALONE)
+    else if (choice == CHOICE_ALONE)
       fprintf(stderr,
               "delaunay: note: %.1f%% of the sample's triangles reach out of their block (thin "
               "triangles whose circles cross blocks: points over many scales, or nearly on a "
@@ -93,14 +93,11 @@ int par_alone_decide(void) {
   }
   if (G.W == 1) return CHOICE_BLOCKS;
   MPI_Request rq;
-  int done = 0;
   double t0 = now();
-  MPI_Ibcast(&alone, 1, MPI_INT, 0, sys_comm(), &rq);
-  MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-  while (!done && par_prep_piece(PREP_POINTS, PREP_BYTES)) MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
-  if (!done) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+  MPI_Ibcast(&choice, 1, MPI_INT, 0, sys_comm(), &rq);
+  par_wait_prepping(1, &rq);
   G.wait += now() - t0;
-  return alone;
+  return choice;
 }
 
 /* (A denser sample's list is sized for about twice the points the hash should pick, and grows

@@ -429,11 +429,15 @@ static void handshake(int peer) {
   MPI_Request rq[2];
   MPI_Irecv(&y, 1, MPI_CHAR, peer, TAG_HANDSHAKE, sys_comm(), &rq[0]);
   MPI_Isend(&x, 1, MPI_CHAR, peer, TAG_HANDSHAKE, sys_comm(), &rq[1]);
+  par_wait_prepping(2, rq);
+}
+
+void par_wait_prepping(int n, MPI_Request *rq) {
   int done = 0;
-  MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+  MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE);
   while (!done && par_prep_piece(PREP_POINTS, PREP_BYTES))
-    MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
-  if (!done) MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    MPI_Testall(n, rq, &done, MPI_STATUSES_IGNORE);
+  if (!done) MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
 }
 
 /* The regions of the cells cells[0..n): each cell's, and its main part's once attached. */
