@@ -3,6 +3,7 @@
  * for all j at once by bisection of the key space (64 rounds of one collective sum of P - 1
  * numbers). Bodies of one key never split, so a cell of the deepest key level lies in one
  * domain. The sort is a radix sort of (key, index) pairs, then the bodies moved into that order.
+ * A domain's tail is its last keys, a share of its weight (bh_domain_cuts_tails).
  * Main entries: bh_sort_by_key (bh_sort_by_key_team: the same with a worker's threads),
  * bh_domain_cuts. */
 #include <stdatomic.h>
@@ -192,36 +193,52 @@ static int64_t weight_below(const uint64_t *keys, const int64_t *pw, size_t n, u
   return pw[lo];
 }
 
-int bh_domain_cuts(const uint64_t *keys, const bh_body *b, size_t n, int P, bh_sum_fn sum,
-                   void *ctx, uint64_t *cut) {
-  int64_t *pw = malloc((n + 1) * sizeof *pw), *w = malloc(((size_t)P + 1) * sizeof *w);
-  uint64_t *lo = malloc((size_t)P * sizeof *lo), *hi = malloc((size_t)P * sizeof *hi);
-  if (!pw || !w || !lo || !hi) {
-    free(pw), free(w), free(lo), free(hi);
+int bh_domain_cuts_tails(const uint64_t *keys, const bh_body *b, size_t n, int P, int share,
+                         bh_sum_fn sum, void *ctx, uint64_t *cut, uint64_t *tail) {
+  /* the targets, in total / (P * BH_SHARE_ONE) of the weight: the cuts j * BH_SHARE_ONE, then
+   * (tail) each domain's end less its share */
+  int T = P - 1 + (tail ? P : 0);
+  int64_t *pw = malloc((n + 1) * sizeof *pw), *w = malloc(((size_t)T + 1) * sizeof *w),
+          *target = malloc(((size_t)T + 1) * sizeof *target);
+  uint64_t *lo = malloc(((size_t)T + 1) * sizeof *lo), *hi = malloc(((size_t)T + 1) * sizeof *hi);
+  if (!pw || !w || !target || !lo || !hi) {
+    free(pw), free(w), free(target), free(lo), free(hi);
     return -1;
+  }
+  for (int t = 0; t < T; t++) {
+    target[t] = t < P - 1 ? (int64_t)(t + 1) * BH_SHARE_ONE
+                          : (int64_t)(t - (P - 1) + 1) * BH_SHARE_ONE - share;
+    lo[t] = 0, hi[t] = BH_KEY_END;
   }
   pw[0] = 0;
   for (size_t i = 0; i < n; i++) pw[i + 1] = pw[i] + bh_weight(&b[i]);
   int64_t total = pw[n];
   sum(ctx, &total, 1);
-  for (int j = 1; j < P; j++) lo[j] = 0, hi[j] = BH_KEY_END;
-  /* lower bound of each target: the smallest k with weight_below(k) * P >= j * total */
+  /* lower bound of each target: the smallest k with weight_below(k) * P * ONE >= target * total */
   for (int round = 0; round <= 3 * BH_KEY_LEVELS; round++) {
-    for (int j = 1; j < P; j++)
-      w[j] = lo[j] < hi[j] ? weight_below(keys, pw, n, lo[j] + (hi[j] - lo[j]) / 2) : 0;
-    sum(ctx, w + 1, P - 1);
-    for (int j = 1; j < P; j++) {
-      if (lo[j] >= hi[j]) continue;
-      uint64_t mid = lo[j] + (hi[j] - lo[j]) / 2;
-      if (w[j] * (int64_t)P >= (int64_t)j * total) hi[j] = mid;
-      else lo[j] = mid + 1;
+    for (int t = 0; t < T; t++)
+      w[t] = lo[t] < hi[t] ? weight_below(keys, pw, n, lo[t] + (hi[t] - lo[t]) / 2) : 0;
+    sum(ctx, w, T);
+    for (int t = 0; t < T; t++) {
+      if (lo[t] >= hi[t]) continue;
+      uint64_t mid = lo[t] + (hi[t] - lo[t]) / 2;
+      /* 128 bits: the weights are nanoseconds, and the targets 1,024ths of a domain */
+      if ((__int128)w[t] * P * BH_SHARE_ONE >= (__int128)target[t] * total) hi[t] = mid;
+      else lo[t] = mid + 1;
     }
   }
   cut[0] = 0;
-  for (int j = 1; j < P; j++) cut[j] = lo[j];
+  for (int j = 1; j < P; j++) cut[j] = lo[j - 1];
   cut[P] = BH_KEY_END;
-  free(pw), free(w), free(lo), free(hi);
+  for (int j = 0; tail && j < P; j++) /* within the domain, whatever the rounding */
+    tail[j] = lo[P - 1 + j] < cut[j] ? cut[j] : lo[P - 1 + j] > cut[j + 1] ? cut[j + 1] : lo[P - 1 + j];
+  free(pw), free(w), free(target), free(lo), free(hi);
   return 0;
+}
+
+int bh_domain_cuts(const uint64_t *keys, const bh_body *b, size_t n, int P, bh_sum_fn sum,
+                   void *ctx, uint64_t *cut) {
+  return bh_domain_cuts_tails(keys, b, n, P, 0, sum, ctx, cut, NULL);
 }
 
 size_t bh_domain_of(const uint64_t *cut, int P, uint64_t key) {

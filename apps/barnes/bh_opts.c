@@ -44,7 +44,7 @@ void bh_usage(FILE *f, int prog) {
           "  --help             this text\n"
           "Output: per step, the energy drift (E-E0)/|E0|, the momentum drift |P-P0| and the\n"
           "interactions per body; at the end, time per worker split into computation, worker\n"
-          "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s",
+          "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s%s",
           name[prog], how[prog],
           prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its sort by\n"
                       "                     key, its tree, the making of its LETs and its walk\n"
@@ -54,7 +54,16 @@ void bh_usage(FILE *f, int prog) {
           prog == 1 ? "  --compare FILE     compare the final positions with FILE (from barnes)\n"
                       "  --tol X            largest |dx| --compare accepts (default 0: bit for bit)\n"
                     : "",
-          prog == 0 ? BENCH_ANTHEAP_HELP : "");
+          prog == 0 ? BENCH_ANTHEAP_HELP : "",
+          prog != 1 ? "Environment (every worker the same):\n"
+                      "  BARNES_PHASES=1|2    the phases' table (slowest, average, fastest worker);\n"
+                      "                       2: each step's walk per worker too\n"
+                      "  BARNES_WEIGHTS=W     what the cut weighs a body by: time (its last walk,\n"
+                      "                       the default), work (its interactions) or scaled\n"
+                      "  BARNES_STEAL=S       share S (up to 0.5) of each worker's weight, its\n"
+                      "                       tail, also walked by the next worker when that one\n"
+                      "                       is done first (default 0: off; one thread a rank)\n"
+                    : "");
 }
 
 static int num(const char *opt, const char *v, double lo, double hi, double *out) {

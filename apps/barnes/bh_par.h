@@ -24,6 +24,14 @@ int bh_domain_cuts(const uint64_t *keys, const bh_body *b, size_t n, int P, bh_s
                    void *ctx, uint64_t *cut);
 /* The domain a key belongs to. */
 size_t bh_domain_of(const uint64_t *cut, int P, uint64_t key);
+/* Shares of a domain's weight, in BH_SHARE_ONE-ths. */
+#define BH_SHARE_ONE 1024
+/* bh_domain_cuts, and (tail not NULL) each domain's tail, which the next worker may walk too
+ * (bh_steal.h): tail[j] the smallest key with at least (j + 1 - share / BH_SHARE_ONE) / P of the
+ * system's weight below it, within [cut[j], cut[j + 1]]. The same rounds of sums as the cuts
+ * alone, each of up to 2P - 1 numbers. 0 or -1. */
+int bh_domain_cuts_tails(const uint64_t *keys, const bh_body *b, size_t n, int P, int share,
+                         bh_sum_fn sum, void *ctx, uint64_t *cut, uint64_t *tail);
 
 /* ---- branches, the top tree, LETs (bh_let.c) ---- */
 typedef struct bh_branch {

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bh_steal.h"
 
 /* Where a worker's step goes (BARNES_PHASES=1 prints the slowest, average and fastest; 2 also
  * traces each step's walk per worker: trace_step). */
@@ -39,12 +40,15 @@ typedef struct run {
   MPI_Comm comm;
   int me, P, schedulers;
   bh_body *b, *scratch;
-  uint64_t *keys, *cut;
+  uint64_t *keys, *cut, *tcut; /* tcut[j]: the first key of domain j's tail (shared tails) */
   size_t n, cap;
   double barrier;
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
+  double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
+  size_t tail;        /* the step's first body of the tail (its keys from tcut); n: none */
+  bh_steal steal;
 } run;
 
 static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
@@ -105,34 +109,46 @@ static size_t first_at(const run *R, uint64_t k) {
   return lo;
 }
 
-/* Every body to the worker of its domain (bodies sorted by key before). */
-static void migrate(run *R) {
+/* To each worker p the bodies of keys [from[p], to[p]) (bodies sorted by key), received into
+ * R->scratch after the first at bodies there; how many arrived. */
+static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t at) {
   int P = R->P, *sc = calloc((size_t)P * 4, sizeof *sc), *sd = sc + P, *rc = sd + P, *rd = rc + P;
   if (!sc) die(R, "out of memory");
   for (int p = 0; p < P; p++) {
-    size_t a = first_at(R, R->cut[p]), z = p + 1 < P ? first_at(R, R->cut[p + 1]) : R->n;
+    size_t a = first_at(R, from[p]), z = first_at(R, to[p]);
     sd[p] = (int)(a * sizeof(bh_body));
-    sc[p] = (int)((z - a) * sizeof(bh_body));
+    sc[p] = (int)((z > a ? z - a : 0) * sizeof(bh_body));
   }
-  double t0 = now();
   MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, R->comm);
-  size_t total = 0;
+  size_t total = at * sizeof(bh_body);
   for (int p = 0; p < P; p++) rd[p] = (int)total, total += (size_t)rc[p];
   if (reserve(R, total / sizeof(bh_body) + 1)) die(R, "out of memory for bodies");
   MPI_Alltoallv(R->b, sc, sd, MPI_BYTE, R->scratch, rc, rd, MPI_BYTE, R->comm);
+  free(sc);
+  return total / sizeof(bh_body) - at;
+}
+
+/* Every body to the worker of its domain (bodies sorted by key before). With shared tails a
+ * domain's front and its tail go in two exchanges: a worker holds its front, then its tail. */
+static void migrate(run *R) {
+  double t0 = now();
+  bool tails = R->steal_share > 0;
+  size_t front = send_part(R, R->cut, tails ? R->tcut : R->cut + 1, 0);
+  R->n = front + (tails ? send_part(R, R->tcut, R->cut + 1, front) : 0);
+  R->tail = front;
   clock_now.wcomm += now() - t0;
-  R->n = total / sizeof(bh_body);
   bh_body *t = R->b; /* the bodies are where they arrived: no copy back */
   R->b = R->scratch, R->scratch = t;
-  free(sc);
 }
 
 /* Bodies arrive as one key-sorted run per sender. One thread a rank leaves them so (each run
  * keeps its bodies in Morton order, which is what the walk's locality needs; the next step
  * sorts); a team sorts them again before the tree (forces), whose insertion needs key order. */
 static void decompose(run *R, const bh_cube *cube) {
+  int share = (int)lround(R->steal_share * BH_SHARE_ONE);
   if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team) ||
-      bh_domain_cuts(R->keys, R->b, R->n, R->P, sum_i64, R, R->cut))
+      bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
+                           R->steal_share > 0 ? R->tcut : NULL))
     die(R, "out of memory cutting the domains");
   migrate(R);
 }
@@ -241,15 +257,30 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
 
 static void exchange_lets(run *R, pieces *g) {
   int P = R->P;
-  double lo[3], hi[3], mybox[6], *boxes = malloc((size_t)P * 6 * sizeof *boxes);
+  /* each worker's box and its tail's (empty: no tail) */
+  double mybox[12], *boxes = malloc((size_t)P * 18 * sizeof *boxes), *asked = boxes + 12 * P;
   const void **got = calloc((size_t)P, sizeof *got);
   if (!boxes || !got) die(R, "out of memory");
-  bh_box(R->b, R->n, lo, hi);
-  memcpy(mybox, lo, sizeof lo), memcpy(mybox + 3, hi, sizeof hi);
+  bh_box(R->b, R->n, mybox, mybox + 3);
+  bh_box(R->b + R->tail, R->n - R->tail, mybox + 6, mybox + 9);
   double t0 = now();
-  MPI_Allgather(mybox, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, R->comm);
+  MPI_Allgather(mybox, 12, MPI_DOUBLE, boxes, 12, MPI_DOUBLE, R->comm);
   clock_now.wcomm += now() - t0;
-  make_lets(R, g->mine, (size_t)g->count[R->me], boxes);
+  /* what a peer's walk may open: its own bodies, and the previous worker's tail */
+  for (int q = 0; q < P; q++)
+    for (int d = 0; d < 3; d++) {
+      const double *tail = q > 0 ? boxes + 12 * (q - 1) + 6 : NULL;
+      asked[6 * q + d] = boxes[12 * q + d];
+      asked[6 * q + 3 + d] = boxes[12 * q + 3 + d];
+      if (tail && tail[d] < asked[6 * q + d]) asked[6 * q + d] = tail[d];
+      if (tail && tail[3 + d] > asked[6 * q + 3 + d]) asked[6 * q + 3 + d] = tail[3 + d];
+    }
+  make_lets(R, g->mine, (size_t)g->count[R->me], asked);
+  if (R->steal_share > 0) { /* the tails' positions to the next workers, with the LETs */
+    t0 = now();
+    if (bh_steal_begin(&R->steal, R->b, R->n, R->tail)) die(R, "out of memory for the tails");
+    clock_now.wcomm += now() - t0;
+  }
   if (R->tr->exchange(R->tr->ctx, got, &clock_now)) die(R, "exchanging the LETs failed");
   for (int q = 0; q < P; q++) {
     if (q == R->me) continue;
@@ -269,12 +300,12 @@ static void lap(run *R, int k, double *t0) {
   *t0 = t;
 }
 
-/* The walk of bodies [lo, hi), each timed (the next step's weights); adds to *missing, *work. */
-static void walk_range(run *R, const bh_cell *root, size_t lo, size_t hi, int64_t *missing,
-                       int64_t *work) {
+/* The walk of bodies b[lo, hi), each timed (the next step's weights); adds to *missing, *work. */
+static void walk_range(run *R, const bh_cell *root, bh_body *b, size_t lo, size_t hi,
+                       int64_t *missing, int64_t *work) {
   double tick = bench_now_ns();
   for (size_t i = lo; i < hi; i++) {
-    bh_body *x = &R->b[i];
+    bh_body *x = &b[i];
     memset(x->acc, 0, sizeof x->acc);
     x->pot = 0;
     x->work = 0;
@@ -306,15 +337,33 @@ static void walk_thread(void *ctx, int t, int T) {
     size_t lo = atomic_fetch_add(&j->next, WALK_CHUNK);
     if (lo >= j->R->n) break;
     size_t hi = lo + WALK_CHUNK < j->R->n ? lo + WALK_CHUNK : j->R->n;
-    walk_range(j->R, j->root, lo, hi, &missing, &work);
+    walk_range(j->R, j->root, j->R->b, lo, hi, &missing, &work);
   }
   atomic_fetch_add(&j->missing, missing);
   atomic_fetch_add(&j->work, work);
 }
 
+/* The shared tail's walker (bh_steal.h). */
+typedef struct {
+  run *R;
+  const bh_cell *root;
+} walk_ctx;
+
+static void walk_some(void *ctx, bh_body *b, size_t lo, size_t hi, int64_t *work,
+                      int64_t *missing) {
+  walk_ctx *w = ctx;
+  walk_range(w->R, w->root, b, lo, hi, missing, work);
+}
+
 static void walk_all(run *R, const bh_cell *root) {
+  if (R->steal_share > 0) {
+    walk_ctx w = {R, root};
+    if (bh_steal_walk(&R->steal, walk_some, &w, &R->work, &R->missing))
+      die(R, "out of memory sharing the walk's tail");
+    return;
+  }
   if (!R->team) {
-    walk_range(R, root, 0, R->n, &R->missing, &R->work);
+    walk_range(R, root, R->b, 0, R->n, &R->missing, &R->work);
     return;
   }
   walk_job j = {.R = R, .root = root};
@@ -419,8 +468,11 @@ static void forces(run *R) {
   int64_t work0 = R->work;
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   double walk_s = now() - walk0;
-  reweigh(R);
   lap(R, PH_WALK, &t0);
+  /* what the next worker walked of this one's tail comes back: a wait, counted as barrier */
+  if (R->steal_share > 0 && bh_steal_finish(&R->steal, &R->work))
+    die(R, "the walk's shared tail came back wrong");
+  reweigh(R);
   if (tracing()) trace_step(R, weight, walk_s, R->work - work0);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
@@ -461,6 +513,8 @@ static void print_phases(run *R) {
   MPI_Reduce(mine, mx, PH_N + 1, MPI_DOUBLE, MPI_MAX, 0, R->comm);
   MPI_Reduce(mine, mn, PH_N + 1, MPI_DOUBLE, MPI_MIN, 0, R->comm);
   MPI_Reduce(mine, sum, PH_N + 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  long tails[2], my_tails[2] = {R->steal.given, R->steal.twice};
+  MPI_Reduce(my_tails, tails, 2, MPI_LONG, MPI_SUM, 0, R->comm);
   if (R->me != 0) return;
   printf("barnes phases (%s, %d workers, seconds over the timed steps): slowest / average / fastest worker\n",
          R->tr->mode, R->P);
@@ -472,6 +526,9 @@ static void print_phases(run *R) {
   else
     printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
            "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
+  if (R->steal_share > 0)
+    printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
+           "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
 }
 
 /* ---- diagnostics and the report ---- */
@@ -536,7 +593,8 @@ static void start(run *R) {
          hi = N * (size_t)(R->me + 1) / (size_t)R->P;
   bh_body *all = malloc(N * sizeof *all);
   R->cut = calloc((size_t)R->P + 1, sizeof *R->cut);
-  if (!all || !R->cut || reserve(R, hi - lo + 1)) die(R, "out of memory for the bodies");
+  R->tcut = calloc((size_t)R->P, sizeof *R->tcut);
+  if (!all || !R->cut || !R->tcut || reserve(R, hi - lo + 1)) die(R, "out of memory for the bodies");
   bh_plummer(all, N, R->o->seed);
   memcpy(R->b, all + lo, (hi - lo) * sizeof *all);
   R->n = hi - lo;
@@ -564,6 +622,29 @@ static int finish(run *R, double total, const double s0[5]) {
   return failed;
 }
 
+/* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), read on worker 0 and sent to all (one
+ * setting for the job); the tails are shared where there are several workers of one thread each
+ * (a team shares its walk among its threads). -1 after a bad value, said once. */
+static int share_the_tails(run *R) {
+  double v[2] = {bh_steal_share(), bh_steal_test()};
+  MPI_Bcast(v, 2, MPI_DOUBLE, 0, R->comm);
+  if (v[0] < 0 || v[1] < 0) {
+    if (R->me == 0 && v[0] < 0)
+      fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected a share of the walk from 0 to 0.5\n",
+              getenv("BARNES_STEAL"));
+    if (R->me == 0 && v[1] < 0)
+      fprintf(stderr, "barnes: error: BARNES_TAIL_TEST=%s: expected late, twice or keep\n",
+              getenv("BARNES_TAIL_TEST"));
+    return -1;
+  }
+  R->steal_share = R->P > 1 && !R->team ? v[0] : 0;
+  if (R->steal_share > 0) {
+    R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
+    MPI_Comm_dup(R->comm, &R->steal.comm);
+  }
+  return 0;
+}
+
 int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *tr) {
   run R = {.o = o, .tr = tr, .comm = comm, .schedulers = schedulers};
   if (o->threads > 1 && !(R.team = bh_team_new(o->threads))) {
@@ -576,6 +657,10 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     if (R.me == 0)
       fprintf(stderr, "barnes: error: BARNES_WEIGHTS=%s: expected time, work or scaled\n",
               getenv("BARNES_WEIGHTS"));
+    MPI_Barrier(comm);
+    MPI_Abort(comm, 2);
+  }
+  if (share_the_tails(&R)) {
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);
   }
@@ -593,6 +678,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   clock_now = (bh_clock){0};
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
+  R.steal.given = R.steal.taken = R.steal.twice = 0;
   MPI_Barrier(comm);
   double runq0 = phases_level() ? threads_runq(&R) : 0;
   double t0 = now();
@@ -614,7 +700,8 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   }
   print_phases(&R);
   int failed = finish(&R, total, s0);
-  free(R.b), free(R.scratch), free(R.keys), free(R.cut);
+  free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
+  if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
   bh_team_free(R.team);
   return failed;
 }

@@ -222,9 +222,11 @@ static bh_body *bodies(size_t n, int clustered, uint64_t seed) {
 /* bh_run.c's step in one process: D domains cut by weight along the keys, each domain's tree in
  * the global cube, the top tree of every branch, each domain walking its own branches and the
  * LETs the others made for its box (relocatable ones copied first, as MPI would). Every body's
- * acc, pot and work into out[5 per body, by ID]; the walks' missing cells into *missing. */
-static void play_domains(const bh_body *in, size_t n, int D, int relocatable, double *out,
-                         int64_t *missing) {
+ * acc, pot and work into out[5 per body, by ID]; the walks' missing cells into *missing. With
+ * share > 0 (the shared tails, bh_steal.h) the domain walks the previous domain's tail as well,
+ * into taken[5 per body, by ID], and (cover) the LETs for it cover that tail's box too. */
+static void play_domains(const bh_body *in, size_t n, int D, int relocatable, double share,
+                         bool cover, double *out, double *taken, int64_t *missing) {
   bh_body *b = malloc(n * sizeof *b), *scratch = malloc(n * sizeof *b);
   uint64_t *keys = malloc(n * sizeof *keys), cut[65];
   memcpy(b, in, n * sizeof *b);
@@ -232,7 +234,9 @@ static void play_domains(const bh_body *in, size_t n, int D, int relocatable, do
   bh_box(b, n, lo, hi);
   bh_cube cube = bh_cube_of_box(lo, hi);
   ck_assert_int_eq(bh_sort_by_key(&cube, b, n, keys, scratch), 0);
-  ck_assert_int_eq(bh_domain_cuts(keys, b, n, D, sum_none, NULL, cut), 0);
+  uint64_t tails[64];
+  ck_assert_int_eq(bh_domain_cuts_tails(keys, b, n, D, (int)lround(share * BH_SHARE_ONE),
+                                        sum_none, NULL, cut, tails), 0);
   size_t off[65];
   for (int d = 0; d <= D; d++) off[d] = d == D ? n : 0;
   for (int d = 1; d < D; d++) { /* the first body of each domain */
@@ -258,8 +262,12 @@ static void play_domains(const bh_body *in, size_t n, int D, int relocatable, do
   for (int d = 0; d < D; d++) { /* domain d's view: its top tree, its branches, the LETs */
     bh_top top;
     ck_assert_int_eq(bh_top_build(&top, all, (size_t)total, &cube), 0);
-    double dlo[3], dhi[3];
+    double dlo[3], dhi[3], tlo[3], thi[3];
     bh_box(b + off[d], off[d + 1] - off[d], dlo, dhi);
+    size_t tail = off[d]; /* the first body of the previous domain's tail */
+    while (d > 0 && tail > off[d - 1] && keys[tail - 1] >= tails[d - 1]) tail--;
+    bh_box(b + tail, d > 0 ? off[d] - tail : 0, tlo, thi);
+    for (int k = 0; cover && k < 3; k++) dlo[k] = fmin(dlo[k], tlo[k]), dhi[k] = fmax(dhi[k], thi[k]);
     void *let[64] = {0};
     for (int q = 0; q < D; q++) {
       if (q == d) {
@@ -285,6 +293,13 @@ static void play_domains(const bh_body *in, size_t n, int D, int relocatable, do
       int64_t w = 0;
       *missing += bh_walk(top.root, b[i].pos, b[i].id, 0.5, 0.025, a, &p, &w);
       double *o = out + 5 * b[i].id;
+      o[0] = a[0], o[1] = a[1], o[2] = a[2], o[3] = p, o[4] = (double)w;
+    }
+    for (size_t i = tail; d > 0 && i < off[d]; i++) { /* the previous domain's tail */
+      double a[3] = {0, 0, 0}, p = 0;
+      int64_t w = 0;
+      *missing += bh_walk(top.root, b[i].pos, b[i].id, 0.5, 0.025, a, &p, &w);
+      double *o = taken + 5 * b[i].id;
       o[0] = a[0], o[1] = a[1], o[2] = a[2], o[3] = p, o[4] = (double)w;
     }
     for (int q = 0; q < D; q++) free(let[q]);
@@ -324,7 +339,7 @@ START_TEST(test_domains_with_lets_walk_as_the_serial_tree_bit_for_bit) {
       for (int reloc = 0; reloc < 2; reloc++) {
         int64_t missing;
         memset(got, 0, 5 * N * sizeof *got);
-        play_domains(b, N, Ds[k], reloc, got, &missing);
+        play_domains(b, N, Ds[k], reloc, 0, false, got, NULL, &missing);
         ck_assert_int_eq(missing, 0);
         ck_assert_msg(memcmp(ref, got, 5 * N * sizeof *ref) == 0,
                       "%d domains (%s, %s LETs) differ from the serial walk", Ds[k],
@@ -332,6 +347,82 @@ START_TEST(test_domains_with_lets_walk_as_the_serial_tree_bit_for_bit) {
       }
     free(b), free(ref), free(got);
   }
+}
+END_TEST
+
+/* The shared tails: the next domain, with LETs that cover the previous domain's tail as well as
+ * its own bodies, walks that tail as its owner does, bit for bit; with LETs for its own box
+ * only it meets cells they pruned (so the cover is what makes the walk exact). */
+START_TEST(test_the_next_domain_walks_a_tail_as_its_owner_does_bit_for_bit) {
+  enum { N = 3000 };
+  static const int Ds[] = {2, 3, 8, 13};
+  static const double shares[] = {0.15, 0.5};
+  for (int clustered = 0; clustered < 2; clustered++) {
+    bh_body *b = bodies(N, clustered, 23);
+    double *ref = malloc(5 * N * sizeof *ref), *got = malloc(5 * N * sizeof *got),
+           *taken = malloc(5 * N * sizeof *taken);
+    play_serial(b, N, ref);
+    int64_t uncovered = 0;
+    for (size_t k = 0; k < sizeof Ds / sizeof *Ds; k++)
+      for (size_t sh = 0; sh < 2; sh++) {
+        int64_t missing;
+        for (size_t i = 0; i < 5 * N; i++) taken[i] = NAN;
+        play_domains(b, N, Ds[k], 1, shares[sh], true, got, taken, &missing);
+        ck_assert_int_eq(missing, 0);
+        ck_assert(memcmp(ref, got, 5 * N * sizeof *ref) == 0);
+        size_t walked = 0;
+        for (size_t id = 0; id < N; id++) {
+          if (isnan(taken[5 * id])) continue;
+          walked++;
+          ck_assert_msg(memcmp(ref + 5 * id, taken + 5 * id, 5 * sizeof *ref) == 0,
+                        "body %zu of a tail (%d domains, share %g) differs", id, Ds[k],
+                        shares[sh]);
+        }
+        /* every domain but the last has a tail of about share of its bodies' weight */
+        ck_assert_msg(walked >= (size_t)(shares[sh] * N * (Ds[k] - 1) / Ds[k] / 2),
+                      "%zu tail bodies walked (%d domains)", walked, Ds[k]);
+        play_domains(b, N, Ds[k], 1, shares[sh], false, got, taken, &missing);
+        uncovered += missing;
+      }
+    /* a domain's own box may hold the tail before it (two halves of a sphere), not always */
+    ck_assert_msg(uncovered > 0, "tails walked without their cover met no pruned cell (%s)",
+                  clustered ? "clustered" : "Plummer");
+    free(b), free(ref), free(got), free(taken);
+  }
+}
+END_TEST
+
+START_TEST(test_domain_tails_hold_their_share_of_each_domains_weight) {
+  enum { N = 20000, P = 16 };
+  bh_body *b = bodies(N, 0, 5), *scratch = malloc(N * sizeof *b);
+  uint64_t *keys = malloc(N * sizeof *keys), cut[P + 1], alone[P + 1], tail[P];
+  double lo[3], hi[3];
+  bh_box(b, N, lo, hi);
+  bh_cube cube = bh_cube_of_box(lo, hi);
+  ck_assert_int_eq(bh_sort_by_key(&cube, b, N, keys, scratch), 0);
+  ck_assert_int_eq(bh_domain_cuts(keys, b, N, P, sum_none, NULL, alone), 0);
+  int64_t total = 0, heaviest = 0;
+  for (size_t i = 0; i < N; i++) {
+    total += bh_weight(&b[i]);
+    if (bh_weight(&b[i]) > heaviest) heaviest = bh_weight(&b[i]);
+  }
+  static const int shares[] = {154, 512, 1, 0};
+  for (size_t k = 0; k < sizeof shares / sizeof *shares; k++) {
+    ck_assert_int_eq(bh_domain_cuts_tails(keys, b, N, P, shares[k], sum_none, NULL, cut, tail), 0);
+    ck_assert(memcmp(cut, alone, sizeof cut) == 0); /* the same domains */
+    for (int d = 0; d < P; d++) {
+      ck_assert(tail[d] >= cut[d] && tail[d] <= cut[d + 1]);
+      int64_t w = 0;
+      for (size_t i = 0; i < N; i++)
+        if (keys[i] >= tail[d] && keys[i] < cut[d + 1]) w += bh_weight(&b[i]);
+      /* share / 1,024 of a P-th of the weight, to within a body or two (the cut's and tail's) */
+      double want = (double)shares[k] / BH_SHARE_ONE * (double)total / P;
+      ck_assert_msg(fabs((double)w - want) <= 2.0 * (double)heaviest,
+                    "share %d, domain %d: tail %lld, want %.0f", shares[k], d, (long long)w, want);
+      if (shares[k] == 0) ck_assert_int_eq(w, 0); /* no tail */
+    }
+  }
+  free(b), free(scratch), free(keys);
 }
 END_TEST
 
@@ -629,6 +720,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error);
   tcase_add_test(tc, test_leapfrog_conserves_energy_over_twenty_steps);
   tcase_add_test(tc, test_domains_with_lets_walk_as_the_serial_tree_bit_for_bit);
+  tcase_add_test(tc, test_the_next_domain_walks_a_tail_as_its_owner_does_bit_for_bit);
+  tcase_add_test(tc, test_domain_tails_hold_their_share_of_each_domains_weight);
   tcase_add_test(tc, test_keys_follow_the_tree_and_sort_in_morton_order);
   tcase_add_test(tc, test_domain_cuts_give_every_domain_its_share_of_the_weight);
   tcase_add_test(tc, test_a_walk_that_needs_a_pruned_cell_counts_it);
