@@ -413,19 +413,23 @@ static double weight_held(const run *R) {
 }
 
 /* After each step's walk, a line per worker: its bodies, the weight the cut gave it (the sum of
- * its bodies' weights, x 1e-9: seconds for the time weights), its walk's seconds and
- * interactions (work), its CPU. */
-static void trace_step(const run *R, double weight, double walk_s, int64_t work) {
-  double mine[5] = {(double)R->n, weight * 1e-9, walk_s, (double)work, (double)sched_getcpu()};
+ * its bodies' weights, x 1e-9: seconds for the time weights), its walk's seconds, those of its
+ * own bodies (before it took any of the previous worker's tail), its interactions (work), its
+ * CPU, and the chunks of its tail the next worker walked and of the previous one's it walked. */
+static void trace_step(const run *R, double weight, double walk_s, int64_t work,
+                       const long tails[2]) {
+  double mine[8] = {(double)R->n, weight * 1e-9, walk_s, R->steal_share > 0 ? R->steal.own_s : walk_s,
+                    (double)work, (double)sched_getcpu(), (double)tails[0], (double)tails[1]};
   double *all = R->me == 0 ? malloc((size_t)R->P * sizeof mine) : NULL;
-  MPI_Gather(mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, R->comm);
+  MPI_Gather(mine, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, R->comm);
   if (!all) return;
   static int step;
-  printf("barnes trace: step %d (weights %s): worker bodies weight/1e9 walk_s interactions cpu\n",
-         step++, weights_name[weights_mode()]);
+  printf("barnes trace: step %d (weights %s): worker bodies weight/1e9 walk_s own_s interactions "
+         "cpu given taken\n", step++, weights_name[weights_mode()]);
   for (int p = 0; p < R->P; p++) {
-    const double *v = all + 5 * p;
-    printf("barnes trace: %3d %8.0f %8.4f %8.4f %12.0f %3.0f\n", p, v[0], v[1], v[2], v[3], v[4]);
+    const double *v = all + 8 * p;
+    printf("barnes trace: %3d %8.0f %8.4f %8.4f %8.4f %12.0f %3.0f %5.0f %5.0f\n", p, v[0], v[1],
+           v[2], v[3], v[4], v[5], v[6], v[7]);
   }
   free(all);
 }
@@ -466,6 +470,7 @@ static void forces(run *R) {
   lap(R, PH_LETS, &t0);
   double weight = tracing() ? weight_held(R) : 0, walk0 = now();
   int64_t work0 = R->work;
+  long tails0[2] = {R->steal.given, R->steal.taken};
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   double walk_s = now() - walk0;
   lap(R, PH_WALK, &t0);
@@ -473,7 +478,8 @@ static void forces(run *R) {
   if (R->steal_share > 0 && bh_steal_finish(&R->steal, &R->work))
     die(R, "the walk's shared tail came back wrong");
   reweigh(R);
-  if (tracing()) trace_step(R, weight, walk_s, R->work - work0);
+  long tails[2] = {R->steal.given - tails0[0], R->steal.taken - tails0[1]};
+  if (tracing()) trace_step(R, weight, walk_s, R->work - work0, tails);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
   lap(R, PH_BARRIER, &t0);

@@ -237,8 +237,10 @@ int bh_steal_begin(bh_steal *s, bh_body *b, size_t n, size_t tail) {
 
 int bh_steal_walk(bh_steal *s, bh_walk_fn walk, void *ctx, int64_t *work, int64_t *missing) {
   bh_body *b = s->b;
+  double t0 = MPI_Wtime();
   walk(ctx, b, 0, s->tail, work, missing);
   if (has_taker(s)) owner_walk_tail(s, walk, ctx, work, missing);
+  s->own_s = MPI_Wtime() - t0;
   return s->me > 0 ? taker_walk(s, walk, ctx, missing) : 0;
 }
 

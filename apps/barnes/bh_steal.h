@@ -49,6 +49,7 @@ typedef struct bh_steal {
   /* the step's counts, summed over the steps: chunks of this worker's tail walked by the next
    * worker, chunks of the previous worker's walked here, chunks walked by both */
   long given, taken, twice;
+  double own_s; /* the step's walk of this worker's own bodies, seconds */
 } bh_steal;
 
 /* BARNES_STEAL: the tail's share of a worker's weight, in [0, 0.5]; 0 (no tail shared) when
