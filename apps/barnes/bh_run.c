@@ -46,6 +46,7 @@ typedef struct run {
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
+  double let_cells; /* cells of the LETs this worker made (the phases' table) */
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
   size_t tail;        /* the step's first body of the tail (its keys from tcut); n: none */
   bh_steal steal;
@@ -246,6 +247,7 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
       j.at[(size_t)q * nb + i] = cells;
       cells += c;
     }
+    R->let_cells += (double)cells;
     if (!(j.buf[q] = R->tr->let_buffer(R->tr->ctx, q, bh_let_size(nb, cells))))
       die(R, "no memory for a LET");
     bh_let_head_set(j.buf[q], nb, cells);
@@ -521,6 +523,8 @@ static void print_phases(run *R) {
   MPI_Reduce(mine, sum, PH_N + 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
   long tails[2], my_tails[2] = {R->steal.given, R->steal.twice};
   MPI_Reduce(my_tails, tails, 2, MPI_LONG, MPI_SUM, 0, R->comm);
+  double let_cells = 0;
+  MPI_Reduce(&R->let_cells, &let_cells, 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
   if (R->me != 0) return;
   printf("barnes phases (%s, %d workers, seconds over the timed steps): slowest / average / fastest worker\n",
          R->tr->mode, R->P);
@@ -532,6 +536,8 @@ static void print_phases(run *R) {
   else
     printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
            "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
+  printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)\n", let_cells,
+         let_cells * (double)sizeof(bh_cell) / 1e6);
   if (R->steal_share > 0)
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
@@ -685,6 +691,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
   R.steal.given = R.steal.taken = R.steal.twice = 0;
+  R.let_cells = 0;
   MPI_Barrier(comm);
   double runq0 = phases_level() ? threads_runq(&R) : 0;
   double t0 = now();
