@@ -151,6 +151,7 @@ static void decompose(run *R, const bh_cube *cube) {
       bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
                            R->steal_share > 0 ? R->tcut : NULL))
     die(R, "out of memory cutting the domains");
+  R->tcut[R->P - 1] = BH_KEY_END; /* the last worker has no one to share a tail with */
   migrate(R);
 }
 
@@ -475,11 +476,14 @@ static void forces(run *R) {
   long tails0[2] = {R->steal.given, R->steal.taken};
   walk_all(R, g.top.root); /* each walk timed: the next step's weights */
   double walk_s = now() - walk0;
+  if (!(R->steal_share > 0)) reweigh(R);
   lap(R, PH_WALK, &t0);
-  /* what the next worker walked of this one's tail comes back: a wait, counted as barrier */
-  if (R->steal_share > 0 && bh_steal_finish(&R->steal, &R->work))
-    die(R, "the walk's shared tail came back wrong");
-  reweigh(R);
+  /* what the next worker walked of this one's tail comes back (a wait, counted as barrier);
+   * then every body's weight is known */
+  if (R->steal_share > 0) {
+    if (bh_steal_finish(&R->steal, &R->work)) die(R, "the walk's shared tail came back wrong");
+    reweigh(R);
+  }
   long tails[2] = {R->steal.given - tails0[0], R->steal.taken - tails0[1]};
   if (tracing()) trace_step(R, weight, walk_s, R->work - work0, tails);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
@@ -642,14 +646,17 @@ static int share_the_tails(run *R) {
   MPI_Bcast(v, 2, MPI_DOUBLE, 0, R->comm);
   if (v[0] < 0 || v[1] < 0) {
     if (R->me == 0 && v[0] < 0)
-      fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected a share of the walk from 0 to 0.5\n",
-              getenv("BARNES_STEAL"));
+      fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected 0 or a share of the walk from "
+              "0.001 to 0.5\n", getenv("BARNES_STEAL"));
     if (R->me == 0 && v[1] < 0)
-      fprintf(stderr, "barnes: error: BARNES_TAIL_TEST=%s: expected late, twice or keep\n",
+      fprintf(stderr, "barnes: error: BARNES_TAIL_TEST=%s: expected late, twice, keep or half\n",
               getenv("BARNES_TAIL_TEST"));
     return -1;
   }
   R->steal_share = R->P > 1 && !R->team ? v[0] : 0;
+  if (R->team && v[0] > 0 && R->me == 0)
+    fprintf(stderr, "barnes: note: BARNES_STEAL is not used with --threads: a rank's threads "
+            "share its walk\n");
   if (R->steal_share > 0) {
     R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
     MPI_Comm_dup(R->comm, &R->steal.comm);

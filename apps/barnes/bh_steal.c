@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bh_par.h"
+
 enum { TAG_BODIES = 71, TAG_CLAIM, TAG_RESULT, TAG_PROGRESS };
 #define END_OF_CLAIMS (-1)
 
@@ -42,7 +44,8 @@ double bh_steal_share(void) {
   if (!e || !*e) return 0;
   char *end;
   double v = strtod(e, &end);
-  return *end || !(v >= 0 && v <= 0.5) ? -1 : v;
+  /* a share the cut can tell from none: at least one BH_SHARE_ONE-th */
+  return *end || end == e || !(v == 0 || (v * BH_SHARE_ONE >= 1 && v <= 0.5)) ? -1 : v;
 }
 
 int bh_steal_test(void) {
@@ -51,6 +54,7 @@ int bh_steal_test(void) {
          : !strcmp(e, "late")  ? BH_TAIL_LATE
          : !strcmp(e, "twice") ? BH_TAIL_TWICE
          : !strcmp(e, "keep")  ? BH_TAIL_KEEP
+         : !strcmp(e, "half")  ? BH_TAIL_HALF
                                : -1;
 }
 
@@ -105,6 +109,7 @@ static void owner_walk_tail(bh_steal *s, bh_walk_fn walk, void *ctx, int64_t *wo
   size_t m = s->n - s->tail;
   if (s->test == BH_TAIL_LATE) owner_read_claims(s, true);
   for (int c = 0; c < s->chunks; c++) {
+    if (s->test == BH_TAIL_HALF && c == s->chunks / 2) owner_read_claims(s, true);
     owner_read_claims(s, false);
     if (c >= s->claimed_from && s->test != BH_TAIL_TWICE) break;
     say_progress(s, c);
@@ -116,11 +121,14 @@ static void owner_walk_tail(bh_steal *s, bh_walk_fn walk, void *ctx, int64_t *wo
 
 /* One result message of the taker: kept where this worker did not walk the chunk. */
 static int owner_take_result(bh_steal *s, steal_result *r, int64_t *work) {
-  MPI_Recv(r, (BH_STEAL_CHUNK + 1) * (int)sizeof *r, MPI_BYTE, s->me + 1, TAG_RESULT, s->comm,
-           MPI_STATUS_IGNORE);
+  MPI_Status st;
+  int bytes;
+  MPI_Recv(r, (BH_STEAL_CHUNK + 1) * (int)sizeof *r, MPI_BYTE, s->me + 1, TAG_RESULT, s->comm, &st);
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
   int c = (int)r[0].work;
   size_t cnt = (size_t)r[0].cost, at = s->tail + (size_t)c * BH_STEAL_CHUNK;
-  if (c < 0 || c >= s->chunks || cnt != chunk_end(c, s->n - s->tail) - (size_t)c * BH_STEAL_CHUNK)
+  if (c < 0 || c >= s->chunks || cnt != chunk_end(c, s->n - s->tail) - (size_t)c * BH_STEAL_CHUNK ||
+      (size_t)bytes != (cnt + 1) * sizeof *r)
     return -1;
   if (s->walked[c]) {
     s->twice++;
@@ -181,6 +189,7 @@ static int taker_walk(bh_steal *s, bh_walk_fn walk, void *ctx, int64_t *missing)
   for (int d = s->in_chunks - 1; d >= 0 && s->test != BH_TAIL_KEEP; d--) {
     read_progress(s, false);
     if (s->in_at >= d && s->test != BH_TAIL_TWICE) break;
+    if (s->test == BH_TAIL_HALF && d < s->in_chunks / 2) break;
     s->claim[d] = d;
     MPI_Isend(&s->claim[d], 1, MPI_INT, s->me - 1, TAG_CLAIM, s->comm, &s->in_rq[s->in_nrq++]);
     size_t lo = (size_t)d * BH_STEAL_CHUNK, cnt = chunk_end(d, s->in_n) - lo;

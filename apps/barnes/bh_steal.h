@@ -23,9 +23,11 @@ typedef void (*bh_walk_fn)(void *ctx, bh_body *b, size_t lo, size_t hi, int64_t 
  * tail, with the one before (me - 1) as the taker of its tail. */
 /* BARNES_TAIL_TEST, for the tests and measurements: every chunk of every tail walked by the
  * next worker only (late: an owner walks its tail once its taker has claimed it all), by both
- * (twice: owners ignore the claims, takers the progress), or by its owner only (keep: takers
- * claim nothing; the LETs still cover the tails). */
-enum { BH_TAIL_SHARED, BH_TAIL_LATE, BH_TAIL_TWICE, BH_TAIL_KEEP };
+ * (twice: owners ignore the claims, takers the progress), by its owner only (keep: takers claim
+ * nothing; the LETs still cover the tails), or the first half by the owner and the rest by the
+ * taker (half: takers claim down to the middle, and owners wait there for the end of the
+ * claims). */
+enum { BH_TAIL_SHARED, BH_TAIL_LATE, BH_TAIL_TWICE, BH_TAIL_KEEP, BH_TAIL_HALF };
 
 typedef struct bh_steal {
   MPI_Comm comm; /* the workers, in domain order (a duplicate: its own tags) */
@@ -52,12 +54,12 @@ typedef struct bh_steal {
   double own_s; /* the step's walk of this worker's own bodies, seconds */
 } bh_steal;
 
-/* BARNES_STEAL: the tail's share of a worker's weight, in [0, 0.5]; 0 (no tail shared) when
- * unset. -1 for anything else (the caller says so). */
+/* BARNES_STEAL: the tail's share of a worker's weight, 0 (no tail shared, as when unset) or
+ * from 1/BH_SHARE_ONE to 0.5. -1 for anything else (the caller says so). */
 double bh_steal_share(void);
 
-/* BARNES_TAIL_TEST: BH_TAIL_SHARED when unset, else BH_TAIL_LATE, _TWICE or _KEEP for "late",
- * "twice" or "keep"; -1 for anything else. */
+/* BARNES_TAIL_TEST: BH_TAIL_SHARED when unset, else BH_TAIL_LATE, _TWICE, _KEEP or _HALF for
+ * "late", "twice", "keep" or "half"; -1 for anything else. */
 int bh_steal_test(void);
 
 /* The step's tails: b[0, n) is this worker's (sorted by key), b[tail, n) its tail; sends the

@@ -364,10 +364,10 @@ START_TEST(test_the_next_domain_walks_a_tail_as_its_owner_does_bit_for_bit) {
     play_serial(b, N, ref);
     int64_t uncovered = 0;
     for (size_t k = 0; k < sizeof Ds / sizeof *Ds; k++)
-      for (size_t sh = 0; sh < 2; sh++) {
+      for (size_t sh = 0; sh < 2 * 2; sh++) { /* each share, LETs relocated and in place */
         int64_t missing;
         for (size_t i = 0; i < 5 * N; i++) taken[i] = NAN;
-        play_domains(b, N, Ds[k], 1, shares[sh], true, got, taken, &missing);
+        play_domains(b, N, Ds[k], (int)(sh & 1), shares[sh / 2], true, got, taken, &missing);
         ck_assert_int_eq(missing, 0);
         ck_assert(memcmp(ref, got, 5 * N * sizeof *ref) == 0);
         size_t walked = 0;
@@ -376,12 +376,12 @@ START_TEST(test_the_next_domain_walks_a_tail_as_its_owner_does_bit_for_bit) {
           walked++;
           ck_assert_msg(memcmp(ref + 5 * id, taken + 5 * id, 5 * sizeof *ref) == 0,
                         "body %zu of a tail (%d domains, share %g) differs", id, Ds[k],
-                        shares[sh]);
+                        shares[sh / 2]);
         }
         /* every domain but the last has a tail of about share of its bodies' weight */
-        ck_assert_msg(walked >= (size_t)(shares[sh] * N * (Ds[k] - 1) / Ds[k] / 2),
+        ck_assert_msg(walked >= (size_t)(shares[sh / 2] * N * (Ds[k] - 1) / Ds[k] / 2),
                       "%zu tail bodies walked (%d domains)", walked, Ds[k]);
-        play_domains(b, N, Ds[k], 1, shares[sh], false, got, taken, &missing);
+        play_domains(b, N, Ds[k], (int)(sh & 1), shares[sh / 2], false, got, taken, &missing);
         uncovered += missing;
       }
     /* a domain's own box may hold the tail before it (two halves of a sphere), not always */
@@ -409,9 +409,8 @@ START_TEST(test_domain_tails_hold_their_share_of_each_domains_weight) {
   static const int shares[] = {154, 512, 1, 0};
   for (size_t k = 0; k < sizeof shares / sizeof *shares; k++) {
     ck_assert_int_eq(bh_domain_cuts_tails(keys, b, N, P, shares[k], sum_none, NULL, cut, tail), 0);
-    ck_assert(memcmp(cut, alone, sizeof cut) == 0); /* the same domains */
+    ck_assert(memcmp(cut, alone, sizeof cut) == 0); /* the tails' targets move no domain cut */
     for (int d = 0; d < P; d++) {
-      ck_assert(tail[d] >= cut[d] && tail[d] <= cut[d + 1]);
       int64_t w = 0;
       for (size_t i = 0; i < N; i++)
         if (keys[i] >= tail[d] && keys[i] < cut[d + 1]) w += bh_weight(&b[i]);
