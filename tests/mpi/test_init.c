@@ -77,6 +77,7 @@ static int expect_refusal(int argc, char **argv) {
   const char *text = sys_strerror(err);
   if (rc == -1 && err == EDOM && strstr(text, "bad option or setting") && finalized) {
     printf("test_init: sys_init failed as expected: EDOM, %s\n", text);
+    fflush(stdout); /* out now: a daemon that refused exits 2, and mpirun then kills the job */
     return 0;
   }
   printf("test_init: FAILED: sys_init returned %d, errno %d (%s), MPI %sfinalised\n", rc, err,
