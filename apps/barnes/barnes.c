@@ -49,6 +49,7 @@ typedef struct lets {
   int me, P;
   rid_t *out, *in; /* per peer: the region sent, the region received */
   void **obj;      /* per peer: the LET object sent */
+  struct area *area;
 } lets;
 
 static void *let_buffer(void *ctx, int peer, size_t bytes) {
@@ -101,6 +102,36 @@ static void release(void *ctx, bh_clock *clk) {
   clk->scomm += now() - t0;
 }
 
+/* ---- the pooled walk's memory (bh_pool.h): one object in a region of its own, kept from step
+ * to step and made anew only when it must grow ---- */
+typedef struct area {
+  rid_t region;
+  void *obj;
+  size_t cap;
+} area;
+
+static void *shared_area(void *ctx, size_t bytes) {
+  area *A = ((lets *)ctx)->area;
+  if (bytes + 64 > A->cap) {
+    if (!A->region && !(A->region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT))) return NULL;
+    if (A->obj && sys_free(A->obj)) return NULL;
+    A->cap = (bytes + 64) + (bytes + 64) / 4; /* room for the next steps' bodies */
+    if (!(A->obj = sys_alloc(A->cap, A->region))) {
+      A->cap = 0;
+      return NULL;
+    }
+  }
+  return (void *)(((uintptr_t)A->obj + 63) & ~(uintptr_t)63);
+}
+
+/* A worker walks the trees of those that share its GAS. Not under ANTHEAP_CHECK=handover: their
+ * trees hold the LETs this worker sent them, whose pages the check takes from it. */
+static bool shares(void *ctx, int peer) {
+  (void)ctx;
+  const char *check = getenv("ANTHEAP_CHECK");
+  return sys_shares_gas(peer) == 1 && !(check && !strcmp(check, "handover"));
+}
+
 int main(int argc, char **argv) {
   if (bench_wants_help(argc, argv)) { /* before sys_init: --help needs no job */
     bh_usage(stdout, BH_ANTHEAP);
@@ -126,7 +157,8 @@ int main(int argc, char **argv) {
   }
   int P = sys_workers(), world;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  lets L = {.me = sys_worker_id(), .P = P, .out = calloc((size_t)P, sizeof(rid_t)),
+  area pool_area = {0};
+  lets L = {.me = sys_worker_id(), .P = P, .area = &pool_area, .out = calloc((size_t)P, sizeof(rid_t)),
             .in = calloc((size_t)P, sizeof(rid_t)), .obj = calloc((size_t)P, sizeof(void *))};
   if (!L.out || !L.in || !L.obj) {
     fprintf(stderr, "barnes: error: out of memory\n");
@@ -135,7 +167,7 @@ int main(int argc, char **argv) {
   bh_transport tr = {.mode = o.threads > 1 ? "antheap-threads" : "antheap", .relocatable = false,
                      .mem = {a_region, a_balloc, a_rfree, NULL},
                      .let_buffer = let_buffer, .exchange = exchange, .release = release,
-                     .ctx = &L};
+                     .shared_area = shared_area, .shares = shares, .ctx = &L};
   int failed = bh_run(&o, sys_comm(), world - P, &tr);
   free(L.out), free(L.in), free(L.obj);
   sys_finalize();

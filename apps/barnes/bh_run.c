@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bh_pool.h"
 #include "bh_steal.h"
 
 /* Where a worker's step goes (BARNES_PHASES=1 prints the slowest, average and fastest; 2 also
@@ -50,6 +51,10 @@ typedef struct run {
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
   size_t tail;        /* the step's first body of the tail (its keys from tcut); n: none */
   bh_steal steal;
+  int pool;             /* BARNES_POOL: the walk drawn from every worker's pool (bh_pool.h) */
+  bh_pool_mode pool_mode; /* BARNES_POOL_TEST, for worker 0 */
+  bh_pool **pools;      /* per worker: its pool this step (NULL: this one) */
+  bh_pool_stats pst;    /* summed over the timed steps */
 } run;
 
 static bh_clock clock_now; /* the run's worker and scheduler communication (bh_run_clock) */
@@ -378,6 +383,32 @@ static void walk_all(run *R, const bh_cell *root) {
   R->work += atomic_load(&j.work);
 }
 
+/* BARNES_POOL: this worker's pool in the memory the workers share (the top tree copied there:
+ * its own cells are private), every worker's pool's address to all, and the walk. */
+static void walk_pooled(run *R, const bh_top *top) {
+  size_t pool_bytes = bh_pool_bytes(R->n);
+  double t0 = now();
+  char *mem = R->tr->shared_area(R->tr->ctx, pool_bytes + top->ncells * sizeof(bh_cell));
+  clock_now.scomm += now() - t0;
+  if (!mem) die(R, "no shared memory for the walk's pool");
+  const bh_cell *root =
+      bh_pool_copy_top(top->cells, top->ncells, top->root, (bh_cell *)(mem + pool_bytes));
+  bh_pool *mine = bh_pool_lay(mem, root, R->b, R->n, R->o->theta, R->o->eps);
+  uint64_t at = (uint64_t)(uintptr_t)mine, *all = (uint64_t *)R->pools;
+  _Static_assert(sizeof(bh_pool *) == sizeof(uint64_t), "a pool's address is 64 bits");
+  t0 = now();
+  MPI_Allgather(&at, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, R->comm);
+  clock_now.wcomm += now() - t0;
+  R->pools[R->me] = NULL; /* (the addresses stand as pointers in place) */
+  bh_pool_stats st = {0};
+  bh_pool_walk(mine, R->pools, R->P, R->me, R->b, R->me == 0 ? R->pool_mode : BH_POOL_EAGER,
+               &st);
+  R->work += st.work;
+  R->missing += st.missing;
+  R->pst.own += st.own, R->pst.given += st.given, R->pst.taken += st.taken;
+  R->pst.own_s = st.own_s; /* (the step's: the trace's) */
+}
+
 /* BARNES_WEIGHTS: what the next step's cut weighs a body by. time (the default): its walk's
  * nanoseconds. work: its interactions. scaled: its nanoseconds scaled so that the worker's
  * bodies weigh its interactions in all, so a worker that ran slow or fast this step (a busy
@@ -421,7 +452,8 @@ static double weight_held(const run *R) {
  * CPU, and the chunks of its tail the next worker walked and of the previous one's it walked. */
 static void trace_step(const run *R, double weight, double walk_s, int64_t work,
                        const long tails[2]) {
-  double mine[8] = {(double)R->n, weight * 1e-9, walk_s, R->steal_share > 0 ? R->steal.own_s : walk_s,
+  double own_s = R->steal_share > 0 ? R->steal.own_s : R->pool ? R->pst.own_s : walk_s;
+  double mine[8] = {(double)R->n, weight * 1e-9, walk_s, own_s,
                     (double)work, (double)sched_getcpu(), (double)tails[0], (double)tails[1]};
   double *all = R->me == 0 ? malloc((size_t)R->P * sizeof mine) : NULL;
   MPI_Gather(mine, 8, MPI_DOUBLE, all, 8, MPI_DOUBLE, 0, R->comm);
@@ -473,8 +505,9 @@ static void forces(run *R) {
   lap(R, PH_LETS, &t0);
   double weight = tracing() ? weight_held(R) : 0, walk0 = now();
   int64_t work0 = R->work;
-  long tails0[2] = {R->steal.given, R->steal.taken};
-  walk_all(R, g.top.root); /* each walk timed: the next step's weights */
+  long tails0[2] = {R->steal.given + R->pst.given, R->steal.taken + R->pst.taken};
+  if (R->pool) walk_pooled(R, &g.top); /* each walk timed: the next step's weights */
+  else walk_all(R, g.top.root);
   double walk_s = now() - walk0;
   if (!(R->steal_share > 0)) reweigh(R);
   lap(R, PH_WALK, &t0);
@@ -484,7 +517,8 @@ static void forces(run *R) {
     if (bh_steal_finish(&R->steal, &R->work)) die(R, "the walk's shared tail came back wrong");
     reweigh(R);
   }
-  long tails[2] = {R->steal.given - tails0[0], R->steal.taken - tails0[1]};
+  long tails[2] = {R->steal.given + R->pst.given - tails0[0],
+                   R->steal.taken + R->pst.taken - tails0[1]};
   if (tracing()) trace_step(R, weight, walk_s, R->work - work0, tails);
   MPI_Barrier(R->comm); /* the walk's load imbalance shows here, not in the next collective */
   R->barrier += now() - t0;
@@ -525,8 +559,8 @@ static void print_phases(run *R) {
   MPI_Reduce(mine, mx, PH_N + 1, MPI_DOUBLE, MPI_MAX, 0, R->comm);
   MPI_Reduce(mine, mn, PH_N + 1, MPI_DOUBLE, MPI_MIN, 0, R->comm);
   MPI_Reduce(mine, sum, PH_N + 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
-  long tails[2], my_tails[2] = {R->steal.given, R->steal.twice};
-  MPI_Reduce(my_tails, tails, 2, MPI_LONG, MPI_SUM, 0, R->comm);
+  long tails[3], my_tails[3] = {R->steal.given, R->steal.twice, R->pst.given};
+  MPI_Reduce(my_tails, tails, 3, MPI_LONG, MPI_SUM, 0, R->comm);
   double let_cells = 0;
   MPI_Reduce(&R->let_cells, &let_cells, 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
   if (R->me != 0) return;
@@ -545,6 +579,9 @@ static void print_phases(run *R) {
   if (R->steal_share > 0)
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
+  if (R->pool)
+    printf("  pooled walk (BARNES_POOL=1, %d bodies a chunk): %ld chunks walked by another "
+           "worker than their owner\n", BH_POOL_CHUNK, tails[2]);
 }
 
 /* ---- diagnostics and the report ---- */
@@ -638,28 +675,54 @@ static int finish(run *R, double total, const double s0[5]) {
   return failed;
 }
 
-/* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), read on worker 0 and sent to all (one
- * setting for the job); the tails are shared where there are several workers of one thread each
- * (a team shares its walk among its threads). -1 after a bad value, said once. */
-static int share_the_tails(run *R) {
-  double v[2] = {bh_steal_share(), bh_steal_test()};
-  MPI_Bcast(v, 2, MPI_DOUBLE, 0, R->comm);
-  if (v[0] < 0 || v[1] < 0) {
+/* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), BARNES_POOL and BARNES_POOL_TEST (bh_pool.h),
+ * read on worker 0 and sent to all (one setting for the job). The tails are shared, or the walk
+ * pooled, where there are several workers of one thread each (a team shares its walk among its
+ * threads); the pool also needs every worker to share memory with every other. -1 after a bad
+ * value, said once. */
+static int walk_settings(run *R) {
+  double v[4] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode()};
+  MPI_Bcast(v, 4, MPI_DOUBLE, 0, R->comm);
+  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || (v[0] > 0 && v[2] > 0)) {
     if (R->me == 0 && v[0] < 0)
       fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected 0 or a share of the walk from "
               "0.001 to 0.5\n", getenv("BARNES_STEAL"));
     if (R->me == 0 && v[1] < 0)
       fprintf(stderr, "barnes: error: BARNES_TAIL_TEST=%s: expected late, twice, keep or half\n",
               getenv("BARNES_TAIL_TEST"));
+    if (R->me == 0 && v[2] < 0)
+      fprintf(stderr, "barnes: error: BARNES_POOL=%s: expected 0 or 1\n", getenv("BARNES_POOL"));
+    if (R->me == 0 && v[3] < 0)
+      fprintf(stderr, "barnes: error: BARNES_POOL_TEST=%s: expected lazy\n",
+              getenv("BARNES_POOL_TEST"));
+    if (R->me == 0 && v[0] > 0 && v[2] > 0)
+      fprintf(stderr, "barnes: error: BARNES_STEAL and BARNES_POOL=1 are two ways to share the "
+              "walk: set one\n");
     return -1;
   }
   R->steal_share = R->P > 1 && !R->team ? v[0] : 0;
-  if (R->team && v[0] > 0 && R->me == 0)
-    fprintf(stderr, "barnes: note: BARNES_STEAL is not used with --threads: a rank's threads "
-            "share its walk\n");
+  if (R->team && (v[0] > 0 || v[2] > 0) && R->me == 0)
+    fprintf(stderr, "barnes: note: %s is not used with --threads: a rank's threads share its "
+            "walk\n", v[0] > 0 ? "BARNES_STEAL" : "BARNES_POOL");
   if (R->steal_share > 0) {
     R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
     MPI_Comm_dup(R->comm, &R->steal.comm);
+  }
+  if (v[2] > 0 && R->P > 1 && !R->team) {
+    int all = 1; /* does every worker share memory with every other? */
+    for (int q = 0; q < R->P; q++)
+      if (!R->tr->shares || !R->tr->shares(R->tr->ctx, q)) all = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
+    R->pool = all && R->tr->shared_area;
+    if (!R->pool && R->me == 0)
+      fprintf(stderr, "barnes: note: BARNES_POOL is not used: %s\n",
+              !R->tr->shared_area ? "this program's workers share no memory (barnes on one host "
+                                    "does)"
+                                  : "not every worker shares memory with every other (several "
+                                    "hosts, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)");
+    R->pool_mode = (bh_pool_mode)v[3];
+    if (R->pool && !(R->pools = calloc((size_t)R->P, sizeof *R->pools)))
+      die(R, "out of memory");
   }
   return 0;
 }
@@ -679,7 +742,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);
   }
-  if (share_the_tails(&R)) {
+  if (walk_settings(&R)) {
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);
   }
@@ -698,6 +761,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
   R.steal.given = R.steal.taken = R.steal.twice = 0;
+  R.pst = (bh_pool_stats){0};
   R.let_cells = 0;
   MPI_Barrier(comm);
   double runq0 = phases_level() ? threads_runq(&R) : 0;
@@ -722,6 +786,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
+  free(R.pools);
   bh_team_free(R.team);
   return failed;
 }

@@ -26,6 +26,11 @@ typedef struct bh_transport {
   int (*exchange)(void *ctx, const void **got, bh_clock *clk);
   /* Free what exchange received (and anything the step kept). */
   void (*release)(void *ctx, bh_clock *clk);
+  /* The pooled walk (bh_pool.h), NULL where workers share no memory: bytes (64-byte aligned)
+   * that every worker q with shares(ctx, q) reads at the same address, kept until the next
+   * call (NULL on failure); and whether worker q does. */
+  void *(*shared_area)(void *ctx, size_t bytes);
+  bool (*shares)(void *ctx, int peer);
   void *ctx;
 } bh_transport;
 

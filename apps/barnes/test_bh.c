@@ -4,8 +4,9 @@
  * error; and the parallel pieces without MPI: keys that follow the tree, domain cuts of equal
  * weight, and P domains' trees, top tree and LETs that walk as the serial tree, bit for bit
  * (bh_run.c's step, played in one process); a hybrid worker's team, and the sort and tree it
- * shares, the serial ones exactly. */
+ * shares, the serial ones exactly; the pooled walk (bh_pool.h) with threads as workers. */
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "bh.h"
 #include "bh_par.h"
+#include "bh_pool.h"
 #include "check_main.h"
 
 /* The stated bound: at theta 0.5 (monopoles, Plummer softening 0.025), over bodies the
@@ -707,6 +709,134 @@ START_TEST(test_a_walk_that_needs_a_pruned_cell_counts_it) {
 }
 END_TEST
 
+/* ---- the pooled walk (bh_pool.h): threads play the workers of one host ---- */
+
+typedef struct pool_worker {
+  bh_pool *mine, **pools;
+  int P, me;
+  bh_body *b;
+  bh_pool_mode mode;
+  bh_pool_stats st;
+} pool_worker;
+
+static void *pool_worker_main(void *p) {
+  pool_worker *w = p;
+  bh_pool_walk(w->mine, w->pools, w->P, w->me, w->b, w->mode, &w->st);
+  return NULL;
+}
+
+/* P workers over N bodies (worker q holds share[q] of them, in order): each lays its pool with
+ * the one tree's root and a theta of its own (so a body walked with another worker's theta shows),
+ * and walks; worker 0 lazy after the others are done (lazy_first), or all at once. Every body's
+ * acc, pot and work must be its own pool's serial walk, bit for bit, and every chunk walked once. */
+static void play_pools(int P, const double *share, bool lazy_first, pool_worker *w) {
+  enum { N = 4000 };
+  bh_body *all = bodies(N, 0, 5);
+  bh_mem mem = bh_arena_new();
+  bh_tree t;
+  char err[128];
+  ck_assert_int_eq(bh_tree_build(&mem, all, N, NULL, &t, err, sizeof err), 0);
+  bh_pool **pools = calloc((size_t)P, sizeof *pools);
+  void **area = calloc((size_t)P, sizeof *area);
+  size_t at = 0;
+  for (int q = 0; q < P; q++) {
+    size_t n = q == P - 1 ? N - at : (size_t)(share[q] * N);
+    ck_assert_int_eq(posix_memalign(&area[q], 64, bh_pool_bytes(n)), 0);
+    pools[q] = bh_pool_lay(area[q], t.root, all + at, n, 0.3 + 0.1 * q, 0.025);
+    w[q] = (pool_worker){pools[q], pools, P, q, all + at, BH_POOL_EAGER, {0}};
+    at += n;
+  }
+  pthread_t th[16];
+  if (lazy_first) {
+    w[0].mode = BH_POOL_LAZY;
+    for (int q = 1; q < P; q++) ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
+    for (int q = 1; q < P; q++) pthread_join(th[q], NULL);
+    pool_worker_main(&w[0]);
+  } else {
+    for (int q = 0; q < P; q++) ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
+    for (int q = 0; q < P; q++) pthread_join(th[q], NULL);
+  }
+  long taken = 0, given = 0;
+  for (int q = 0; q < P; q++) {
+    ck_assert_int_eq(w[q].st.own + w[q].st.given, (long)pools[q]->chunks);
+    ck_assert_int_eq(w[q].st.missing, 0);
+    taken += w[q].st.taken, given += w[q].st.given;
+    for (size_t i = 0; i < pools[q]->n; i++) {
+      const bh_body *x = &w[q].b[i];
+      double a[3] = {0, 0, 0}, pot = 0;
+      int64_t work = 0;
+      bh_walk(t.root, x->pos, x->id, 0.3 + 0.1 * q, 0.025, a, &pot, &work);
+      ck_assert_msg(memcmp(a, x->acc, sizeof a) == 0 && memcmp(&pot, &x->pot, sizeof pot) == 0 &&
+                        work == x->work && x->cost > 0,
+                    "worker %d's body %zu differs from its own walk", q, i);
+    }
+  }
+  ck_assert_int_eq(taken, given);
+  for (int q = 0; q < P; q++) free(area[q]);
+  free(area), free(pools);
+  bh_tree_free(&mem, &t);
+  bh_arena_delete(&mem);
+  free(all);
+}
+
+START_TEST(test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit) {
+  static const double share[] = {0.4, 0.2, 0.2, 0.2};
+  pool_worker w[4];
+  play_pools(4, share, true, w);
+  ck_assert_int_eq(w[0].st.own, 0);
+  ck_assert_int_gt(w[0].st.given, 0);
+  ck_assert_int_eq(w[0].st.taken, 0);
+}
+END_TEST
+
+START_TEST(test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_once) {
+  static const double share[] = {0.6, 0.05, 0.1, 0.05, 0.1, 0.1};
+  for (int round = 0; round < 3; round++) {
+    pool_worker w[6];
+    play_pools(6, share, false, w);
+  }
+}
+END_TEST
+
+/* The top tree copied for the pool: children among the copied cells point into the copy, the
+ * others (branches, LETs) stay, and the copy walks as the original. */
+START_TEST(test_a_copied_top_tree_points_into_itself_and_walks_as_the_original) {
+  enum { N = 1500 };
+  bh_body *b = bodies(N, 1, 9);
+  bh_mem mem = bh_arena_new();
+  bh_tree t;
+  char err[128];
+  ck_assert_int_eq(bh_tree_build(&mem, b, N, NULL, &t, err, sizeof err), 0);
+  /* a top of two cells over the tree's root's children: cells[0] -> cells[1] -> the tree */
+  bh_cell cells[2], copy[2];
+  cells[1] = *t.root;
+  cells[0] = *t.root;
+  for (int k = 0; k < 8; k++) cells[0].child[k] = NULL;
+  int first = -1;
+  for (int k = 0; k < 8 && first < 0; k++)
+    if (t.root->child[k]) first = k;
+  cells[0].child[first] = &cells[1];
+  for (int k = first + 1; k < 8; k++) cells[0].child[k] = t.root->child[k];
+  for (int k = 0; k <= first; k++) cells[1].child[k] = t.root->child[k];
+  for (int k = first + 1; k < 8; k++) cells[1].child[k] = NULL;
+  const bh_cell *root = bh_pool_copy_top(cells, 2, &cells[0], copy);
+  ck_assert_ptr_eq(root, &copy[0]);
+  ck_assert_ptr_eq(copy[0].child[first], &copy[1]);
+  ck_assert_ptr_eq(copy[1].child[first], t.root->child[first]);
+  for (int i = 0; i < N; i += 37) {
+    double a[3] = {0, 0, 0}, c[3] = {0, 0, 0}, p = 0, q = 0;
+    int64_t w = 0, v = 0;
+    bh_walk(&cells[0], b[i].pos, b[i].id, 0.5, 0.025, a, &p, &w);
+    bh_walk(root, b[i].pos, b[i].id, 0.5, 0.025, c, &q, &v);
+    ck_assert(memcmp(a, c, sizeof a) == 0 && p == q && w == v);
+  }
+  ck_assert_ptr_eq(bh_pool_copy_top(cells, 2, t.root, copy), t.root); /* a root outside stays */
+  bh_tree_free(&mem, &t);
+  bh_arena_delete(&mem);
+  free(b);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("barnes");
   TCase *tc = tcase_create("physics");
@@ -729,6 +859,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
   tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
+  tcase_add_test(tc, test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit);
+  tcase_add_test(tc, test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_once);
+  tcase_add_test(tc, test_a_copied_top_tree_points_into_itself_and_walks_as_the_original);
   suite_add_tcase(s, tc);
   return s;
 }

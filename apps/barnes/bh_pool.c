@@ -1,0 +1,154 @@
+/* bh_pool.c: the step's walk drawn from every worker's pool of chunks (bh_pool.h).
+ *
+ * A pool's counter `next` hands out its chunks in order, to the owner and to the others alike
+ * (one atomic add a chunk of 64 bodies, about a millisecond of walking). A worker whose own
+ * chunks have run out goes to the pool with the most left and stays with it while it lasts.
+ * Whoever claims a chunk walks it, from the pool's root, into the pool's result slots; another
+ * worker then counts it in the pool's `done` (a release), and the owner, once no chunk of any
+ * pool is left to claim, waits (acquire) until `done` covers every chunk it did not walk
+ * itself. Nobody waits for anything but the chunks already claimed, each of which is being
+ * walked: the wait is short and cannot deadlock. Main entry: bh_pool_walk. */
+#include "bh_pool.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+static size_t round64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+size_t bh_pool_bytes(size_t n) {
+  return round64(sizeof(bh_pool)) + round64(n * sizeof(bh_pool_body)) +
+         round64(n * sizeof(bh_pool_result));
+}
+
+bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n, double theta,
+                     double eps) {
+  char *at = mem;
+  bh_pool *p = mem;
+  p->root = root;
+  p->n = n;
+  p->chunks = (n + BH_POOL_CHUNK - 1) / BH_POOL_CHUNK;
+  p->theta = theta;
+  p->eps = eps;
+  p->body = (bh_pool_body *)(at + round64(sizeof *p));
+  p->result = (bh_pool_result *)((char *)p->body + round64(n * sizeof *p->body));
+  for (size_t i = 0; i < n; i++) {
+    memcpy(p->body[i].pos, b[i].pos, sizeof b[i].pos);
+    p->body[i].id = b[i].id;
+  }
+  atomic_init(&p->next, 0);
+  atomic_init(&p->done, 0);
+  return p;
+}
+
+/* Walk chunk c of pool p into its result slots, each body timed (its cost: the next step's
+ * weight). */
+static void walk_chunk(const bh_pool *p, uint64_t c, bh_pool_stats *st) {
+  size_t lo = (size_t)c * BH_POOL_CHUNK, hi = lo + BH_POOL_CHUNK < p->n ? lo + BH_POOL_CHUNK : p->n;
+  double tick = bench_now_ns();
+  for (size_t i = lo; i < hi; i++) {
+    bh_pool_result *r = &p->result[i];
+    memset(r->acc, 0, sizeof r->acc);
+    r->pot = 0;
+    r->work = 0;
+    st->missing += bh_walk(p->root, p->body[i].pos, p->body[i].id, p->theta, p->eps, r->acc,
+                           &r->pot, &r->work);
+    st->work += r->work;
+    double tock = bench_now_ns();
+    r->cost = (int64_t)(tock - tick) + 1;
+    tick = tock;
+  }
+}
+
+/* A chunk of p, or p->chunks when none is left. */
+static uint64_t claim(bh_pool *p) {
+  uint64_t c = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+  return c < p->chunks ? c : p->chunks;
+}
+
+static uint64_t left(bh_pool *p) {
+  uint64_t c = atomic_load_explicit(&p->next, memory_order_relaxed);
+  return c < p->chunks ? p->chunks - c : 0;
+}
+
+/* The pool (not me's) with the most chunks left, or -1. */
+static int richest(bh_pool *const *pools, int P, int me) {
+  int best = -1;
+  uint64_t most = 0;
+  for (int q = 0; q < P; q++) {
+    if (q == me || !pools[q]) continue;
+    uint64_t l = left(pools[q]);
+    if (l > most) most = l, best = q;
+  }
+  return best;
+}
+
+/* Wait for a chunk another worker is walking: spin a little, then give the core away (the
+ * walker may be on this one when workers outnumber cores). */
+static void pause_once(unsigned *spins) {
+  if (++*spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else if (*spins < 1024) {
+    sched_yield();
+  } else {
+    nanosleep(&(struct timespec){0, 20000}, NULL);
+  }
+}
+
+void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
+                  bh_pool_mode mode, bh_pool_stats *st) {
+  double t0 = bench_now_ns();
+  long own = 0;
+  if (mode == BH_POOL_EAGER)
+    for (uint64_t c; (c = claim(mine)) < mine->chunks; own++) walk_chunk(mine, c, st);
+  st->own_s += (bench_now_ns() - t0) * 1e-9;
+  for (int q; (q = richest(pools, P, me)) >= 0;) {
+    bh_pool *p = pools[q];
+    for (uint64_t c; (c = claim(p)) < p->chunks;) {
+      walk_chunk(p, c, st);
+      atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+      st->taken++;
+    }
+  }
+  if (mode == BH_POOL_LAZY) /* every chunk is claimed by now only if the others took them all */
+    for (unsigned spins = 0; left(mine);) pause_once(&spins);
+  uint64_t given = mine->chunks - (uint64_t)own;
+  for (unsigned spins = 0; atomic_load_explicit(&mine->done, memory_order_acquire) < given;)
+    pause_once(&spins);
+  st->own += own;
+  st->given += (long)given;
+  for (size_t i = 0; i < mine->n; i++) {
+    const bh_pool_result *r = &mine->result[i];
+    memcpy(b[i].acc, r->acc, sizeof r->acc);
+    b[i].pot = r->pot;
+    b[i].work = r->work;
+    b[i].cost = r->cost;
+  }
+}
+
+int bh_pool_setting(void) {
+  const char *e = getenv("BARNES_POOL");
+  return !e || !*e || !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -1;
+}
+
+int bh_pool_test_mode(void) {
+  const char *e = getenv("BARNES_POOL_TEST");
+  return !e || !*e ? BH_POOL_EAGER : !strcmp(e, "lazy") ? BH_POOL_LAZY : -1;
+}
+
+const bh_cell *bh_pool_copy_top(const bh_cell *cells, size_t ncells, const bh_cell *root,
+                                bh_cell *to) {
+  memcpy(to, cells, ncells * sizeof *cells);
+  uintptr_t lo = (uintptr_t)cells, hi = (uintptr_t)(cells + ncells);
+#define INTO_COPY(p) \
+  ((uintptr_t)(p) >= lo && (uintptr_t)(p) < hi ? to + ((const bh_cell *)(p) - cells) : (p))
+  for (size_t i = 0; i < ncells; i++)
+    for (int k = 0; k < 8; k++) to[i].child[k] = (bh_cell *)INTO_COPY(to[i].child[k]);
+  return (const bh_cell *)INTO_COPY(root);
+#undef INTO_COPY
+}

@@ -1,0 +1,86 @@
+/* bh_pool.h: the step's walk as pools of chunks that every worker of one host draws from
+ * (BARNES_POOL, bh_pool.c).
+ *
+ * Where the workers map one memory at the same addresses (antheap's GAS shared on a host), a
+ * worker's whole tree -- the top cells, its branches, the LETs it received -- can be walked by
+ * any of them from that worker's root: the serial walk, cell for cell, so a body's force has the
+ * same bits whoever walks it. Each worker lays out a pool in that memory: its root, its bodies'
+ * positions and IDs in chunks, a counter of chunks claimed, one of chunks finished by others,
+ * and a result slot a body. It walks its chunks, claiming each from its counter; when they run
+ * out it claims chunks of the pool with the most left, writing their results into that pool's
+ * slots (the only writes into another worker's memory); then it waits until every chunk of its
+ * own that others claimed is finished, and copies every result into its bodies.
+ *
+ * Nothing here calls MPI or antheap: the caller places the pools, tells every worker where the
+ * others' are (after which nobody writes a pool but through its counters and slots), and keeps
+ * every pool and tree alive until all workers are past bh_pool_walk (a barrier). */
+#ifndef BH_POOL_H
+#define BH_POOL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bh.h"
+
+#define BH_POOL_CHUNK 64 /* bodies a claim */
+
+typedef struct bh_pool_body {
+  double pos[3];
+  int64_t id;
+} bh_pool_body;
+
+typedef struct bh_pool_result {
+  double acc[3], pot;
+  int64_t work, cost;
+} bh_pool_result;
+
+typedef struct bh_pool {
+  _Alignas(64) _Atomic uint64_t next; /* chunks claimed, by the owner and the others */
+  _Alignas(64) _Atomic uint64_t done; /* chunks others claimed whose results are written */
+  _Alignas(64) const bh_cell *root;
+  uint64_t n, chunks;
+  double theta, eps;
+  bh_pool_body *body;
+  bh_pool_result *result;
+} bh_pool;
+
+/* The bytes of the pool of n bodies (a multiple of 64). */
+size_t bh_pool_bytes(size_t n);
+
+/* Lay out the pool of bodies b[0, n), walked from root with theta and eps, in mem
+ * (bh_pool_bytes(n) bytes, 64-byte aligned), its counters at zero. */
+bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n, double theta,
+                     double eps);
+
+typedef struct bh_pool_stats {
+  long own;       /* chunks of its own pool this worker walked */
+  long given;     /* chunks of its own pool others walked */
+  long taken;     /* chunks of others' pools this worker walked */
+  double own_s;   /* seconds until its own chunks ran out */
+  int64_t work;   /* interactions of every body this worker walked */
+  int64_t missing;/* pruned cells those walks wanted to open (0 in a correct run) */
+} bh_pool_stats;
+
+/* BARNES_POOL_TEST=lazy (the tests): worker 0 claims nothing of its own pool, so that the others
+ * walk all of it, and waits for them (the caller passes BH_POOL_LAZY to worker 0 alone). */
+typedef enum { BH_POOL_EAGER, BH_POOL_LAZY } bh_pool_mode;
+
+/* Worker me's walk: its own pool mine (of its bodies b), then chunks of pools[q] (q != me, NULL:
+ * out of reach) while any has some left; then it waits for its chunks others took, and copies
+ * each body's acc, pot, work and cost from the results into b. Adds into *st. */
+void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
+                  bh_pool_mode mode, bh_pool_stats *st);
+
+/* BARNES_POOL: 0 (off, as when unset) or 1; -1 for anything else (the caller says so). */
+int bh_pool_setting(void);
+/* BARNES_POOL_TEST: BH_POOL_EAGER when unset, BH_POOL_LAZY for "lazy"; -1 for anything else. */
+int bh_pool_test_mode(void);
+
+/* Copy the top tree's cells (grafted: every slot holds its branch's cell) into to
+ * (ncells cells), the children between them made to point into the copy; the copy's root. */
+const bh_cell *bh_pool_copy_top(const bh_cell *cells, size_t ncells, const bh_cell *root,
+                                bh_cell *to);
+
+#endif
