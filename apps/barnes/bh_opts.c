@@ -44,7 +44,7 @@ void bh_usage(FILE *f, int prog) {
           "  --help             this text\n"
           "Output: per step, the energy drift (E-E0)/|E0|, the momentum drift |P-P0| and the\n"
           "interactions per body; at the end, time per worker split into computation, worker\n"
-          "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s%s",
+          "communication, scheduler communication and barrier wait, and bodies/second/worker.\n%s%s%s",
           name[prog], how[prog],
           prog != 1 ? "  --threads T        hybrid: T threads in each worker rank share its sort by\n"
                       "                     key, its tree, the making of its LETs and its walk\n"
@@ -63,6 +63,12 @@ void bh_usage(FILE *f, int prog) {
                       "  BARNES_STEAL=S       share S (up to 0.5) of each worker's weight, its\n"
                       "                       tail, also walked by the next worker when that one\n"
                       "                       is done first (default 0: off; one thread a rank)\n"
+                    : "",
+          prog == 0 ? "  BARNES_POOL=0|1      the walk pooled (the default where every worker maps\n"
+                      "                       one memory, --antheap-share host on one host): a\n"
+                      "                       worker done with its bodies walks chunks of another's\n"
+                      "                       from that one's tree; 0: each walks its own (one\n"
+                      "                       thread a rank; 1 says why where it cannot be used)\n"
                     : "");
 }
 

@@ -133,7 +133,7 @@ void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *
 
 int bh_pool_setting(void) {
   const char *e = getenv("BARNES_POOL");
-  return !e || !*e || !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -1;
+  return !e || !*e ? BH_POOL_AUTO : !strcmp(e, "0") ? BH_POOL_OFF : !strcmp(e, "1") ? BH_POOL_ON : -1;
 }
 
 int bh_pool_test_mode(void) {

@@ -73,7 +73,10 @@ typedef enum { BH_POOL_EAGER, BH_POOL_LAZY } bh_pool_mode;
 void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
                   bh_pool_mode mode, bh_pool_stats *st);
 
-/* BARNES_POOL: 0 (off, as when unset) or 1; -1 for anything else (the caller says so). */
+/* BARNES_POOL: BH_POOL_OFF for "0", BH_POOL_ON for "1" (asked: the caller says why where it
+ * cannot pool), BH_POOL_AUTO when unset (pooled where it can be, silently); -1 for anything else
+ * (the caller says so). */
+enum { BH_POOL_OFF, BH_POOL_ON, BH_POOL_AUTO };
 int bh_pool_setting(void);
 /* BARNES_POOL_TEST: BH_POOL_EAGER when unset, BH_POOL_LAZY for "lazy"; -1 for anything else. */
 int bh_pool_test_mode(void);

@@ -580,7 +580,7 @@ static void print_phases(run *R) {
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
   if (R->pool)
-    printf("  pooled walk (BARNES_POOL=1, %d bodies a chunk): %ld chunks walked by another "
+    printf("  pooled walk (BARNES_POOL, %d bodies a chunk): %ld chunks walked by another "
            "worker than their owner\n", BH_POOL_CHUNK, tails[2]);
 }
 
@@ -678,12 +678,13 @@ static int finish(run *R, double total, const double s0[5]) {
 /* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), BARNES_POOL and BARNES_POOL_TEST (bh_pool.h),
  * read on worker 0 and sent to all (one setting for the job). The tails are shared, or the walk
  * pooled, where there are several workers of one thread each (a team shares its walk among its
- * threads); the pool also needs every worker to share memory with every other. -1 after a bad
- * value, said once. */
+ * threads); the pool also needs every worker to share memory with every other, and is the
+ * default there unless the tails are asked for. -1 after a bad value, said once. */
 static int walk_settings(run *R) {
   double v[4] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode()};
   MPI_Bcast(v, 4, MPI_DOUBLE, 0, R->comm);
-  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || (v[0] > 0 && v[2] > 0)) {
+  bool tails = v[0] > 0, asked = v[2] == BH_POOL_ON;
+  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || (tails && asked)) {
     if (R->me == 0 && v[0] < 0)
       fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected 0 or a share of the walk from "
               "0.001 to 0.5\n", getenv("BARNES_STEAL"));
@@ -695,35 +696,35 @@ static int walk_settings(run *R) {
     if (R->me == 0 && v[3] < 0)
       fprintf(stderr, "barnes: error: BARNES_POOL_TEST=%s: expected lazy\n",
               getenv("BARNES_POOL_TEST"));
-    if (R->me == 0 && v[0] > 0 && v[2] > 0)
+    if (R->me == 0 && tails && asked)
       fprintf(stderr, "barnes: error: BARNES_STEAL and BARNES_POOL=1 are two ways to share the "
               "walk: set one\n");
     return -1;
   }
-  R->steal_share = R->P > 1 && !R->team ? v[0] : 0;
-  if (R->team && (v[0] > 0 || v[2] > 0) && R->me == 0)
+  if (R->team && (tails || asked) && R->me == 0)
     fprintf(stderr, "barnes: note: %s is not used with --threads: a rank's threads share its "
-            "walk\n", v[0] > 0 ? "BARNES_STEAL" : "BARNES_POOL");
-  if (R->steal_share > 0) {
+            "walk\n", tails ? "BARNES_STEAL" : "BARNES_POOL");
+  if (R->P == 1 || R->team) return 0;
+  R->steal_share = v[0];
+  if (tails) {
     R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
     MPI_Comm_dup(R->comm, &R->steal.comm);
+    return 0;
   }
-  if (v[2] > 0 && R->P > 1 && !R->team) {
-    int all = 1; /* does every worker share memory with every other? */
-    for (int q = 0; q < R->P; q++)
-      if (!R->tr->shares || !R->tr->shares(R->tr->ctx, q)) all = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
-    R->pool = all && R->tr->shared_area;
-    if (!R->pool && R->me == 0)
-      fprintf(stderr, "barnes: note: BARNES_POOL is not used: %s\n",
-              !R->tr->shared_area ? "this program's workers share no memory (barnes on one host "
-                                    "does)"
-                                  : "not every worker shares memory with every other (several "
-                                    "hosts, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)");
-    R->pool_mode = (bh_pool_mode)v[3];
-    if (R->pool && !(R->pools = calloc((size_t)R->P, sizeof *R->pools)))
-      die(R, "out of memory");
-  }
+  if (v[2] == BH_POOL_OFF) return 0;
+  int all = 1; /* does every worker share memory with every other? */
+  for (int q = 0; q < R->P; q++)
+    if (!R->tr->shares || !R->tr->shares(R->tr->ctx, q)) all = 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
+  R->pool = all && R->tr->shared_area;
+  if (!R->pool && asked && R->me == 0)
+    fprintf(stderr, "barnes: note: BARNES_POOL is not used: %s\n",
+            !R->tr->shared_area ? "this program's workers share no memory (barnes on one host "
+                                  "does)"
+                                : "not every worker shares memory with every other (several "
+                                  "hosts, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)");
+  R->pool_mode = (bh_pool_mode)v[3];
+  if (R->pool && !(R->pools = calloc((size_t)R->P, sizeof *R->pools))) die(R, "out of memory");
   return 0;
 }
 
