@@ -53,7 +53,8 @@ typedef struct run {
   bh_steal steal;
   int pool;             /* BARNES_POOL: the walk drawn from every worker's pool (bh_pool.h) */
   bh_pool_mode pool_mode; /* BARNES_POOL_TEST, for worker 0 */
-  bh_pool **pools;      /* per worker: its pool this step (NULL: this one) */
+  bh_pool **pools;      /* per worker: its pool this step (NULL: this one, or out of reach) */
+  char *pool_peer;      /* per worker: shares memory with this one (a pool's peer) */
   bh_pool_stats pst;    /* summed over the timed steps */
 } run;
 
@@ -384,7 +385,8 @@ static void walk_all(run *R, const bh_cell *root) {
 }
 
 /* BARNES_POOL: this worker's pool in the memory the workers share (the top tree copied there:
- * its own cells are private), every worker's pool's address to all, and the walk. */
+ * its own cells are private), every worker's pool's address to all, and the walk: drawing from
+ * the pools of the workers that share memory with this one (the workers of its host). */
 static void walk_pooled(run *R, const bh_top *top) {
   size_t pool_bytes = bh_pool_bytes(R->n);
   double t0 = now();
@@ -399,10 +401,12 @@ static void walk_pooled(run *R, const bh_top *top) {
   t0 = now();
   MPI_Allgather(&at, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, R->comm);
   clock_now.wcomm += now() - t0;
-  R->pools[R->me] = NULL; /* (the addresses stand as pointers in place) */
+  for (int q = 0; q < R->P; q++) /* (the addresses stand as pointers in place) */
+    if (!R->pool_peer[q]) R->pools[q] = NULL;
+  /* worker 0 lazy (the tests) where others can walk its pool */
+  bool lazy = R->me == 0 && R->pool_mode == BH_POOL_LAZY && memchr(R->pool_peer, 1, (size_t)R->P);
   bh_pool_stats st = {0};
-  bh_pool_walk(mine, R->pools, R->P, R->me, R->b, R->me == 0 ? R->pool_mode : BH_POOL_EAGER,
-               &st);
+  bh_pool_walk(mine, R->pools, R->P, R->me, R->b, lazy ? BH_POOL_LAZY : BH_POOL_EAGER, &st);
   R->work += st.work;
   R->missing += st.missing;
   R->pst.own += st.own, R->pst.given += st.given, R->pst.taken += st.taken;
@@ -678,8 +682,8 @@ static int finish(run *R, double total, const double s0[5]) {
 /* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), BARNES_POOL and BARNES_POOL_TEST (bh_pool.h),
  * read on worker 0 and sent to all (one setting for the job). The tails are shared, or the walk
  * pooled, where there are several workers of one thread each (a team shares its walk among its
- * threads); the pool also needs every worker to share memory with every other, and is the
- * default there unless the tails are asked for. -1 after a bad value, said once. */
+ * threads); the pool also needs workers that share memory (each draws from the pools of its
+ * host's workers), and is the default there unless the tails are asked for. -1 after a bad value, said once. */
 static int walk_settings(run *R) {
   double v[4] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode()};
   MPI_Bcast(v, 4, MPI_DOUBLE, 0, R->comm);
@@ -711,20 +715,25 @@ static int walk_settings(run *R) {
     MPI_Comm_dup(R->comm, &R->steal.comm);
     return 0;
   }
-  if (v[2] == BH_POOL_OFF) return 0;
-  int all = 1; /* does every worker share memory with every other? */
+  if (v[2] == BH_POOL_OFF || !R->tr->shared_area) {
+    if (asked && R->me == 0)
+      fprintf(stderr, "barnes: note: BARNES_POOL is not used: this program's workers share no "
+              "memory (barnes on one host does)\n");
+    return 0;
+  }
+  /* the workers that share memory with this one (those of its host): its pool's peers */
+  R->pool_peer = calloc((size_t)R->P, sizeof *R->pool_peer);
+  R->pools = calloc((size_t)R->P, sizeof *R->pools);
+  if (!R->pool_peer || !R->pools) die(R, "out of memory");
+  int some = 0;
   for (int q = 0; q < R->P; q++)
-    if (!R->tr->shares || !R->tr->shares(R->tr->ctx, q)) all = 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
-  R->pool = all && R->tr->shared_area;
+    if (q != R->me && R->tr->shares && R->tr->shares(R->tr->ctx, q)) R->pool_peer[q] = 1, some = 1;
+  MPI_Allreduce(MPI_IN_PLACE, &some, 1, MPI_INT, MPI_MAX, R->comm);
+  R->pool = some;
   if (!R->pool && asked && R->me == 0)
-    fprintf(stderr, "barnes: note: BARNES_POOL is not used: %s\n",
-            !R->tr->shared_area ? "this program's workers share no memory (barnes on one host "
-                                  "does)"
-                                : "not every worker shares memory with every other (several "
-                                  "hosts, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)");
+    fprintf(stderr, "barnes: note: BARNES_POOL is not used: no worker shares memory with another "
+            "(one a host, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)\n");
   R->pool_mode = (bh_pool_mode)v[3];
-  if (R->pool && !(R->pools = calloc((size_t)R->P, sizeof *R->pools))) die(R, "out of memory");
   return 0;
 }
 
@@ -787,7 +796,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
-  free(R.pools);
+  free(R.pools), free(R.pool_peer);
   bh_team_free(R.team);
   return failed;
 }

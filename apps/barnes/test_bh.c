@@ -725,27 +725,31 @@ static void *pool_worker_main(void *p) {
   return NULL;
 }
 
-/* P workers over N bodies (worker q holds share[q] of them, in order): each lays its pool with
- * the one tree's root and a theta of its own (so a body walked with another worker's theta shows),
- * and walks; worker 0 lazy after the others are done (lazy_first), or all at once. Every body's
- * acc, pot and work must be its own pool's serial walk, bit for bit, and every chunk walked once. */
-static void play_pools(int P, const double *share, bool lazy_first, pool_worker *w) {
+/* P workers over N bodies (worker q holds share[q] of them, in order), in `hosts` groups (worker
+ * q on host q % hosts: it sees only the pools of its host): each lays its pool with the one
+ * tree's root and a theta of its own (so a body walked with another worker's theta shows), and
+ * walks; worker 0 lazy after the others are done (lazy_first), or all at once. Every body's acc,
+ * pot and work must be its own pool's serial walk, bit for bit, every chunk walked once, and
+ * every host's chunks walked on that host. */
+static void play_pools(int P, const double *share, int hosts, bool lazy_first, pool_worker *w) {
   enum { N = 4000 };
   bh_body *all = bodies(N, 0, 5);
   bh_mem mem = bh_arena_new();
   bh_tree t;
   char err[128];
   ck_assert_int_eq(bh_tree_build(&mem, all, N, NULL, &t, err, sizeof err), 0);
-  bh_pool **pools = calloc((size_t)P, sizeof *pools);
+  bh_pool **pools = calloc((size_t)P, sizeof *pools), **seen = calloc((size_t)(P * P), sizeof *seen);
   void **area = calloc((size_t)P, sizeof *area);
   size_t at = 0;
   for (int q = 0; q < P; q++) {
     size_t n = q == P - 1 ? N - at : (size_t)(share[q] * N);
     ck_assert_int_eq(posix_memalign(&area[q], 64, bh_pool_bytes(n)), 0);
     pools[q] = bh_pool_lay(area[q], t.root, all + at, n, 0.3 + 0.1 * q, 0.025);
-    w[q] = (pool_worker){pools[q], pools, P, q, all + at, BH_POOL_EAGER, {0}};
+    w[q] = (pool_worker){pools[q], seen + q * P, P, q, all + at, BH_POOL_EAGER, {0}};
     at += n;
   }
+  for (int q = 0; q < P; q++)
+    for (int r = 0; r < P; r++) seen[q * P + r] = q % hosts == r % hosts ? pools[r] : NULL;
   pthread_t th[16];
   if (lazy_first) {
     w[0].mode = BH_POOL_LAZY;
@@ -756,11 +760,11 @@ static void play_pools(int P, const double *share, bool lazy_first, pool_worker 
     for (int q = 0; q < P; q++) ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
     for (int q = 0; q < P; q++) pthread_join(th[q], NULL);
   }
-  long taken = 0, given = 0;
+  long taken[16] = {0}, given[16] = {0};
   for (int q = 0; q < P; q++) {
     ck_assert_int_eq(w[q].st.own + w[q].st.given, (long)pools[q]->chunks);
     ck_assert_int_eq(w[q].st.missing, 0);
-    taken += w[q].st.taken, given += w[q].st.given;
+    taken[q % hosts] += w[q].st.taken, given[q % hosts] += w[q].st.given;
     for (size_t i = 0; i < pools[q]->n; i++) {
       const bh_body *x = &w[q].b[i];
       double a[3] = {0, 0, 0}, pot = 0;
@@ -771,9 +775,9 @@ static void play_pools(int P, const double *share, bool lazy_first, pool_worker 
                     "worker %d's body %zu differs from its own walk", q, i);
     }
   }
-  ck_assert_int_eq(taken, given);
+  for (int h = 0; h < hosts; h++) ck_assert_int_eq(taken[h], given[h]);
   for (int q = 0; q < P; q++) free(area[q]);
-  free(area), free(pools);
+  free(area), free(pools), free(seen);
   bh_tree_free(&mem, &t);
   bh_arena_delete(&mem);
   free(all);
@@ -782,7 +786,7 @@ static void play_pools(int P, const double *share, bool lazy_first, pool_worker 
 START_TEST(test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit) {
   static const double share[] = {0.4, 0.2, 0.2, 0.2};
   pool_worker w[4];
-  play_pools(4, share, true, w);
+  play_pools(4, share, 1, true, w);
   ck_assert_int_eq(w[0].st.own, 0);
   ck_assert_int_gt(w[0].st.given, 0);
   ck_assert_int_eq(w[0].st.taken, 0);
@@ -793,8 +797,20 @@ START_TEST(test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_
   static const double share[] = {0.6, 0.05, 0.1, 0.05, 0.1, 0.1};
   for (int round = 0; round < 3; round++) {
     pool_worker w[6];
-    play_pools(6, share, false, w);
+    play_pools(6, share, 1, false, w);
   }
+}
+END_TEST
+
+/* Workers on two hosts: each draws from its host's pools alone (a lazy worker 0 is walked by its
+ * host's others; the other host's heavy worker by its own host). */
+START_TEST(test_workers_draw_only_from_the_pools_of_their_host) {
+  static const double share[] = {0.3, 0.3, 0.05, 0.1, 0.1, 0.15};
+  pool_worker w[6];
+  play_pools(6, share, 2, true, w);
+  ck_assert_int_eq(w[0].st.own, 0);
+  ck_assert_int_eq(w[2].st.taken + w[4].st.taken, w[0].st.given + w[2].st.given + w[4].st.given);
+  for (int round = 0; round < 3; round++) play_pools(6, share, 2, false, w);
 }
 END_TEST
 
@@ -861,6 +877,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
   tcase_add_test(tc, test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit);
   tcase_add_test(tc, test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_once);
+  tcase_add_test(tc, test_workers_draw_only_from_the_pools_of_their_host);
   tcase_add_test(tc, test_a_copied_top_tree_points_into_itself_and_walks_as_the_original);
   suite_add_tcase(s, tc);
   return s;
