@@ -67,8 +67,9 @@ void bh_usage(FILE *f, int prog) {
           prog == 0 ? "  BARNES_POOL=0|1      the walk pooled (the default where every worker maps\n"
                       "                       one memory, --antheap-share host on one host): a\n"
                       "                       worker done with its bodies walks chunks of another's\n"
-                      "                       from that one's tree; 0: each walks its own (one\n"
-                      "                       thread a rank; 1 says why where it cannot be used)\n"
+                      "                       from that one's tree (with --threads, every thread\n"
+                      "                       of the rank); 0: each walks its own; 1 says why\n"
+                      "                       where it cannot be used\n"
                     : "");
 }
 

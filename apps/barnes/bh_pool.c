@@ -100,12 +100,11 @@ static void pause_once(unsigned *spins) {
   }
 }
 
-void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
-                  bh_pool_mode mode, bh_pool_stats *st) {
+void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_pool_mode mode,
+                  bh_pool_stats *st) {
   double t0 = bench_now_ns();
-  long own = 0;
   if (mode == BH_POOL_EAGER)
-    for (uint64_t c; (c = claim(mine)) < mine->chunks; own++) walk_chunk(mine, c, st);
+    for (uint64_t c; (c = claim(mine)) < mine->chunks; st->own++) walk_chunk(mine, c, st);
   st->own_s += (bench_now_ns() - t0) * 1e-9;
   for (int q; (q = richest(pools, P, me)) >= 0;) {
     bh_pool *p = pools[q];
@@ -115,12 +114,14 @@ void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *
       st->taken++;
     }
   }
+}
+
+void bh_pool_finish(bh_pool *mine, long own, bh_body *b, bh_pool_mode mode, bh_pool_stats *st) {
   if (mode == BH_POOL_LAZY) /* every chunk is claimed by now only if the others took them all */
     for (unsigned spins = 0; left(mine);) pause_once(&spins);
   uint64_t given = mine->chunks - (uint64_t)own;
   for (unsigned spins = 0; atomic_load_explicit(&mine->done, memory_order_acquire) < given;)
     pause_once(&spins);
-  st->own += own;
   st->given += (long)given;
   for (size_t i = 0; i < mine->n; i++) {
     const bh_pool_result *r = &mine->result[i];
@@ -129,6 +130,13 @@ void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *
     b[i].work = r->work;
     b[i].cost = r->cost;
   }
+}
+
+void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
+                  bh_pool_mode mode, bh_pool_stats *st) {
+  long own0 = st->own;
+  bh_pool_draw(mine, pools, P, me, mode, st);
+  bh_pool_finish(mine, st->own - own0, b, mode, st);
 }
 
 int bh_pool_setting(void) {

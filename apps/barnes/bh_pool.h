@@ -69,9 +69,21 @@ typedef enum { BH_POOL_EAGER, BH_POOL_LAZY } bh_pool_mode;
 
 /* Worker me's walk: its own pool mine (of its bodies b), then chunks of pools[q] (q != me, NULL:
  * out of reach) while any has some left; then it waits for its chunks others took, and copies
- * each body's acc, pot, work and cost from the results into b. Adds into *st. */
+ * each body's acc, pot, work and cost from the results into b. Adds into *st. It is
+ * bh_pool_draw on one thread, then bh_pool_finish. */
 void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
                   bh_pool_mode mode, bh_pool_stats *st);
+
+/* The walk of one of worker me's threads (a worker with a team runs it on every thread at
+ * once): chunks of mine (none when lazy), then of the others' pools. Adds into *st (own,
+ * taken, own_s, work, missing). */
+void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_pool_mode mode,
+                  bh_pool_stats *st);
+
+/* Worker me's end, once all its threads are done drawing and `own` is the chunks of mine they
+ * walked: waits until every other chunk of mine is finished (lazy: claimed first), copies every
+ * result into b, and adds the chunks others walked to st->given. */
+void bh_pool_finish(bh_pool *mine, long own, bh_body *b, bh_pool_mode mode, bh_pool_stats *st);
 
 /* BARNES_POOL: BH_POOL_OFF for "0", BH_POOL_ON for "1" (asked: the caller says why where it
  * cannot pool), BH_POOL_AUTO when unset (pooled where it can be, silently); -1 for anything else

@@ -384,6 +384,20 @@ static void walk_all(run *R, const bh_cell *root) {
   R->work += atomic_load(&j.work);
 }
 
+/* A worker's threads draw from the pools at once (bh_team_run; one thread without a team). */
+typedef struct {
+  run *R;
+  bh_pool *mine;
+  bh_pool_mode mode;
+  bh_pool_stats *st; /* per thread */
+} pool_job;
+
+static void pool_thread(void *ctx, int t, int T) {
+  (void)T;
+  pool_job *j = ctx;
+  bh_pool_draw(j->mine, j->R->pools, j->R->P, j->R->me, j->mode, &j->st[t]);
+}
+
 /* BARNES_POOL: this worker's pool in the memory the workers share (the top tree copied there:
  * its own cells are private), every worker's pool's address to all, and the walk: drawing from
  * the pools of the workers that share memory with this one (the workers of its host). */
@@ -405,8 +419,17 @@ static void walk_pooled(run *R, const bh_top *top) {
     if (!R->pool_peer[q]) R->pools[q] = NULL;
   /* worker 0 lazy (the tests) where others can walk its pool */
   bool lazy = R->me == 0 && R->pool_mode == BH_POOL_LAZY && memchr(R->pool_peer, 1, (size_t)R->P);
-  bh_pool_stats st = {0};
-  bh_pool_walk(mine, R->pools, R->P, R->me, R->b, lazy ? BH_POOL_LAZY : BH_POOL_EAGER, &st);
+  int T = bh_team_size(R->team);
+  pool_job j = {R, mine, lazy ? BH_POOL_LAZY : BH_POOL_EAGER, calloc((size_t)T, sizeof *j.st)};
+  if (!j.st) die(R, "out of memory");
+  bh_team_run(R->team, pool_thread, &j);
+  bh_pool_stats st = j.st[0]; /* (own_s: the main thread's) */
+  for (int t = 1; t < T; t++) {
+    st.own += j.st[t].own, st.taken += j.st[t].taken;
+    st.work += j.st[t].work, st.missing += j.st[t].missing;
+  }
+  free(j.st);
+  bh_pool_finish(mine, st.own, R->b, j.mode, &st);
   R->work += st.work;
   R->missing += st.missing;
   R->pst.own += st.own, R->pst.given += st.given, R->pst.taken += st.taken;
@@ -705,17 +728,17 @@ static int walk_settings(run *R) {
               "walk: set one\n");
     return -1;
   }
-  if (R->team && (tails || asked) && R->me == 0)
-    fprintf(stderr, "barnes: note: %s is not used with --threads: a rank's threads share its "
-            "walk\n", tails ? "BARNES_STEAL" : "BARNES_POOL");
-  if (R->P == 1 || R->team) return 0;
-  R->steal_share = v[0];
-  if (tails) {
+  if (R->team && tails && R->me == 0)
+    fprintf(stderr, "barnes: note: BARNES_STEAL is not used with --threads: a rank's threads "
+            "share its walk\n");
+  if (R->P == 1) return 0;
+  if (tails && !R->team) {
+    R->steal_share = v[0];
     R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
     MPI_Comm_dup(R->comm, &R->steal.comm);
     return 0;
   }
-  if (v[2] == BH_POOL_OFF || !R->tr->shared_area) {
+  if (tails || v[2] == BH_POOL_OFF || !R->tr->shared_area) {
     if (asked && R->me == 0)
       fprintf(stderr, "barnes: note: BARNES_POOL is not used: this program's workers share no "
               "memory (barnes on one host does)\n");
