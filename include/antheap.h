@@ -40,6 +40,16 @@
  * schedulers on the requests they see anyway, and a worker's allocation cache only ever holds
  * slabs of regions it holds (it hands them back before any hand-over).
  *
+ * Reading what another worker holds: workers that share the GAS memory (sys_shares_gas: those
+ * of one host, by default) see each other's regions at the same addresses, and may read a
+ * region another worker holds, pointers and all, while its holder leaves it unchanged and
+ * alive: between two points of the application's own synchronisation (a collective, a
+ * message). antheap orders none of these reads and gives no access it would not give anyway;
+ * writes stay the holder's. Such a read may reach a region the reader itself sent (its holder
+ * is now another worker): ANTHEAP_CHECK=handover counts that as stale, so a program that reads
+ * what others hold runs that part unchecked (apps/barnes' pooled walk stands aside under the
+ * check).
+ *
  * Threads: sys_init_thread takes MPI's thread levels. Below MPI_THREAD_MULTIPLE (and with
  * sys_init, which asks MPI_THREAD_SINGLE) call sys_* from one thread at a time, as MPI's own
  * levels say. At MPI_THREAD_MULTIPLE every sys_* call is safe from any thread of a worker rank,

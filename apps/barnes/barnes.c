@@ -115,6 +115,7 @@ static void *shared_area(void *ctx, size_t bytes) {
   if (bytes + 64 > A->cap) {
     if (!A->region && !(A->region = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT))) return NULL;
     if (A->obj && sys_free(A->obj)) return NULL;
+    A->obj = NULL;
     A->cap = (bytes + 64) + (bytes + 64) / 4; /* room for the next steps' bodies */
     if (!(A->obj = sys_alloc(A->cap, A->region))) {
       A->cap = 0;

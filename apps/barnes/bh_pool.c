@@ -151,7 +151,7 @@ int bh_pool_test_mode(void) {
 
 const bh_cell *bh_pool_copy_top(const bh_cell *cells, size_t ncells, const bh_cell *root,
                                 bh_cell *to) {
-  memcpy(to, cells, ncells * sizeof *cells);
+  if (ncells) memcpy(to, cells, ncells * sizeof *cells); /* (cells is NULL for an empty top) */
   uintptr_t lo = (uintptr_t)cells, hi = (uintptr_t)(cells + ncells);
 #define INTO_COPY(p) \
   ((uintptr_t)(p) >= lo && (uintptr_t)(p) < hi ? to + ((const bh_cell *)(p) - cells) : (p))

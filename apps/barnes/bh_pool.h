@@ -26,6 +26,9 @@
 
 #define BH_POOL_CHUNK 64 /* bodies a claim */
 
+/* The counters are shared between processes: only lock-free atomics work there. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics are lock-free");
+
 typedef struct bh_pool_body {
   double pos[3];
   int64_t id;

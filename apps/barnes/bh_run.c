@@ -412,9 +412,13 @@ static void walk_pooled(run *R, const bh_top *top) {
   bh_pool *mine = bh_pool_lay(mem, root, R->b, R->n, R->o->theta, R->o->eps);
   uint64_t at = (uint64_t)(uintptr_t)mine, *all = (uint64_t *)R->pools;
   _Static_assert(sizeof(bh_pool *) == sizeof(uint64_t), "a pool's address is 64 bits");
+  /* the pool's plain stores before the others learn its address, their pools' after: the
+   * shared-memory transports order them already; the fences say so, at no cost on x86 */
+  atomic_thread_fence(memory_order_release);
   t0 = now();
   MPI_Allgather(&at, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, R->comm);
   clock_now.wcomm += now() - t0;
+  atomic_thread_fence(memory_order_acquire);
   for (int q = 0; q < R->P; q++) /* (the addresses stand as pointers in place) */
     if (!R->pool_peer[q]) R->pools[q] = NULL;
   /* worker 0 lazy (the tests) where others can walk its pool */
@@ -703,14 +707,16 @@ static int finish(run *R, double total, const double s0[5]) {
 }
 
 /* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), BARNES_POOL and BARNES_POOL_TEST (bh_pool.h),
- * read on worker 0 and sent to all (one setting for the job). The tails are shared, or the walk
- * pooled, where there are several workers of one thread each (a team shares its walk among its
- * threads); the pool also needs workers that share memory (each draws from the pools of its
- * host's workers), and is the default there unless the tails are asked for. -1 after a bad value, said once. */
+ * read on worker 0 and sent to all (one setting for the job). The tails are shared where there
+ * are several workers of one thread each (a team shares its walk among its threads); the walk is
+ * pooled where there are several workers that share memory (each, with all its threads, draws
+ * from the pools of its host's workers), by default unless the tails are used. -1 after a bad
+ * value, said once. */
 static int walk_settings(run *R) {
   double v[4] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode()};
   MPI_Bcast(v, 4, MPI_DOUBLE, 0, R->comm);
-  bool tails = v[0] > 0, asked = v[2] == BH_POOL_ON;
+  /* the tails count only for workers of one thread */
+  bool tails = v[0] > 0 && !R->team, asked = v[2] == BH_POOL_ON;
   if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || (tails && asked)) {
     if (R->me == 0 && v[0] < 0)
       fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected 0 or a share of the walk from "
@@ -728,11 +734,16 @@ static int walk_settings(run *R) {
               "walk: set one\n");
     return -1;
   }
-  if (R->team && tails && R->me == 0)
+  if (R->team && v[0] > 0 && R->me == 0)
     fprintf(stderr, "barnes: note: BARNES_STEAL is not used with --threads: a rank's threads "
             "share its walk\n");
-  if (R->P == 1) return 0;
-  if (tails && !R->team) {
+  if (R->P == 1) {
+    if (asked && R->me == 0)
+      fprintf(stderr, "barnes: note: BARNES_POOL is not used: one worker has no one to share "
+              "its walk with\n");
+    return 0;
+  }
+  if (tails) {
     R->steal_share = v[0];
     R->steal = (bh_steal){.me = R->me, .P = R->P, .test = (int)v[1]};
     MPI_Comm_dup(R->comm, &R->steal.comm);

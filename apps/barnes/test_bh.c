@@ -713,72 +713,104 @@ END_TEST
 
 typedef struct pool_worker {
   bh_pool *mine, **pools;
-  int P, me;
+  int P, me, threads; /* threads > 1: several draw at once, then the worker finishes */
   bh_body *b;
   bh_pool_mode mode;
-  bh_pool_stats st;
+  bh_pool_stats st, thread_st[4];
 } pool_worker;
 
-static void *pool_worker_main(void *p) {
-  pool_worker *w = p;
-  bh_pool_walk(w->mine, w->pools, w->P, w->me, w->b, w->mode, &w->st);
+typedef struct pool_thread_arg {
+  pool_worker *w;
+  int t;
+} pool_thread_arg;
+
+static void *pool_draw_main(void *p) {
+  pool_thread_arg *a = p;
+  pool_worker *w = a->w;
+  bh_pool_draw(w->mine, w->pools, w->P, w->me, w->mode, &w->thread_st[a->t]);
   return NULL;
 }
 
+static void *pool_worker_main(void *p) {
+  pool_worker *w = p;
+  if (w->threads <= 1) {
+    bh_pool_walk(w->mine, w->pools, w->P, w->me, w->b, w->mode, &w->st);
+    return NULL;
+  }
+  pthread_t th[4];
+  pool_thread_arg args[4];
+  for (int t = 0; t < w->threads; t++) {
+    args[t] = (pool_thread_arg){w, t};
+    ck_assert_int_eq(pthread_create(&th[t], NULL, pool_draw_main, &args[t]), 0);
+  }
+  for (int t = 0; t < w->threads; t++) {
+    pthread_join(th[t], NULL);
+    w->st.own += w->thread_st[t].own, w->st.taken += w->thread_st[t].taken;
+    w->st.missing += w->thread_st[t].missing;
+  }
+  bh_pool_finish(w->mine, w->st.own, w->b, w->mode, &w->st);
+  return NULL;
+}
+
+enum { POOL_ALL_AT_ONCE, POOL_LAZY_AT_ONCE, POOL_LAZY_LAST };
+
 /* P workers over N bodies (worker q holds share[q] of them, in order), in `hosts` groups (worker
- * q on host q % hosts: it sees only the pools of its host): each lays its pool with the one
- * tree's root and a theta of its own (so a body walked with another worker's theta shows), and
- * walks; worker 0 lazy after the others are done (lazy_first), or all at once. Every body's acc,
- * pot and work must be its own pool's serial walk, bit for bit, every chunk walked once, and
- * every host's chunks walked on that host. */
-static void play_pools(int P, const double *share, int hosts, bool lazy_first, pool_worker *w) {
+ * q on host q % hosts: it sees only the pools of its host), worker 0 with threads0 threads
+ * drawing at once. Each lays its pool with a tree, a theta and an eps of its own (pool q's
+ * tree: the first N - 40 q bodies), so a body walked from another worker's root or with its
+ * parameters shows, and its result slots filled with garbage (a chunk nobody walked shows). They
+ * walk all at once, worker 0 lazy or not (how), or worker 0 lazy after the others are done.
+ * Every body's acc, pot and work must be its own pool's walk, bit for bit; every chunk claimed
+ * once (own and taken chunks add up to all); every host's chunks walked on that host. */
+static void play_pools(int P, const double *share, int hosts, int how, int threads0,
+                       pool_worker *w) {
   enum { N = 4000 };
   bh_body *all = bodies(N, 0, 5);
   bh_mem mem = bh_arena_new();
-  bh_tree t;
+  bh_tree t[8];
   char err[128];
-  ck_assert_int_eq(bh_tree_build(&mem, all, N, NULL, &t, err, sizeof err), 0);
   bh_pool **pools = calloc((size_t)P, sizeof *pools), **seen = calloc((size_t)(P * P), sizeof *seen);
   void **area = calloc((size_t)P, sizeof *area);
   size_t at = 0;
+  long chunks = 0;
   for (int q = 0; q < P; q++) {
+    ck_assert_int_eq(bh_tree_build(&mem, all, N - 40 * (size_t)q, NULL, &t[q], err, sizeof err), 0);
     size_t n = q == P - 1 ? N - at : (size_t)(share[q] * N);
     ck_assert_int_eq(posix_memalign(&area[q], 64, bh_pool_bytes(n)), 0);
-    pools[q] = bh_pool_lay(area[q], t.root, all + at, n, 0.3 + 0.1 * q, 0.025);
-    w[q] = (pool_worker){pools[q], seen + q * P, P, q, all + at, BH_POOL_EAGER, {0}};
+    pools[q] = bh_pool_lay(area[q], t[q].root, all + at, n, 0.3 + 0.1 * q, 0.02 + 0.002 * q);
+    memset(pools[q]->result, 0xff, n * sizeof *pools[q]->result);
+    w[q] = (pool_worker){.mine = pools[q], .pools = seen + q * P, .P = P, .me = q,
+                         .threads = q == 0 ? threads0 : 1, .b = all + at, .mode = BH_POOL_EAGER};
     at += n;
+    chunks += (long)pools[q]->chunks;
   }
   for (int q = 0; q < P; q++)
     for (int r = 0; r < P; r++) seen[q * P + r] = q % hosts == r % hosts ? pools[r] : NULL;
-  pthread_t th[16];
-  if (lazy_first) {
-    w[0].mode = BH_POOL_LAZY;
-    for (int q = 1; q < P; q++) ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
-    for (int q = 1; q < P; q++) pthread_join(th[q], NULL);
-    pool_worker_main(&w[0]);
-  } else {
-    for (int q = 0; q < P; q++) ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
-    for (int q = 0; q < P; q++) pthread_join(th[q], NULL);
-  }
-  long taken[16] = {0}, given[16] = {0};
+  pthread_t th[8];
+  if (how != POOL_ALL_AT_ONCE) w[0].mode = BH_POOL_LAZY;
+  for (int q = how == POOL_LAZY_LAST; q < P; q++)
+    ck_assert_int_eq(pthread_create(&th[q], NULL, pool_worker_main, &w[q]), 0);
+  for (int q = how == POOL_LAZY_LAST; q < P; q++) pthread_join(th[q], NULL);
+  if (how == POOL_LAZY_LAST) pool_worker_main(&w[0]);
+  long taken[8] = {0}, given[8] = {0}, claimed = 0;
   for (int q = 0; q < P; q++) {
-    ck_assert_int_eq(w[q].st.own + w[q].st.given, (long)pools[q]->chunks);
     ck_assert_int_eq(w[q].st.missing, 0);
     taken[q % hosts] += w[q].st.taken, given[q % hosts] += w[q].st.given;
+    claimed += w[q].st.own + w[q].st.taken;
     for (size_t i = 0; i < pools[q]->n; i++) {
       const bh_body *x = &w[q].b[i];
       double a[3] = {0, 0, 0}, pot = 0;
       int64_t work = 0;
-      bh_walk(t.root, x->pos, x->id, 0.3 + 0.1 * q, 0.025, a, &pot, &work);
+      bh_walk(t[q].root, x->pos, x->id, 0.3 + 0.1 * q, 0.02 + 0.002 * q, a, &pot, &work);
       ck_assert_msg(memcmp(a, x->acc, sizeof a) == 0 && memcmp(&pot, &x->pot, sizeof pot) == 0 &&
                         work == x->work && x->cost > 0,
                     "worker %d's body %zu differs from its own walk", q, i);
     }
   }
+  ck_assert_int_eq(claimed, chunks);
   for (int h = 0; h < hosts; h++) ck_assert_int_eq(taken[h], given[h]);
-  for (int q = 0; q < P; q++) free(area[q]);
+  for (int q = 0; q < P; q++) free(area[q]), bh_tree_free(&mem, &t[q]);
   free(area), free(pools), free(seen);
-  bh_tree_free(&mem, &t);
   bh_arena_delete(&mem);
   free(all);
 }
@@ -786,10 +818,12 @@ static void play_pools(int P, const double *share, int hosts, bool lazy_first, p
 START_TEST(test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit) {
   static const double share[] = {0.4, 0.2, 0.2, 0.2};
   pool_worker w[4];
-  play_pools(4, share, 1, true, w);
-  ck_assert_int_eq(w[0].st.own, 0);
-  ck_assert_int_gt(w[0].st.given, 0);
-  ck_assert_int_eq(w[0].st.taken, 0);
+  for (int how = POOL_LAZY_AT_ONCE; how <= POOL_LAZY_LAST; how++) {
+    play_pools(4, share, 1, how, 1, w);
+    ck_assert_int_eq(w[0].st.own, 0);
+    ck_assert_int_gt(w[0].st.given, 0);
+  }
+  ck_assert_int_eq(w[0].st.taken, 0); /* (last: every other pool was done before it came) */
 }
 END_TEST
 
@@ -797,7 +831,20 @@ START_TEST(test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_
   static const double share[] = {0.6, 0.05, 0.1, 0.05, 0.1, 0.1};
   for (int round = 0; round < 3; round++) {
     pool_worker w[6];
-    play_pools(6, share, 1, false, w);
+    play_pools(6, share, 1, POOL_ALL_AT_ONCE, 1, w);
+  }
+}
+END_TEST
+
+/* A worker of several threads (a hybrid rank): they draw at once, then it finishes with their
+ * chunks summed; lazy, the others walk all of its pool while its threads walk theirs. */
+START_TEST(test_a_workers_threads_draw_together_and_it_finishes_once) {
+  static const double share[] = {0.5, 0.1, 0.2, 0.2};
+  for (int round = 0; round < 3; round++) {
+    pool_worker w[4];
+    play_pools(4, share, 1, POOL_ALL_AT_ONCE, 3, w);
+    play_pools(4, share, 1, POOL_LAZY_AT_ONCE, 3, w);
+    ck_assert_int_eq(w[0].st.own, 0);
   }
 }
 END_TEST
@@ -807,10 +854,10 @@ END_TEST
 START_TEST(test_workers_draw_only_from_the_pools_of_their_host) {
   static const double share[] = {0.3, 0.3, 0.05, 0.1, 0.1, 0.15};
   pool_worker w[6];
-  play_pools(6, share, 2, true, w);
+  play_pools(6, share, 2, POOL_LAZY_LAST, 1, w);
   ck_assert_int_eq(w[0].st.own, 0);
   ck_assert_int_eq(w[2].st.taken + w[4].st.taken, w[0].st.given + w[2].st.given + w[4].st.given);
-  for (int round = 0; round < 3; round++) play_pools(6, share, 2, false, w);
+  for (int round = 0; round < 3; round++) play_pools(6, share, 2, POOL_ALL_AT_ONCE, 1, w);
 }
 END_TEST
 
@@ -878,6 +925,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit);
   tcase_add_test(tc, test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_once);
   tcase_add_test(tc, test_workers_draw_only_from_the_pools_of_their_host);
+  tcase_add_test(tc, test_a_workers_threads_draw_together_and_it_finishes_once);
   tcase_add_test(tc, test_a_copied_top_tree_points_into_itself_and_walks_as_the_original);
   suite_add_tcase(s, tc);
   return s;
