@@ -109,11 +109,23 @@ typedef struct bh_tree {
  * failure, or bodies so close that the tree passes BH_MAX_LEVELS). */
 int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *c,
                   bh_tree *t, char *err, size_t errlen);
+/* Memory a worker's tree builds keep from one step to the next: the array that a team's
+ * insertion joins its pieces into, over 100 MB at half a million bodies. A fresh allocation that
+ * large is a fresh mapping (glibc maps blocks past 32 MiB anew), faulted in page by page on every
+ * step while the team's threads wait on the process's memory map. {0} is empty;
+ * bh_tree_keep_free gives it back. */
+typedef struct bh_tree_keep {
+  void *nodes;
+  size_t cap; /* bytes */
+} bh_tree_keep;
+void bh_tree_keep_free(bh_tree_keep *k);
 /* The same tree, cell for cell and in the same places, with a team's threads sharing the
  * breadth-first order, the moments and the cells, and, given the bodies' keys in c (sorted:
- * bh_sort_by_key's order), the insertion; every bh_mem call stays on the calling thread. */
+ * bh_sort_by_key's order), the insertion; every bh_mem call stays on the calling thread.
+ * keep: memory kept between builds (NULL: allocated and freed in each). */
 int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
-                       const bh_cube *c, bh_tree *t, char *err, size_t errlen, bh_team *team);
+                       const bh_cube *c, bh_tree *t, char *err, size_t errlen, bh_team *team,
+                       bh_tree_keep *keep);
 /* Free the tree's region (all levels). */
 int bh_tree_free(const bh_mem *mem, bh_tree *t);
 

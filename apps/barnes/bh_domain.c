@@ -74,6 +74,7 @@ typedef struct sort_job {
   uint64_t kmin;
   int shift;
   atomic_size_t next;     /* the next bucket to sort */
+  atomic_bool unsorted;   /* some key is smaller than the one before it */
 } sort_job;
 
 static size_t bucket_of(const sort_job *j, uint64_t key) {
@@ -84,14 +85,40 @@ static void sort_keys(void *ctx, int t, int T) {
   sort_job *j = ctx;
   size_t a, z;
   bh_share(j->n, t, T, &a, &z);
-  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t lo = UINT64_MAX, hi = 0, last = 0;
+  bool unsorted = false;
   for (size_t i = a; i < z; i++) {
     uint64_t key = bh_key(j->c, j->b[i].pos);
     j->k[i] = (keyed){key, i};
     lo = key < lo ? key : lo;
     hi = key > hi ? key : hi;
+    unsorted |= key < last;
+    last = key;
   }
   j->lo[t] = lo, j->hi[t] = hi;
+  if (unsorted) atomic_store_explicit(&j->unsorted, true, memory_order_relaxed);
+}
+
+/* The bodies were in key order already (a worker rank alone, or one sender's run): their keys
+ * are all that is left to write. */
+static void sort_keys_only(void *ctx, int t, int T) {
+  sort_job *j = ctx;
+  size_t a, z;
+  bh_share(j->n, t, T, &a, &z);
+  for (size_t i = a; i < z; i++) j->keys[i] = j->k[i].key;
+}
+
+/* In key order when each thread's part is, and each part starts at or after the last key of
+ * the part before it (the parts' first and last keys: bh_share's ranges, in order). */
+static bool sorted_already(const sort_job *j, int T) {
+  if (atomic_load_explicit(&j->unsorted, memory_order_relaxed)) return false;
+  for (int t = 1; t < T; t++) {
+    size_t a, z, pa, pz;
+    bh_share(j->n, t, T, &a, &z);
+    bh_share(j->n, t - 1, T, &pa, &pz);
+    if (a < z && pa < pz && j->k[a].key < j->k[pz - 1].key) return false;
+  }
+  return true;
 }
 
 static void sort_count(void *ctx, int t, int T) {
@@ -147,6 +174,25 @@ static void sort_slots(sort_job *j, int T) {
   j->start[SORT_BUCKETS] = sum;
 }
 
+/* The keys' range cut into SORT_BUCKETS buckets of leading bits; each thread's bodies counted
+ * into them and placed, stably; each bucket sorted; the bodies moved into that order. */
+static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
+  uint64_t kmin = UINT64_MAX, kmax = 0;
+  for (int t = 0; t < T; t++) {
+    kmin = j->lo[t] < kmin ? j->lo[t] : kmin;
+    kmax = j->hi[t] > kmax ? j->hi[t] : kmax;
+  }
+  j->kmin = kmin;
+  while (((kmax - kmin) >> j->shift) >= SORT_BUCKETS) j->shift++;
+  bh_team_run(team, sort_count, j);
+  sort_slots(j, T);
+  bh_team_run(team, sort_scatter, j);
+  atomic_init(&j->next, 0);
+  bh_team_run(team, sort_buckets, j);
+  bh_team_run(team, sort_move, j);
+  bh_team_run(team, sort_back, j);
+}
+
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
                         bh_body *scratch, bh_team *team) {
   int T = bh_team_size(team);
@@ -161,21 +207,10 @@ int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
   j->at = malloc((size_t)T * SORT_BUCKETS * sizeof *j->at);
   int rc = -1;
   if (j->k && j->k2 && j->lo && j->hi && j->at) {
+    atomic_init(&j->unsorted, false);
     bh_team_run(team, sort_keys, j);
-    uint64_t kmin = UINT64_MAX, kmax = 0;
-    for (int t = 0; t < T; t++) {
-      kmin = j->lo[t] < kmin ? j->lo[t] : kmin;
-      kmax = j->hi[t] > kmax ? j->hi[t] : kmax;
-    }
-    j->kmin = kmin;
-    while (((kmax - kmin) >> j->shift) >= SORT_BUCKETS) j->shift++;
-    bh_team_run(team, sort_count, j);
-    sort_slots(j, T);
-    bh_team_run(team, sort_scatter, j);
-    atomic_init(&j->next, 0);
-    bh_team_run(team, sort_buckets, j);
-    bh_team_run(team, sort_move, j);
-    bh_team_run(team, sort_back, j);
+    if (sorted_already(j, T)) bh_team_run(team, sort_keys_only, j);
+    else sort_by_buckets(j, team, T);
     rc = 0;
   }
   free(j->k), free(j->k2), free(j->lo), free(j->hi), free(j->at), free(j);

@@ -46,6 +46,7 @@ typedef struct run {
   double barrier;
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
+  bh_tree_keep keep; /* the team's tree memory, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
   double let_cells; /* cells of the LETs this worker made (the phases' table) */
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
@@ -522,11 +523,12 @@ static void forces(run *R) {
   lap(R, PH_DOMAINS, &t0);
   bh_tree t;
   char err[160];
-  /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all */
+  /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all (one
+   * run, a rank alone, is in order already: then only its keys are made) */
   if (R->team && bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team))
     die(R, "out of memory sorting the bodies");
   if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,
-                         sizeof err, R->team))
+                         sizeof err, R->team, &R->keep))
     die(R, err);
   lap(R, PH_TREE, &t0);
   pieces g = {0};
@@ -832,5 +834,6 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
   free(R.pools), free(R.pool_peer);
   bh_team_free(R.team);
+  bh_tree_keep_free(&R.keep);
   return failed;
 }

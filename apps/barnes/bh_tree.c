@@ -58,9 +58,20 @@ static inline int octant_at(const double c[3], const double p[3]) {
 }
 static inline int octant(const snode *x, const double p[3]) { return octant_at(x->center, p); }
 
+/* h, or -h where `up` is 0: the sign bit flipped, with no branch (the octants of a body's
+ * path are random, and a branch on each was mispredicted about half the time). The same value
+ * as `up ? h : -h`, so the same centres. */
+static inline double toward(double h, unsigned up) {
+  uint64_t u;
+  memcpy(&u, &h, sizeof u);
+  u ^= (uint64_t)(~up & 1) << 63;
+  memcpy(&h, &u, sizeof h);
+  return h;
+}
+
 /* The centre of octant k of a cube centred at c whose children have half-edge h. */
 static inline void child_center(const double c[3], int k, double h, double out[3]) {
-  for (int d = 0; d < 3; d++) out[d] = c[d] + ((k >> d) & 1 ? h : -h);
+  for (int d = 0; d < 3; d++) out[d] = c[d] + toward(h, (unsigned)k >> d);
 }
 
 bh_cube bh_cube_of_box(const double lo[3], const double hi[3]) {
@@ -354,6 +365,9 @@ static void insert_subtrees(void *ctx, int t, int T) {
     const snode *p = &j->top->v[u->parent];
     double h = p->half / 2, c[3];
     child_center(p->center, u->oct, h, c);
+    /* room for the usual 1.5 nodes a body at once: no copies as the subtree grows */
+    size_t cap = 2 * (u->z - u->a) + 64;
+    if ((u->s.v = malloc(cap * sizeof *u->s.v))) u->s.cap = cap;
     u->rc = scratch_cell(&u->s, j->bodies, c, h, p->depth + 1, u->a, u->z);
   }
 }
@@ -372,10 +386,33 @@ static void join_subtrees(void *ctx, int t, int T) {
   }
 }
 
+/* Room for `bytes` in keep (its old contents dropped), or a fresh block without keep; NULL on
+ * ENOMEM. Kept blocks grow with some slack: the bodies a worker holds change from step to step. */
+static void *keep_room(bh_tree_keep *keep, size_t bytes) {
+  if (!keep) return malloc(bytes);
+  if (keep->cap < bytes) {
+    size_t cap = bytes + bytes / 8;
+    free(keep->nodes);
+    keep->nodes = malloc(cap);
+    keep->cap = keep->nodes ? cap : 0;
+  }
+  return keep->nodes;
+}
+
+static void keep_release(bh_tree_keep *keep, void *p) {
+  if (!keep || p != keep->nodes) free(p);
+}
+
+void bh_tree_keep_free(bh_tree_keep *k) {
+  free(k->nodes);
+  *k = (bh_tree_keep){0};
+}
+
 /* The scratch tree of bodies sorted by key (keys[0..n)), its insertion shared by a team; 0, -1
- * (ENOMEM) or -2 (too deep), with s->v freed on failure. */
+ * (ENOMEM) or -2 (too deep), with s->v released on failure (keep_release). The joined tree is
+ * placed in keep's memory where there is a keep. */
 static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t n,
-                             const bh_cube *cube, scratch *s, bh_team *team) {
+                             const bh_cube *cube, scratch *s, bh_team *team, bh_tree_keep *keep) {
   insert_job j = {.bodies = bodies, .top = s};
   size_t limit = n / (8 * (size_t)bh_team_size(team));
   if (limit < 512) limit = 512;
@@ -392,7 +429,7 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
       total += j.sub[k].s.n;
     }
     if (rc == 0 && total > INT32_MAX) rc = -1;
-    if (rc == 0 && !(j.all = malloc(total * sizeof *j.all))) rc = -1;
+    if (rc == 0 && !(j.all = keep_room(keep, total * sizeof *j.all))) rc = -1;
     if (rc == 0) {
       memcpy(j.all, s->v, s->n * sizeof *j.all);
       atomic_init(&j.next, 0);
@@ -405,13 +442,13 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
   }
   for (size_t k = 0; k < j.nsub; k++) free(j.sub[k].s.v);
   free(j.sub);
-  if (rc) free(s->v), s->v = NULL;
+  if (rc) keep_release(keep, s->v), s->v = NULL;
   return rc;
 }
 
 int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
                        const bh_cube *cube, bh_tree *t, char *err, size_t errlen,
-                       bh_team *team) {
+                       bh_team *team, bh_tree_keep *keep) {
   memset(t, 0, sizeof *t);
   if (n == 0) return 0;
   if (n > INT32_MAX / 4) {
@@ -427,7 +464,7 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
   }
   scratch s = {0}; /* keys are those of the cube given (none for a cube of their own) */
   int rc = keys && cube != &own && bh_team_size(team) > 1
-               ? scratch_tree_team(bodies, keys, n, cube, &s, team)
+               ? scratch_tree_team(bodies, keys, n, cube, &s, team, keep)
                : scratch_tree(bodies, n, cube, &s);
   if (rc) {
     snprintf(err, errlen, rc == -2 ? "bodies closer than %d tree levels resolve (coincident?)"
@@ -460,13 +497,14 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
                                     ? "allocating the tree's regions failed"
                                     : "out of memory building the tree");
   }
-  free(j.ptrs), free(j.order), free(j.cell), free(j.count), free(s.v);
+  free(j.ptrs), free(j.order), free(j.cell), free(j.count);
+  keep_release(keep, s.v);
   return rc;
 }
 
 int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *cube,
                   bh_tree *t, char *err, size_t errlen) {
-  return bh_tree_build_team(mem, bodies, NULL, n, cube, t, err, errlen, NULL);
+  return bh_tree_build_team(mem, bodies, NULL, n, cube, t, err, errlen, NULL, NULL);
 }
 
 int bh_tree_free(const bh_mem *mem, bh_tree *t) {

@@ -505,6 +505,37 @@ START_TEST(test_the_team_sort_gives_the_serial_order) {
 }
 END_TEST
 
+/* Sorted bodies stay where they are and get their keys; two sorted runs, each as long as two
+ * of the 4 threads' parts (so every part is in order, and only the middle boundary is not), are
+ * merged as the serial sort merges them. */
+START_TEST(test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs) {
+  enum { N = 40000 };
+  bh_body *a = shuffled(N, 21), *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
+  uint64_t *ka = malloc(N * sizeof *ka), *kb = malloc(N * sizeof *kb);
+  double lo[3], hi[3];
+  bh_box(a, N, lo, hi);
+  bh_cube c = bh_cube_of_box(lo, hi);
+  bh_team *tm = bh_team_new(4);
+  ck_assert_ptr_nonnull(tm);
+  ck_assert_int_eq(bh_sort_by_key(&c, a, N, ka, s), 0);
+  memcpy(b, a, N * sizeof *a);
+  memset(kb, 0xab, N * sizeof *kb);
+  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
+  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
+  ck_assert(memcmp(a, b, N * sizeof *a) == 0);
+  /* the even bodies' run, then the odd ones' */
+  for (size_t i = 0; i < N / 2; i++) b[i] = a[2 * i], b[N / 2 + i] = a[2 * i + 1];
+  size_t p0, p1;
+  bh_share(N, 1, 4, &p0, &p1);
+  ck_assert_uint_eq(p1, N / 2); /* the runs meet at a boundary of the threads' parts */
+  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
+  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
+  ck_assert(memcmp(a, b, N * sizeof *a) == 0);
+  bh_team_free(tm);
+  free(a), free(b), free(s), free(ka), free(kb);
+}
+END_TEST
+
 /* Two trees with the same cells, pointer structure aside: same moments, sizes, IDs and
  * children, recursively. */
 static void same_cells(const bh_cell *x, const bh_cell *y) {
@@ -558,6 +589,7 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
   /* many subtrees and team-sized levels; 47 subtrees (limit 512) and a team-sized copy; one
    * range under the limit (no subtrees); a root leaf */
   static const size_t sizes[] = {40000, 3000, 300, 1};
+  bh_tree_keep keep = {0}; /* one for every size: made once, then reused by smaller trees */
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     size_t n = sizes[si];
     bh_cube c;
@@ -565,22 +597,32 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
     bh_body *b = sorted_bodies(n, 12, 0, &c, &k);
     bh_team *tm = bh_team_new(4);
     bh_mem mem = bh_arena_new();
-    bh_tree t1, t2;
+    bh_tree t1, t2, t3;
     char err[160];
     ck_assert_int_eq(bh_tree_build(&mem, b, n, &c, &t1, err, sizeof err), 0);
-    ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t2, err, sizeof err, tm), 0);
+    ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t2, err, sizeof err, tm, NULL), 0);
+    void *kept = keep.nodes;
+    ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t3, err, sizeof err, tm, &keep), 0);
+    if (si > 0) ck_assert_ptr_eq(keep.nodes, kept); /* the first size's memory, reused */
+    if (n >= 3000) ck_assert_ptr_nonnull(keep.nodes); /* (300 and 1 join no subtrees) */
     ck_assert_int_eq(t1.nlevels, t2.nlevels);
     ck_assert_uint_eq(t1.ncells, t2.ncells);
+    ck_assert_uint_eq(t1.ncells, t3.ncells);
     same_cells(t1.root, t2.root);
+    same_cells(t1.root, t3.root);
     levels_in_breadth_first_order(t1.root);
     levels_in_breadth_first_order(t2.root);
+    levels_in_breadth_first_order(t3.root);
     ck_assert_int_eq(bh_tree_free(&mem, &t1), 0);
     ck_assert_int_eq(bh_tree_free(&mem, &t2), 0);
+    ck_assert_int_eq(bh_tree_free(&mem, &t3), 0);
     ck_assert_int_eq(bh_arena_live(&mem), 0);
     bh_arena_delete(&mem);
     bh_team_free(tm);
     free(b), free(k);
   }
+  bh_tree_keep_free(&keep);
+  ck_assert_ptr_null(keep.nodes);
 }
 END_TEST
 
@@ -593,8 +635,13 @@ START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
   bh_mem mem = bh_arena_new();
   bh_tree t;
   char err[160] = "";
-  ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t, err, sizeof err, tm), -1);
+  bh_tree_keep keep = {0};
+  ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t, err, sizeof err, tm, NULL), -1);
   ck_assert_ptr_nonnull(strstr(err, "coincident"));
+  err[0] = 0;
+  ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t, err, sizeof err, tm, &keep), -1);
+  ck_assert_ptr_nonnull(strstr(err, "coincident"));
+  bh_tree_keep_free(&keep);
   ck_assert_int_eq(bh_arena_live(&mem), 0);
   bh_arena_delete(&mem);
   bh_team_free(tm);
@@ -919,6 +966,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_walk_that_needs_a_pruned_cell_counts_it);
   tcase_add_test(tc, test_a_team_runs_each_function_once_on_every_thread);
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
+  tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
   tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
