@@ -62,7 +62,8 @@ static void usage(FILE *f) {
           "  --rounds R         rounds per thread and repetition (default 2000)\n"
           "  --batch B          objects per round (default 256)\n"
           "  --reps N           timed repetitions after one warm-up, median (default 5, max %d)\n"
-          "  --allocators LIST  antheap,glibc,jemalloc,mimalloc (default all that load)\n"
+          "  --allocators LIST  antheap,glibc,jemalloc,mimalloc (default all that load; a peer\n"
+          "                     named here that does not load fails the run)\n"
           "  --quick            a smoke run: threads 1,2, 50 rounds, 1 repetition\n"
           "  --csv PATH         CSV output (default results/bench-threads.csv)\n"
           "  --jemalloc LIB     jemalloc's shared library (default: the one found at build time)\n"
@@ -88,6 +89,20 @@ static void default_threads(options *o) {
   o->nthreads = 0;
   for (int t = 1; t < cores && o->nthreads < 31; t *= 2) o->threads[o->nthreads++] = t;
   o->threads[o->nthreads++] = (int)(cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : cores);
+}
+
+/* Every name of a comma list is one of the allocators (ALLOCATOR_NAMES), none empty. */
+static const char *const ALLOCATOR_NAMES[] = {"antheap", "glibc", "jemalloc", "mimalloc"};
+static bool known_allocators(const char *list) {
+  for (const char *p = list;; p++) {
+    size_t len = strcspn(p, ",");
+    bool known = false;
+    for (size_t i = 0; i < sizeof ALLOCATOR_NAMES / sizeof *ALLOCATOR_NAMES; i++)
+      known |= len == strlen(ALLOCATOR_NAMES[i]) && !strncmp(p, ALLOCATOR_NAMES[i], len);
+    if (!known) return false;
+    p += len;
+    if (!*p) return true;
+  }
 }
 
 static int parse(int argc, char **argv, void *out) {
@@ -119,7 +134,15 @@ static int parse(int argc, char **argv, void *out) {
       case 'r': o->rounds = atol(optarg); break;
       case 'b': o->batch = atoi(optarg); break;
       case 'n': o->reps = atoi(optarg); break;
-      case 'a': snprintf(o->only, sizeof o->only, "%s", optarg); break;
+      case 'a':
+        if (strlen(optarg) >= sizeof o->only || !known_allocators(optarg)) {
+          if (wrank == 0)
+            fprintf(stderr, "bench-threads: bad --allocators '%s' (a comma list of antheap, "
+                            "glibc, jemalloc, mimalloc)\n", optarg);
+          return 2;
+        }
+        snprintf(o->only, sizeof o->only, "%s", optarg);
+        break;
       case 'q': o->quick = true; break;
       case 'c': o->csv = optarg; break;
       case 'J': o->jemalloc = optarg; break;
@@ -189,15 +212,6 @@ static bool load_peer(const char *path, const char *a, const char *f, void **pa,
   return *pa && *pf;
 }
 
-static void load_peers(const options *o) {
-  allocators[2].ok = load_peer(o->jemalloc, "mallocx", "dallocx", (void **)&je_mallocx,
-                               (void **)&je_dallocx);
-  allocators[3].ok = load_peer(o->mimalloc, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
-                               (void **)&mi_free_fn);
-  for (int i = 2; i < NALLOC; i++)
-    if (!allocators[i].ok) fprintf(stderr, "bench-threads: %s not available: left out\n", allocators[i].name);
-}
-
 static bool wanted(const options *o, const char *name) {
   if (!o->only[0]) return true;
   char list[130];
@@ -205,6 +219,29 @@ static bool wanted(const options *o, const char *name) {
   char key[40];
   snprintf(key, sizeof key, ",%s,", name);
   return strstr(list, key) != NULL;
+}
+
+/* The peers wanted; one that does not load is left out, unless --allocators names it: then
+ * the run fails (-1) rather than print a table without it. */
+static int load_peers(const options *o) {
+  if (wanted(o, "jemalloc"))
+    allocators[2].ok = load_peer(o->jemalloc, "mallocx", "dallocx", (void **)&je_mallocx,
+                                 (void **)&je_dallocx);
+  if (wanted(o, "mimalloc"))
+    allocators[3].ok = load_peer(o->mimalloc, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
+                                 (void **)&mi_free_fn);
+  int rc = 0;
+  for (int i = 2; i < NALLOC; i++) {
+    if (allocators[i].ok || !wanted(o, allocators[i].name)) continue;
+    if (o->only[0]) {
+      fprintf(stderr, "bench-threads: --allocators asks for %s, which is not available (its "
+                      "library: --%s LIB)\n", allocators[i].name, allocators[i].name);
+      rc = -1;
+    } else {
+      fprintf(stderr, "bench-threads: %s not available: left out\n", allocators[i].name);
+    }
+  }
+  return rc;
 }
 
 /* ---- the threads ---- */
@@ -385,8 +422,9 @@ int main(int argc, char **argv) {
   if (provided != MPI_THREAD_MULTIPLE) {
     fprintf(stderr, "bench-threads: antheap gave thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
     rc = 1;
+  } else if (sys_worker_id() == 0 && load_peers(&o)) {
+    rc = 1;
   } else if (sys_worker_id() == 0) {
-    load_peers(&o);
     make_sizes();
     result *res = calloc((size_t)NALLOC * (size_t)o.nthreads * 2, sizeof *res);
     int n = 0;
