@@ -50,7 +50,8 @@ static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
   keyed *k = malloc((n ? 2 * n : 1) * sizeof *k);
   if (!k) return -1;
-  for (size_t i = 0; i < n; i++) k[i] = (keyed){bh_key(c, b[i].pos), i};
+  bh_keys(c, b, n, keys); /* (keys is overwritten in the sorted order below) */
+  for (size_t i = 0; i < n; i++) k[i] = (keyed){keys[i], i};
   if (n > 1) radix_sort_keyed(k, k + n, n);
   for (size_t i = 0; i < n; i++) scratch[i] = b[k[i].i], keys[i] = k[i].key;
   memcpy(b, scratch, n * sizeof *b);
@@ -87,8 +88,9 @@ static void sort_keys(void *ctx, int t, int T) {
   bh_share(j->n, t, T, &a, &z);
   uint64_t lo = UINT64_MAX, hi = 0, last = 0;
   bool unsorted = false;
+  bh_keys(j->c, j->b + a, z - a, j->keys + a); /* the keys' place, sorted or not */
   for (size_t i = a; i < z; i++) {
-    uint64_t key = bh_key(j->c, j->b[i].pos);
+    uint64_t key = j->keys[i];
     j->k[i] = (keyed){key, i};
     lo = key < lo ? key : lo;
     hi = key > hi ? key : hi;
@@ -97,15 +99,6 @@ static void sort_keys(void *ctx, int t, int T) {
   }
   j->lo[t] = lo, j->hi[t] = hi;
   if (unsorted) atomic_store_explicit(&j->unsorted, true, memory_order_relaxed);
-}
-
-/* The bodies were in key order already (a worker rank alone, or one sender's run): their keys
- * are all that is left to write. */
-static void sort_keys_only(void *ctx, int t, int T) {
-  sort_job *j = ctx;
-  size_t a, z;
-  bh_share(j->n, t, T, &a, &z);
-  for (size_t i = a; i < z; i++) j->keys[i] = j->k[i].key;
 }
 
 /* In key order when each thread's part is, and each part starts at or after the last key of
@@ -209,8 +202,7 @@ int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
   if (j->k && j->k2 && j->lo && j->hi && j->at) {
     atomic_init(&j->unsorted, false);
     bh_team_run(team, sort_keys, j);
-    if (sorted_already(j, T)) bh_team_run(team, sort_keys_only, j);
-    else sort_by_buckets(j, team, T);
+    if (!sorted_already(j, T)) sort_by_buckets(j, team, T); /* (else the keys are in place) */
     rc = 0;
   }
   free(j->k), free(j->k2), free(j->lo), free(j->hi), free(j->at), free(j);

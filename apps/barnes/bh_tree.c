@@ -98,6 +98,29 @@ uint64_t bh_key(const bh_cube *c, const double pos[3]) {
   return key;
 }
 
+/* bh_key of KEY_LANES bodies at once: each level of a key waits for the centre the level above
+ * gave (an add after a compare), so one body at a time leaves the core idle; independent bodies
+ * side by side fill that wait. The same operations per body, so the same keys. */
+#define KEY_LANES 4
+void bh_keys(const bh_cube *c, const bh_body *b, size_t n, uint64_t *out) {
+  size_t i = 0;
+  for (; i + KEY_LANES <= n; i += KEY_LANES) {
+    double ctr[KEY_LANES][3], half = c->half;
+    uint64_t key[KEY_LANES] = {0};
+    for (int q = 0; q < KEY_LANES; q++) memcpy(ctr[q], c->center, sizeof ctr[q]);
+    for (int l = 0; l < BH_KEY_LEVELS; l++) {
+      half /= 2;
+      for (int q = 0; q < KEY_LANES; q++) {
+        int k = octant_at(ctr[q], b[i + q].pos);
+        key[q] = key[q] << 3 | (uint64_t)k;
+        child_center(ctr[q], k, half, ctr[q]);
+      }
+    }
+    memcpy(out + i, key, sizeof key);
+  }
+  for (; i < n; i++) out[i] = bh_key(c, b[i].pos);
+}
+
 /* The child of node i for octant k, created when missing; -1 on ENOMEM. */
 static int32_t child_of(scratch *s, int32_t i, int k) {
   if (s->v[i].child[k] >= 0) return s->v[i].child[k];

@@ -486,6 +486,26 @@ START_TEST(test_a_team_runs_each_function_once_on_every_thread) {
 }
 END_TEST
 
+/* bh_keys gives bh_key's keys, for every count of bodies left past the lanes of four. */
+START_TEST(test_keys_side_by_side_are_the_keys_one_at_a_time) {
+  enum { N = 1003 };
+  bh_body *b = shuffled(N, 5);
+  double lo[3], hi[3];
+  bh_box(b, N, lo, hi);
+  bh_cube c = bh_cube_of_box(lo, hi);
+  uint64_t *k = malloc((N + 1) * sizeof *k);
+  for (size_t n = 0; n <= 9; n++) {
+    k[n] = 0xfeed; /* not written past n */
+    bh_keys(&c, b, n, k);
+    for (size_t i = 0; i < n; i++) ck_assert_uint_eq(k[i], bh_key(&c, b[i].pos));
+    ck_assert_uint_eq(k[n], 0xfeed);
+  }
+  bh_keys(&c, b + 1, N - 1, k); /* lanes from an odd start, 2 left over */
+  for (size_t i = 0; i < N - 1; i++) ck_assert_uint_eq(k[i], bh_key(&c, b[i + 1].pos));
+  free(k), free(b);
+}
+END_TEST
+
 START_TEST(test_the_team_sort_gives_the_serial_order) {
   enum { N = 50000 };
   bh_body *a = shuffled(N, 11), *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
@@ -965,6 +985,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_domain_cuts_give_every_domain_its_share_of_the_weight);
   tcase_add_test(tc, test_a_walk_that_needs_a_pruned_cell_counts_it);
   tcase_add_test(tc, test_a_team_runs_each_function_once_on_every_thread);
+  tcase_add_test(tc, test_keys_side_by_side_are_the_keys_one_at_a_time);
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
   tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
