@@ -23,6 +23,9 @@ usage: apps/barnes/hybrid.sh [options]
   --no-check      no serial run, no position check (saves the serial run's time: about 33 s
                   at 1.1M bodies on the 32-core box)
   --timeout S     limit per run in seconds (default 300)
+  --old DIR       another build's barnes run beside this one's in every round (the single and
+                  hybrid runs, not barnes-mpi), tagged old:TAG, its x_W against its own W-rank
+                  run: a change's effect measured side by side
   -h, --help      this text
 Every run: mpirun --bind-to none; antheap runs have one scheduler rank (W + 1, RANKS + 1).
 The CSV's figure column is "rK" (round K); its tag is W, or RANKSxTHREADS.
@@ -30,7 +33,7 @@ USAGE
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-bin="" out="${OUT:-./hybrid-out}" workers=32 shapes="2x16" bodies=1100000 steps=2 rounds=2
+bin="" old="" out="${OUT:-./hybrid-out}" workers=32 shapes="2x16" bodies=1100000 steps=2 rounds=2
 mpi=1 check=1 limit=300
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -45,6 +48,7 @@ while [[ $# -gt 0 ]]; do
     --no-mpi) mpi=0; shift;;
     --no-check) check=0; shift;;
     --timeout) limit=$2; shift 2;;
+    --old) old=$2; shift 2;;
     *) echo "barnes hybrid.sh: unknown option '$1'" >&2; usage >&2; exit 2;;
   esac
 done
@@ -54,6 +58,7 @@ fi
 for p in barnes barnes-mpi barnes-serial; do
   [[ -x $bin/$p ]] || { echo "barnes hybrid.sh: no $bin/$p (build it, or --bin DIR)" >&2; exit 1; }
 done
+[[ -z $old || -x $old/barnes ]] || { echo "barnes hybrid.sh: no $old/barnes (--old DIR)" >&2; exit 1; }
 for s in $shapes; do
   r=${s%x*} t=${s#*x}
   [[ $s == *x* && $r =~ ^[0-9]+$ && $t =~ ^[0-9]+$ && $((r * t)) -eq $workers ]] ||
@@ -90,17 +95,23 @@ one() { # ROUND NP PROGRAM ARGS...
   fi
   echo "barnes hybrid.sh: round $k: $((SECONDS - t0))s: ${*##*/}" >&2
 }
-single() {
-  one "$1" $((workers + 1)) "$bin/barnes" --antheap-schedulers 1
+single() { # ROUND [DIR TAG-PREFIX]
+  one "$1" $((workers + 1)) "${2:-$bin}/barnes" --antheap-schedulers 1 ${3:+--tag "$3$workers"}
 }
 hybrid() {
   local s
   for s in $shapes; do
-    one "$1" $((${s%x*} + 1)) "$bin/barnes" --antheap-schedulers 1 --threads "${s#*x}"
+    one "$1" $((${s%x*} + 1)) "${2:-$bin}/barnes" --antheap-schedulers 1 --threads "${s#*x}" \
+      ${3:+--tag "$3$s"}
   done
 }
+both() { # ROUND [DIR TAG-PREFIX]: the hybrids first in odd rounds
+  if (($1 % 2)); then hybrid "$@"; single "$@"; else single "$@"; hybrid "$@"; fi
+}
 for ((k = 1; k <= rounds; k++)); do
-  if ((k % 2)); then hybrid "$k"; single "$k"; else single "$k"; hybrid "$k"; fi
+  if [[ -z $old ]]; then both "$k"
+  elif ((k % 2)); then both "$k"; both "$k" "$old" old:
+  else both "$k" "$old" old:; both "$k"; fi
   if [[ $mpi -eq 1 ]]; then
     one "$k" "$workers" "$bin/barnes-mpi"
     for s in $shapes; do one "$k" "${s%x*}" "$bin/barnes-mpi" --threads "${s#*x}"; done
@@ -112,16 +123,18 @@ awk -F, -v w="$workers" '
   { r = $c["figure"]; n[r]++; m[r, n[r]] = $c["mode"]; t[r, n[r]] = $c["tag"]
     tot[r, n[r]] = $c["total_s"]; cmp_[r, n[r]] = $c["compute_s"]; bar[r, n[r]] = $c["barrier_s"]
     wc[r, n[r]] = $c["worker_comm_s"]
-    if ($c["mode"] == "antheap") ref[r] = $c["total_s"]
+    side[r, n[r]] = $c["tag"] ~ /^old:/ ? "old" : "new"
+    if ($c["mode"] == "antheap") ref[r, side[r, n[r]]] = $c["total_s"]
     if (!(r in seen)) { seen[r] = 1; rs[++nr] = r } }
   END {
-    printf "%-6s %-16s %-6s %9s %9s %9s %9s %9s\n", "round", "mode", "tag", "total_s", "x_" w,
+    printf "%-6s %-16s %-10s %9s %9s %9s %9s %9s\n", "round", "mode", "tag", "total_s", "x_" w,
            "compute", "w_comm", "barrier"
     for (i = 1; i <= nr; i++) { r = rs[i]
       for (j = 1; j <= n[r]; j++) {
         x = "-"
-        if ((r in ref) && ref[r] > 0) x = sprintf("%.3f", tot[r, j] / ref[r])
-        printf "%-6s %-16s %-6s %9.4f %9s %9.4f %9.4f %9.4f\n", r, m[r, j], t[r, j], tot[r, j],
+        if (((r, side[r, j]) in ref) && ref[r, side[r, j]] > 0)
+          x = sprintf("%.3f", tot[r, j] / ref[r, side[r, j]])
+        printf "%-6s %-16s %-10s %9.4f %9s %9.4f %9.4f %9.4f\n", r, m[r, j], t[r, j], tot[r, j],
                x, cmp_[r, j], wc[r, j], bar[r, j] } } }' "$csv" | tee -a "$log"
 echo "barnes hybrid.sh: x_$workers = total_s / the $workers-rank antheap run of the round (the goal: <= 1" \
      "for ${shapes}); $fails failed runs; $csv, $log" | tee -a "$log"
