@@ -144,6 +144,11 @@ int bh_pool_setting(void) {
   return !e || !*e ? BH_POOL_AUTO : !strcmp(e, "0") ? BH_POOL_OFF : !strcmp(e, "1") ? BH_POOL_ON : -1;
 }
 
+int bh_lets_setting(void) {
+  const char *e = getenv("BARNES_LETS");
+  return !e || !*e ? BH_LETS_AUTO : !strcmp(e, "1") ? BH_LETS_ALWAYS : -1;
+}
+
 int bh_pool_test_mode(void) {
   const char *e = getenv("BARNES_POOL_TEST");
   return !e || !*e ? BH_POOL_EAGER : !strcmp(e, "lazy") ? BH_POOL_LAZY : -1;

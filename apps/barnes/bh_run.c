@@ -56,6 +56,8 @@ typedef struct run {
   bh_pool_mode pool_mode; /* BARNES_POOL_TEST, for worker 0 */
   bh_pool **pools;      /* per worker: its pool this step (NULL: this one, or out of reach) */
   char *pool_peer;      /* per worker: shares memory with this one (a pool's peer) */
+  int in_place;         /* every worker shares memory with every other: the peers' branches are
+                           grafted as they lie in their trees (no LETs; BARNES_LETS) */
   bh_pool_stats pst;    /* summed over the timed steps */
 } run;
 
@@ -265,8 +267,38 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
   free(j.at), free(j.buf);
 }
 
+/* Where every worker shares memory with every other, each peer's branches are grafted into the
+ * top where they lie in that peer's tree: one allgather of their addresses, no LET made or
+ * moved. A walk then reads the peers' trees, read-only, until the barrier after the walk; no
+ * tree is freed before it (antheap.h: reading what another worker holds). Every cell a LET
+ * would hold is the tree's own, and the walk opens no cell a LET would have cut (those are the
+ * cells no body of the peer's box opens), so the walk is the same, interaction for
+ * interaction. */
+static void graft_peer_trees(run *R, pieces *g) {
+  int P = R->P, my = g->count[R->me];
+  size_t total = (size_t)g->first[P - 1] + (size_t)g->count[P - 1];
+  uint64_t *mine = malloc((my ? (size_t)my : 1) * sizeof *mine);
+  uint64_t *all = malloc((total ? total : 1) * sizeof *all);
+  if (!mine || !all) die(R, "out of memory");
+  for (int i = 0; i < my; i++) mine[i] = (uint64_t)(uintptr_t)g->mine[i];
+  double t0 = now();
+  atomic_thread_fence(memory_order_release); /* the tree's cells, before their addresses */
+  MPI_Allgatherv(mine, my, MPI_UINT64_T, all, g->count, g->first, MPI_UINT64_T, R->comm);
+  atomic_thread_fence(memory_order_acquire);
+  clock_now.wcomm += now() - t0;
+  for (int q = 0; q < P; q++)
+    for (int i = 0; q != R->me && i < g->count[q]; i++)
+      bh_top_graft(&g->top, (size_t)(g->first[q] + i),
+                   (const bh_cell *)(uintptr_t)all[g->first[q] + i]);
+  free(mine), free(all);
+}
+
 static void exchange_lets(run *R, pieces *g) {
   int P = R->P;
+  if (R->in_place) {
+    graft_peer_trees(R, g);
+    return;
+  }
   /* each worker's box and its tail's (empty: no tail) */
   double mybox[12], *boxes = malloc((size_t)P * 18 * sizeof *boxes), *asked = boxes + 12 * P;
   const void **got = calloc((size_t)P, sizeof *got);
@@ -607,8 +639,11 @@ static void print_phases(run *R) {
   else
     printf("  %-16s %8.4f %8.4f %8.4f  (a rank's threads summed: runnable, the core another's)\n",
            "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
-  printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)\n", let_cells,
-         let_cells * (double)sizeof(bh_cell) / 1e6);
+  if (R->in_place)
+    printf("  LETs: none made: the peers' branches read where they lie (BARNES_LETS=1 makes them)\n");
+  else
+    printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)\n", let_cells,
+           let_cells * (double)sizeof(bh_cell) / 1e6);
   if (R->steal_share > 0)
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
@@ -715,11 +750,12 @@ static int finish(run *R, double total, const double s0[5]) {
  * from the pools of its host's workers), by default unless the tails are used. -1 after a bad
  * value, said once. */
 static int walk_settings(run *R) {
-  double v[4] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode()};
-  MPI_Bcast(v, 4, MPI_DOUBLE, 0, R->comm);
+  double v[5] = {bh_steal_share(), bh_steal_test(), bh_pool_setting(), bh_pool_test_mode(),
+                 bh_lets_setting()};
+  MPI_Bcast(v, 5, MPI_DOUBLE, 0, R->comm);
   /* the tails count only for workers of one thread */
   bool tails = v[0] > 0 && !R->team, asked = v[2] == BH_POOL_ON;
-  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || (tails && asked)) {
+  if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0 || v[4] < 0 || (tails && asked)) {
     if (R->me == 0 && v[0] < 0)
       fprintf(stderr, "barnes: error: BARNES_STEAL=%s: expected 0 or a share of the walk from "
               "0.001 to 0.5\n", getenv("BARNES_STEAL"));
@@ -731,6 +767,8 @@ static int walk_settings(run *R) {
     if (R->me == 0 && v[3] < 0)
       fprintf(stderr, "barnes: error: BARNES_POOL_TEST=%s: expected lazy\n",
               getenv("BARNES_POOL_TEST"));
+    if (R->me == 0 && v[4] < 0)
+      fprintf(stderr, "barnes: error: BARNES_LETS=%s: expected 1\n", getenv("BARNES_LETS"));
     if (R->me == 0 && tails && asked)
       fprintf(stderr, "barnes: error: BARNES_STEAL and BARNES_POOL=1 are two ways to share the "
               "walk: set one\n");
@@ -770,6 +808,10 @@ static int walk_settings(run *R) {
     fprintf(stderr, "barnes: note: BARNES_POOL is not used: no worker shares memory with another "
             "(one a host, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)\n");
   R->pool_mode = (bh_pool_mode)v[3];
+  int all = R->pool;
+  for (int q = 0; q < R->P; q++) all &= q == R->me || R->pool_peer[q];
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
+  R->in_place = all && v[4] != BH_LETS_ALWAYS;
   return 0;
 }
 
