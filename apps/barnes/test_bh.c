@@ -506,22 +506,47 @@ START_TEST(test_keys_side_by_side_are_the_keys_one_at_a_time) {
 }
 END_TEST
 
-START_TEST(test_the_team_sort_gives_the_serial_order) {
-  enum { N = 50000 };
-  bh_body *a = shuffled(N, 11), *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
-  memcpy(b, a, N * sizeof *a);
-  uint64_t *ka = malloc(N * sizeof *ka), *kb = malloc(N * sizeof *kb);
+/* A sort's case: n shuffled bodies a, room for a copy b and for scratch s, two key arrays, the
+ * cube of the bodies' box and a team of T threads. */
+typedef struct sort_case {
+  size_t n;
+  bh_body *a, *b, *s;
+  uint64_t *ka, *kb;
+  bh_cube c;
+  bh_team *tm;
+} sort_case;
+
+static sort_case sort_case_new(size_t n, uint64_t seed, int T) {
+  sort_case x = {.n = n, .a = shuffled(n, seed), .b = malloc(n * sizeof *x.b),
+                 .s = malloc(n * sizeof *x.s), .ka = malloc(n * sizeof *x.ka),
+                 .kb = malloc(n * sizeof *x.kb), .tm = bh_team_new(T)};
+  ck_assert(x.b && x.s && x.ka && x.kb);
+  ck_assert_ptr_nonnull(x.tm);
   double lo[3], hi[3];
-  bh_box(a, N, lo, hi);
-  bh_cube c = bh_cube_of_box(lo, hi);
-  bh_team *tm = bh_team_new(3);
-  ck_assert_ptr_nonnull(tm);
-  ck_assert_int_eq(bh_sort_by_key(&c, a, N, ka, s), 0);
-  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
-  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
-  ck_assert(memcmp(a, b, N * sizeof *a) == 0); /* the same bodies in the same places */
-  bh_team_free(tm);
-  free(a), free(b), free(s), free(ka), free(kb);
+  bh_box(x.a, n, lo, hi);
+  x.c = bh_cube_of_box(lo, hi);
+  return x;
+}
+
+static void sort_case_free(sort_case *x) {
+  bh_team_free(x->tm);
+  free(x->a), free(x->b), free(x->s), free(x->ka), free(x->kb);
+}
+
+/* The team sorts b (keys over garbage) into a's order and keys, a sorted by the serial sort. */
+static void team_sort_is_serial_sort(sort_case *x) {
+  memset(x->kb, 0xab, x->n * sizeof *x->kb);
+  ck_assert_int_eq(bh_sort_by_key_team(&x->c, x->b, x->n, x->kb, x->s, x->tm), 0);
+  ck_assert(memcmp(x->ka, x->kb, x->n * sizeof *x->ka) == 0);
+  ck_assert(memcmp(x->a, x->b, x->n * sizeof *x->a) == 0); /* the same bodies in the same places */
+}
+
+START_TEST(test_the_team_sort_gives_the_serial_order) {
+  sort_case x = sort_case_new(50000, 11, 3);
+  memcpy(x.b, x.a, x.n * sizeof *x.a);
+  ck_assert_int_eq(bh_sort_by_key(&x.c, x.a, x.n, x.ka, x.s), 0);
+  team_sort_is_serial_sort(&x);
+  sort_case_free(&x);
 }
 END_TEST
 
@@ -530,29 +555,17 @@ END_TEST
  * merged as the serial sort merges them. */
 START_TEST(test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs) {
   enum { N = 40000 };
-  bh_body *a = shuffled(N, 21), *b = malloc(N * sizeof *b), *s = malloc(N * sizeof *s);
-  uint64_t *ka = malloc(N * sizeof *ka), *kb = malloc(N * sizeof *kb);
-  double lo[3], hi[3];
-  bh_box(a, N, lo, hi);
-  bh_cube c = bh_cube_of_box(lo, hi);
-  bh_team *tm = bh_team_new(4);
-  ck_assert_ptr_nonnull(tm);
-  ck_assert_int_eq(bh_sort_by_key(&c, a, N, ka, s), 0);
-  memcpy(b, a, N * sizeof *a);
-  memset(kb, 0xab, N * sizeof *kb);
-  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
-  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
-  ck_assert(memcmp(a, b, N * sizeof *a) == 0);
+  sort_case x = sort_case_new(N, 21, 4);
+  ck_assert_int_eq(bh_sort_by_key(&x.c, x.a, N, x.ka, x.s), 0);
+  memcpy(x.b, x.a, N * sizeof *x.a);
+  team_sort_is_serial_sort(&x);
   /* the even bodies' run, then the odd ones' */
-  for (size_t i = 0; i < N / 2; i++) b[i] = a[2 * i], b[N / 2 + i] = a[2 * i + 1];
+  for (size_t i = 0; i < N / 2; i++) x.b[i] = x.a[2 * i], x.b[N / 2 + i] = x.a[2 * i + 1];
   size_t p0, p1;
   bh_share(N, 1, 4, &p0, &p1);
   ck_assert_uint_eq(p1, N / 2); /* the runs meet at a boundary of the threads' parts */
-  ck_assert_int_eq(bh_sort_by_key_team(&c, b, N, kb, s, tm), 0);
-  ck_assert(memcmp(ka, kb, N * sizeof *ka) == 0);
-  ck_assert(memcmp(a, b, N * sizeof *a) == 0);
-  bh_team_free(tm);
-  free(a), free(b), free(s), free(ka), free(kb);
+  team_sort_is_serial_sort(&x);
+  sort_case_free(&x);
 }
 END_TEST
 
