@@ -128,6 +128,10 @@ void bh_tree_keep_free(bh_tree_keep *k);
 int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
                        const bh_cube *c, bh_tree *t, char *err, size_t errlen, bh_team *team,
                        bh_tree_keep *keep);
+/* Overwrite every cell's mass and centre of mass with NaN (a test mode: a walk that still
+ * reads a tree its owner has let go of then gives NaN positions, which the comparison with the
+ * serial run catches, where freed memory would read as it was). */
+void bh_tree_poison(bh_tree *t);
 /* Free the tree's region (all levels). */
 int bh_tree_free(const bh_mem *mem, bh_tree *t);
 

@@ -102,14 +102,16 @@ static void sort_keys(void *ctx, int t, int T) {
 }
 
 /* In key order when each thread's part is, and each part starts at or after the last key of
- * the part before it (the parts' first and last keys: bh_share's ranges, in order). */
+ * the parts before it (bh_share's ranges, in order; an empty part passes the last key on). */
 static bool sorted_already(const sort_job *j, int T) {
   if (atomic_load_explicit(&j->unsorted, memory_order_relaxed)) return false;
-  for (int t = 1; t < T; t++) {
-    size_t a, z, pa, pz;
+  uint64_t last = 0;
+  for (int t = 0; t < T; t++) {
+    size_t a, z;
     bh_share(j->n, t, T, &a, &z);
-    bh_share(j->n, t - 1, T, &pa, &pz);
-    if (a < z && pa < pz && j->k[a].key < j->k[pz - 1].key) return false;
+    if (a == z) continue;
+    if (j->k[a].key < last) return false;
+    last = j->k[z - 1].key;
   }
   return true;
 }

@@ -70,9 +70,9 @@ void bh_usage(FILE *f, int prog) {
                       "                       from that one's tree (with --threads, every thread\n"
                       "                       of the rank); 0: each walks its own; 1 says why\n"
                       "                       where it cannot be used\n"
-                      "  BARNES_LETS=1        LETs made and moved even where every worker's\n"
-                      "                       walk is pooled with every other's (by default\n"
-                      "                       those read the peers' trees where they lie)\n"
+                      "  BARNES_LETS=0|1      1: LETs made and moved even where every worker's\n"
+                      "                       walk is pooled with every other's; 0 (the default):\n"
+                      "                       those read the peers' trees where they lie\n"
                     : "");
 }
 

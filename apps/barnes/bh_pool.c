@@ -146,7 +146,7 @@ int bh_pool_setting(void) {
 
 int bh_lets_setting(void) {
   const char *e = getenv("BARNES_LETS");
-  return !e || !*e ? BH_LETS_AUTO : !strcmp(e, "1") ? BH_LETS_ALWAYS : -1;
+  return !e || !*e || !strcmp(e, "0") ? BH_LETS_AUTO : !strcmp(e, "1") ? BH_LETS_ALWAYS : -1;
 }
 
 int bh_pool_test_mode(void) {

@@ -95,7 +95,7 @@ enum { BH_POOL_OFF, BH_POOL_ON, BH_POOL_AUTO };
 int bh_pool_setting(void);
 /* BARNES_POOL_TEST: BH_POOL_EAGER when unset, BH_POOL_LAZY for "lazy"; -1 for anything else. */
 int bh_pool_test_mode(void);
-/* BARNES_LETS: BH_LETS_AUTO when unset (where every worker's walk is pooled with every other's,
+/* BARNES_LETS: BH_LETS_AUTO when unset or "0" (where every worker's walk is pooled with every other's,
  * the peers' branches are read where they lie in their trees, and no LET is made), BH_LETS_ALWAYS
  * for "1" (LETs made and moved all the same); -1 for anything else. */
 enum { BH_LETS_AUTO, BH_LETS_ALWAYS };

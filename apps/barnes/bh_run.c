@@ -56,6 +56,7 @@ typedef struct run {
   bh_pool_mode pool_mode; /* BARNES_POOL_TEST, for worker 0 */
   bh_pool **pools;      /* per worker: its pool this step (NULL: this one, or out of reach) */
   char *pool_peer;      /* per worker: shares memory with this one (a pool's peer) */
+  bool poison;          /* BARNES_TREE_TEST=poison: each tree poisoned before it is freed */
   int in_place;         /* every worker shares memory with every other: the peers' branches are
                            grafted as they lie in their trees (no LETs; BARNES_LETS) */
   bh_pool_stats pst;    /* summed over the timed steps */
@@ -589,6 +590,7 @@ static void forces(run *R) {
   R->barrier += now() - t0;
   lap(R, PH_BARRIER, &t0);
   R->tr->release(R->tr->ctx, &clock_now);
+  if (R->poison) bh_tree_poison(&t); /* (a late reader of this tree then reads NaN) */
   if (bh_tree_free(&R->tr->mem, &t)) die(R, "freeing the tree failed");
   bh_top_free(&g.top);
   free(g.all), free(g.count), free(g.mine);
@@ -768,7 +770,7 @@ static int walk_settings(run *R) {
       fprintf(stderr, "barnes: error: BARNES_POOL_TEST=%s: expected lazy\n",
               getenv("BARNES_POOL_TEST"));
     if (R->me == 0 && v[4] < 0)
-      fprintf(stderr, "barnes: error: BARNES_LETS=%s: expected 1\n", getenv("BARNES_LETS"));
+      fprintf(stderr, "barnes: error: BARNES_LETS=%s: expected 0 or 1\n", getenv("BARNES_LETS"));
     if (R->me == 0 && tails && asked)
       fprintf(stderr, "barnes: error: BARNES_STEAL and BARNES_POOL=1 are two ways to share the "
               "walk: set one\n");
@@ -830,6 +832,14 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);
   }
+  const char *tree_test = getenv("BARNES_TREE_TEST"); /* poison: bh_tree_poison before a free */
+  if (tree_test && *tree_test && strcmp(tree_test, "poison")) {
+    if (R.me == 0)
+      fprintf(stderr, "barnes: error: BARNES_TREE_TEST=%s: expected poison\n", tree_test);
+    MPI_Barrier(comm);
+    MPI_Abort(comm, 2);
+  }
+  R.poison = tree_test && !strcmp(tree_test, "poison");
   if (walk_settings(&R)) {
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);

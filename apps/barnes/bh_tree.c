@@ -460,7 +460,8 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
       for (size_t k = 0; k < j.nsub; k++)
         j.all[j.sub[k].parent].child[j.sub[k].oct] = (int32_t)j.sub[k].at;
       free(s->v);
-      s->v = j.all, s->n = s->cap = total;
+      s->v = j.all, s->n = s->cap = total; /* read-only from here: it may be keep's memory,
+                                              which snode_new must never grow */
     }
   }
   for (size_t k = 0; k < j.nsub; k++) free(j.sub[k].s.v);
@@ -528,6 +529,21 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
 int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *cube,
                   bh_tree *t, char *err, size_t errlen) {
   return bh_tree_build_team(mem, bodies, NULL, n, cube, t, err, errlen, NULL, NULL);
+}
+
+void bh_tree_poison(bh_tree *t) {
+  if (!t->root) return;
+  bh_cell **stack = malloc(t->ncells * sizeof *stack); /* (every cell pushed once) */
+  if (!stack) return;
+  size_t sp = 0;
+  stack[sp++] = t->root;
+  while (sp) {
+    bh_cell *c = stack[--sp];
+    c->mass = c->com[0] = c->com[1] = c->com[2] = NAN;
+    for (int o = 0; o < 8; o++)
+      if (c->child[o] && sp < t->ncells) stack[sp++] = (bh_cell *)c->child[o];
+  }
+  free(stack);
 }
 
 int bh_tree_free(const bh_mem *mem, bh_tree *t) {

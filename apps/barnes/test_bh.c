@@ -550,14 +550,19 @@ START_TEST(test_the_team_sort_gives_the_serial_order) {
 }
 END_TEST
 
-/* Sorted bodies stay where they are and get their keys; two sorted runs, each as long as two
- * of the 4 threads' parts (so every part is in order, and only the middle boundary is not), are
- * merged as the serial sort merges them. */
+/* Sorted bodies stay where they are and get their keys; one pair out of order inside a
+ * thread's part, and two sorted runs, each as long as two of the 4 threads' parts (so every part
+ * is in order, and only the middle boundary is not), are sorted as the serial sort sorts them. */
 START_TEST(test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs) {
   enum { N = 40000 };
   sort_case x = sort_case_new(N, 21, 4);
   ck_assert_int_eq(bh_sort_by_key(&x.c, x.a, N, x.ka, x.s), 0);
   memcpy(x.b, x.a, N * sizeof *x.a);
+  team_sort_is_serial_sort(&x);
+  /* in order but for one pair inside a thread's part */
+  memcpy(x.b, x.a, N * sizeof *x.a);
+  bh_body t = x.b[5000];
+  x.b[5000] = x.b[5001], x.b[5001] = t;
   team_sort_is_serial_sort(&x);
   /* the even bodies' run, then the odd ones' */
   for (size_t i = 0; i < N / 2; i++) x.b[i] = x.a[2 * i], x.b[N / 2 + i] = x.a[2 * i + 1];

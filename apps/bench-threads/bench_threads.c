@@ -201,7 +201,7 @@ static bool load_peer(const char *path, const char *a, const char *f, void **pa,
   if (!path || !*path) return false;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    fprintf(stderr, "bench-threads: %s does not load (%s): left out%s\n", path, dlerror(),
+    fprintf(stderr, "bench-threads: %s does not load (%s)%s\n", path, dlerror(),
             strstr(path, "jemalloc") ? " (a jemalloc built for initial-exec TLS loads with "
                                        "GLIBC_TUNABLES=glibc.rtld.optional_static_tls=65536)"
                                      : "");
