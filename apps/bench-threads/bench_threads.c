@@ -91,14 +91,44 @@ static void default_threads(options *o) {
   o->threads[o->nthreads++] = (int)(cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : cores);
 }
 
-/* Every name of a comma list is one of the allocators (ALLOCATOR_NAMES), none empty. */
-static const char *const ALLOCATOR_NAMES[] = {"antheap", "glibc", "jemalloc", "mimalloc"};
+/* ---- the allocators ---- */
+
+typedef struct allocator {
+  const char *name;
+  void *(*alloc)(size_t size, rid_t region);
+  void (*free)(void *p);
+  bool ok;
+} allocator;
+
+static void *(*je_mallocx)(size_t, int);
+static void (*je_dallocx)(void *, int);
+static void *(*mi_malloc_fn)(size_t);
+static void (*mi_free_fn)(void *);
+
+static void *a_antheap(size_t size, rid_t r) { return sys_alloc(size, r); }
+static void f_antheap(void *p) { sys_free(p); }
+static void *a_glibc(size_t size, rid_t r) { (void)r; return malloc(size); }
+static void f_glibc(void *p) { free(p); }
+static void *a_je(size_t size, rid_t r) { (void)r; return je_mallocx(size, 0); }
+static void f_je(void *p) { je_dallocx(p, 0); }
+static void *a_mi(size_t size, rid_t r) { (void)r; return mi_malloc_fn(size); }
+static void f_mi(void *p) { mi_free_fn(p); }
+
+static allocator allocators[] = {
+    {"antheap", a_antheap, f_antheap, true},
+    {"glibc", a_glibc, f_glibc, true},
+    {"jemalloc", a_je, f_je, false},
+    {"mimalloc", a_mi, f_mi, false},
+};
+#define NALLOC (int)(sizeof allocators / sizeof allocators[0])
+
+/* Every name of a comma list is an allocator's (allocators[]), none empty. */
 static bool known_allocators(const char *list) {
   for (const char *p = list;; p++) {
     size_t len = strcspn(p, ",");
     bool known = false;
-    for (size_t i = 0; i < sizeof ALLOCATOR_NAMES / sizeof *ALLOCATOR_NAMES; i++)
-      known |= len == strlen(ALLOCATOR_NAMES[i]) && !strncmp(p, ALLOCATOR_NAMES[i], len);
+    for (int i = 0; i < NALLOC; i++)
+      known |= len == strlen(allocators[i].name) && !strncmp(p, allocators[i].name, len);
     if (!known) return false;
     p += len;
     if (!*p) return true;
@@ -165,36 +195,6 @@ static int parse(int argc, char **argv, void *out) {
   return -1;
 }
 
-/* ---- the allocators ---- */
-
-typedef struct allocator {
-  const char *name;
-  void *(*alloc)(size_t size, rid_t region);
-  void (*free)(void *p);
-  bool ok;
-} allocator;
-
-static void *(*je_mallocx)(size_t, int);
-static void (*je_dallocx)(void *, int);
-static void *(*mi_malloc_fn)(size_t);
-static void (*mi_free_fn)(void *);
-
-static void *a_antheap(size_t size, rid_t r) { return sys_alloc(size, r); }
-static void f_antheap(void *p) { sys_free(p); }
-static void *a_glibc(size_t size, rid_t r) { (void)r; return malloc(size); }
-static void f_glibc(void *p) { free(p); }
-static void *a_je(size_t size, rid_t r) { (void)r; return je_mallocx(size, 0); }
-static void f_je(void *p) { je_dallocx(p, 0); }
-static void *a_mi(size_t size, rid_t r) { (void)r; return mi_malloc_fn(size); }
-static void f_mi(void *p) { mi_free_fn(p); }
-
-static allocator allocators[] = {
-    {"antheap", a_antheap, f_antheap, true},
-    {"glibc", a_glibc, f_glibc, true},
-    {"jemalloc", a_je, f_je, false},
-    {"mimalloc", a_mi, f_mi, false},
-};
-#define NALLOC (int)(sizeof allocators / sizeof allocators[0])
 
 /* A peer library (its path from configure time), and two of its symbols. */
 static bool load_peer(const char *path, const char *a, const char *f, void **pa, void **pf) {
