@@ -1,8 +1,9 @@
 /* bh_pool.c: the step's walk drawn from every worker's pool of chunks (bh_pool.h).
  *
- * A pool's counter `next` hands out its chunks in order, to the owner and to the others alike
- * (one atomic add a chunk of 64 bodies, about a millisecond of walking). A worker whose own
- * chunks have run out goes to the pool with the most left and stays with it while it lasts.
+ * A pool's lanes hand out its chunks in order, each from its counter, to the owner's threads
+ * and to the others alike (one atomic add a chunk of 64 bodies, about a millisecond of
+ * walking). A thread starts on its own lane; once its worker's chunks have run out it goes to
+ * the lane with the most left of the pool with the most left, and stays with it while it lasts.
  * Whoever claims a chunk walks it, from the pool's root, into the pool's result slots; another
  * worker then counts it in the pool's `done` (a release), and the owner, once no chunk of any
  * pool is left to claim, waits (acquire) until `done` covers every chunk it did not walk
@@ -19,13 +20,48 @@
 
 static size_t round64(size_t x) { return (x + 63) & ~(size_t)63; }
 
-size_t bh_pool_bytes(size_t n) {
-  return round64(sizeof(bh_pool)) + round64(n * sizeof(bh_pool_body)) +
-         round64(n * sizeof(bh_pool_result));
+void bh_lanes_init(bh_lane *lane, int L, uint64_t chunks) {
+  for (int l = 0; l < L; l++) {
+    atomic_init(&lane[l].next, chunks * (uint64_t)l / (uint64_t)L);
+    lane[l].end = chunks * (uint64_t)(l + 1) / (uint64_t)L;
+  }
+}
+
+uint64_t bh_lane_claim(bh_lane *l) {
+  uint64_t c = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+  return c < l->end ? c : BH_LANE_NONE;
+}
+
+uint64_t bh_lane_left(bh_lane *l) {
+  uint64_t c = atomic_load_explicit(&l->next, memory_order_relaxed);
+  return c < l->end ? l->end - c : 0;
+}
+
+int bh_lanes_richest(bh_lane *lane, int L, uint64_t *most) {
+  int best = -1;
+  *most = 0;
+  for (int l = 0; l < L; l++) {
+    uint64_t left = bh_lane_left(&lane[l]);
+    if (left > *most) *most = left, best = l;
+  }
+  return best;
+}
+
+long bh_lanes_draw(bh_lane *lane, int L, int t, void (*fn)(void *ctx, uint64_t c), void *ctx) {
+  long n = 0;
+  uint64_t most;
+  for (int k = t % L; k >= 0; k = bh_lanes_richest(lane, L, &most))
+    for (uint64_t c; (c = bh_lane_claim(&lane[k])) != BH_LANE_NONE; n++) fn(ctx, c);
+  return n;
+}
+
+size_t bh_pool_bytes(size_t n, int lanes) {
+  return round64(sizeof(bh_pool)) + (size_t)lanes * sizeof(bh_lane) +
+         round64(n * sizeof(bh_pool_body)) + round64(n * sizeof(bh_pool_result));
 }
 
 bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n, double theta,
-                     double eps) {
+                     double eps, int lanes) {
   char *at = mem;
   bh_pool *p = mem;
   p->root = root;
@@ -33,13 +69,15 @@ bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n,
   p->chunks = (n + BH_POOL_CHUNK - 1) / BH_POOL_CHUNK;
   p->theta = theta;
   p->eps = eps;
-  p->body = (bh_pool_body *)(at + round64(sizeof *p));
+  p->lanes = lanes;
+  p->lane = (bh_lane *)(at + round64(sizeof *p));
+  p->body = (bh_pool_body *)((char *)p->lane + (size_t)lanes * sizeof(bh_lane));
   p->result = (bh_pool_result *)((char *)p->body + round64(n * sizeof *p->body));
   for (size_t i = 0; i < n; i++) {
     memcpy(p->body[i].pos, b[i].pos, sizeof b[i].pos);
     p->body[i].id = b[i].id;
   }
-  atomic_init(&p->next, 0);
+  bh_lanes_init(p->lane, lanes, p->chunks);
   atomic_init(&p->done, 0);
   return p;
 }
@@ -63,25 +101,29 @@ static void walk_chunk(const bh_pool *p, uint64_t c, bh_pool_stats *st) {
   }
 }
 
-/* A chunk of p, or p->chunks when none is left. */
-static uint64_t claim(bh_pool *p) {
-  uint64_t c = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
-  return c < p->chunks ? c : p->chunks;
+static bool pool_done(bh_pool *p) {
+  uint64_t most;
+  return bh_lanes_richest(p->lane, p->lanes, &most) < 0;
 }
 
-static uint64_t left(bh_pool *p) {
-  uint64_t c = atomic_load_explicit(&p->next, memory_order_relaxed);
-  return c < p->chunks ? p->chunks - c : 0;
+typedef struct {
+  const bh_pool *p;
+  bh_pool_stats *st;
+} own_walk;
+
+static void walk_own_chunk(void *ctx, uint64_t c) {
+  own_walk *w = ctx;
+  walk_chunk(w->p, c, w->st);
 }
 
-/* The pool (not me's) with the most chunks left, or -1. */
-static int richest(bh_pool *const *pools, int P, int me) {
-  int best = -1;
-  uint64_t most = 0;
+/* The lane with the most chunks left of the pools (not me's), or NULL; *of: its pool. */
+static bh_lane *richest(bh_pool *const *pools, int P, int me, bh_pool **of) {
+  bh_lane *best = NULL;
+  uint64_t most = 0, m;
   for (int q = 0; q < P; q++) {
     if (q == me || !pools[q]) continue;
-    uint64_t l = left(pools[q]);
-    if (l > most) most = l, best = q;
+    int l = bh_lanes_richest(pools[q]->lane, pools[q]->lanes, &m);
+    if (l >= 0 && m > most) most = m, best = &pools[q]->lane[l], *of = pools[q];
   }
   return best;
 }
@@ -100,15 +142,16 @@ static void pause_once(unsigned *spins) {
   }
 }
 
-void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_pool_mode mode,
+void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, int t, bh_pool_mode mode,
                   bh_pool_stats *st) {
   double t0 = bench_now_ns();
   if (mode == BH_POOL_EAGER)
-    for (uint64_t c; (c = claim(mine)) < mine->chunks; st->own++) walk_chunk(mine, c, st);
+    st->own += bh_lanes_draw(mine->lane, mine->lanes, t, walk_own_chunk,
+                             &(own_walk){mine, st});
   st->own_s += (bench_now_ns() - t0) * 1e-9;
-  for (int q; (q = richest(pools, P, me)) >= 0;) {
-    bh_pool *p = pools[q];
-    for (uint64_t c; (c = claim(p)) < p->chunks;) {
+  bh_pool *p = NULL;
+  for (bh_lane *l; (l = richest(pools, P, me, &p));) {
+    for (uint64_t c; (c = bh_lane_claim(l)) != BH_LANE_NONE;) {
       walk_chunk(p, c, st);
       atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
       st->taken++;
@@ -118,7 +161,7 @@ void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_pool_m
 
 void bh_pool_finish(bh_pool *mine, long own, bh_body *b, bh_pool_mode mode, bh_pool_stats *st) {
   if (mode == BH_POOL_LAZY) /* every chunk is claimed by now only if the others took them all */
-    for (unsigned spins = 0; left(mine);) pause_once(&spins);
+    for (unsigned spins = 0; !pool_done(mine);) pause_once(&spins);
   uint64_t given = mine->chunks - (uint64_t)own;
   for (unsigned spins = 0; atomic_load_explicit(&mine->done, memory_order_acquire) < given;)
     pause_once(&spins);
@@ -135,7 +178,7 @@ void bh_pool_finish(bh_pool *mine, long own, bh_body *b, bh_pool_mode mode, bh_p
 void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
                   bh_pool_mode mode, bh_pool_stats *st) {
   long own0 = st->own;
-  bh_pool_draw(mine, pools, P, me, mode, st);
+  bh_pool_draw(mine, pools, P, me, 0, mode, st);
   bh_pool_finish(mine, st->own - own0, b, mode, st);
 }
 

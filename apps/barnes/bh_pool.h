@@ -11,6 +11,12 @@
  * slots (the only writes into another worker's memory); then it waits until every chunk of its
  * own that others claimed is finished, and copies every result into its bodies.
  *
+ * A worker of T threads (a hybrid rank) cuts its pool into T lanes of consecutive chunks, a
+ * counter each: thread t walks lane t from its start, so that each thread walks neighbouring
+ * bodies one after another, as a single-threaded worker does (one counter for all would hand
+ * a thread every T-th chunk, each far from its last one in the tree); a thread whose lane is
+ * done takes from the lane of its pool with the most left, then from the others' pools.
+ *
  * Nothing here calls MPI or antheap: the caller places the pools, tells every worker where the
  * others' are (after which nobody writes a pool but through its counters and slots), and keeps
  * every pool and tree alive until all workers are past bh_pool_walk (a barrier). */
@@ -39,23 +45,46 @@ typedef struct bh_pool_result {
   int64_t work, cost;
 } bh_pool_result;
 
+/* Chunks [next, end) of a run of consecutive chunks, handed out from next, one atomic add a
+ * claim (next may pass end: the claims that found it done). Alone in its cache line. */
+typedef struct bh_lane {
+  _Alignas(64) _Atomic uint64_t next;
+  uint64_t end;
+} bh_lane;
+
+#define BH_LANE_NONE UINT64_MAX
+
+/* Cut chunks 0 .. chunks - 1 into L lanes of consecutive chunks, as even as can be. */
+void bh_lanes_init(bh_lane *lane, int L, uint64_t chunks);
+/* The next chunk of the lane, or BH_LANE_NONE when it is done. */
+uint64_t bh_lane_claim(bh_lane *l);
+/* Chunks left to claim. */
+uint64_t bh_lane_left(bh_lane *l);
+/* The lane with the most chunks left, or -1 when all are done. */
+int bh_lanes_richest(bh_lane *lane, int L, uint64_t *most);
+/* Thread t's share of the lanes: fn(ctx, c) for every chunk c it claims, lane t % L's first,
+ * then the lane with the most left's while any has some (each lane in order); the count. */
+long bh_lanes_draw(bh_lane *lane, int L, int t, void (*fn)(void *ctx, uint64_t c), void *ctx);
+
 typedef struct bh_pool {
-  _Alignas(64) _Atomic uint64_t next; /* chunks claimed, by the owner and the others */
   _Alignas(64) _Atomic uint64_t done; /* chunks others claimed whose results are written */
   _Alignas(64) const bh_cell *root;
   uint64_t n, chunks;
   double theta, eps;
+  int lanes;
+  bh_lane *lane;              /* lanes of chunks: one a thread of the owner */
   bh_pool_body *body;
   bh_pool_result *result;
 } bh_pool;
 
-/* The bytes of the pool of n bodies (a multiple of 64). */
-size_t bh_pool_bytes(size_t n);
+/* The bytes of the pool of n bodies in `lanes` lanes (a multiple of 64). */
+size_t bh_pool_bytes(size_t n, int lanes);
 
 /* Lay out the pool of bodies b[0, n), walked from root with theta and eps, in mem
- * (bh_pool_bytes(n) bytes, 64-byte aligned), its counters at zero. */
+ * (bh_pool_bytes(n, lanes) bytes, 64-byte aligned): its chunks in `lanes` lanes (the owner's
+ * threads, at least 1), its counters at their start. */
 bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n, double theta,
-                     double eps);
+                     double eps, int lanes);
 
 typedef struct bh_pool_stats {
   long own;       /* chunks of its own pool this worker walked */
@@ -77,10 +106,10 @@ typedef enum { BH_POOL_EAGER, BH_POOL_LAZY } bh_pool_mode;
 void bh_pool_walk(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_body *b,
                   bh_pool_mode mode, bh_pool_stats *st);
 
-/* The walk of one of worker me's threads (a worker with a team runs it on every thread at
- * once): chunks of mine (none when lazy), then of the others' pools. Adds into *st (own,
- * taken, own_s, work, missing). */
-void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, bh_pool_mode mode,
+/* The walk of thread t of worker me (a worker with a team runs it on every thread at once):
+ * chunks of mine (none when lazy), lane t's first, then of the others' pools. Adds into *st
+ * (own, taken, own_s, work, missing). */
+void bh_pool_draw(bh_pool *mine, bh_pool *const *pools, int P, int me, int t, bh_pool_mode mode,
                   bh_pool_stats *st);
 
 /* Worker me's end, once all its threads are done drawing and `own` is the chunks of mine they

@@ -360,30 +360,37 @@ static void walk_range(run *R, const bh_cell *root, bh_body *b, size_t lo, size_
   }
 }
 
-/* --threads T (hybrid): the rank's threads share the walk, taking chunks of bodies in turn from
- * one counter. Each body's walk is the serial one and writes only that body, and the sums are
+/* --threads T (hybrid): the rank's threads share the walk in chunks of bodies, from lanes of
+ * consecutive chunks (bh_pool.h): thread t starts on lane t, then takes from the lane with the
+ * most left. Each body's walk is the serial one and writes only that body, and the sums are
  * integers, so the result is the same bit for bit whatever the threads; the walk calls no MPI
  * and no sys_*. */
 #define WALK_CHUNK 64
 typedef struct {
   run *R;
   const bh_cell *root;
-  atomic_size_t next;
+  bh_lane *lane; /* T */
   atomic_int_least64_t missing, work;
 } walk_job;
 
+typedef struct {
+  walk_job *j;
+  int64_t missing, work; /* the thread's own until the end (no shared line) */
+} walk_mine;
+
+static void walk_chunk(void *ctx, uint64_t c) {
+  walk_mine *m = ctx;
+  run *R = m->j->R;
+  size_t lo = (size_t)c * WALK_CHUNK, hi = lo + WALK_CHUNK < R->n ? lo + WALK_CHUNK : R->n;
+  walk_range(R, m->j->root, R->b, lo, hi, &m->missing, &m->work);
+}
+
 static void walk_thread(void *ctx, int t, int T) {
-  (void)t, (void)T;
   walk_job *j = ctx;
-  int64_t missing = 0, work = 0; /* the thread's own until the end (no shared line) */
-  for (;;) {
-    size_t lo = atomic_fetch_add(&j->next, WALK_CHUNK);
-    if (lo >= j->R->n) break;
-    size_t hi = lo + WALK_CHUNK < j->R->n ? lo + WALK_CHUNK : j->R->n;
-    walk_range(j->R, j->root, j->R->b, lo, hi, &missing, &work);
-  }
-  atomic_fetch_add(&j->missing, missing);
-  atomic_fetch_add(&j->work, work);
+  walk_mine m = {j, 0, 0};
+  bh_lanes_draw(j->lane, T, t, walk_chunk, &m);
+  atomic_fetch_add(&j->missing, m.missing);
+  atomic_fetch_add(&j->work, m.work);
 }
 
 /* The shared tail's walker (bh_steal.h). */
@@ -409,11 +416,14 @@ static void walk_all(run *R, const bh_cell *root) {
     walk_range(R, root, R->b, 0, R->n, &R->missing, &R->work);
     return;
   }
-  walk_job j = {.R = R, .root = root};
-  atomic_init(&j.next, 0);
+  int T = bh_team_size(R->team);
+  walk_job j = {.R = R, .root = root, .lane = aligned_alloc(64, (size_t)T * sizeof(bh_lane))};
+  if (!j.lane) die(R, "out of memory");
+  bh_lanes_init(j.lane, T, (R->n + WALK_CHUNK - 1) / WALK_CHUNK);
   atomic_init(&j.missing, 0);
   atomic_init(&j.work, 0);
   bh_team_run(R->team, walk_thread, &j);
+  free(j.lane);
   R->missing += atomic_load(&j.missing);
   R->work += atomic_load(&j.work);
 }
@@ -429,21 +439,22 @@ typedef struct {
 static void pool_thread(void *ctx, int t, int T) {
   (void)T;
   pool_job *j = ctx;
-  bh_pool_draw(j->mine, j->R->pools, j->R->P, j->R->me, j->mode, &j->st[t]);
+  bh_pool_draw(j->mine, j->R->pools, j->R->P, j->R->me, t, j->mode, &j->st[t]);
 }
 
 /* BARNES_POOL: this worker's pool in the memory the workers share (the top tree copied there:
  * its own cells are private), every worker's pool's address to all, and the walk: drawing from
  * the pools of the workers that share memory with this one (the workers of its host). */
 static void walk_pooled(run *R, const bh_top *top) {
-  size_t pool_bytes = bh_pool_bytes(R->n);
+  int T = bh_team_size(R->team); /* a lane of the pool a thread */
+  size_t pool_bytes = bh_pool_bytes(R->n, T);
   double t0 = now();
   char *mem = R->tr->shared_area(R->tr->ctx, pool_bytes + top->ncells * sizeof(bh_cell));
   clock_now.scomm += now() - t0;
   if (!mem) die(R, "no shared memory for the walk's pool");
   const bh_cell *root =
       bh_pool_copy_top(top->cells, top->ncells, top->root, (bh_cell *)(mem + pool_bytes));
-  bh_pool *mine = bh_pool_lay(mem, root, R->b, R->n, R->o->theta, R->o->eps);
+  bh_pool *mine = bh_pool_lay(mem, root, R->b, R->n, R->o->theta, R->o->eps, T);
   uint64_t at = (uint64_t)(uintptr_t)mine, *all = (uint64_t *)R->pools;
   _Static_assert(sizeof(bh_pool *) == sizeof(uint64_t), "a pool's address is 64 bits");
   /* the pool's plain stores before the others learn its address, their pools' after: the
@@ -457,7 +468,6 @@ static void walk_pooled(run *R, const bh_top *top) {
     if (!R->pool_peer[q]) R->pools[q] = NULL;
   /* worker 0 lazy (the tests) where others can walk its pool */
   bool lazy = R->me == 0 && R->pool_mode == BH_POOL_LAZY && memchr(R->pool_peer, 1, (size_t)R->P);
-  int T = bh_team_size(R->team);
   pool_job j = {R, mine, lazy ? BH_POOL_LAZY : BH_POOL_EAGER, calloc((size_t)T, sizeof *j.st)};
   if (!j.st) die(R, "out of memory");
   bh_team_run(R->team, pool_thread, &j);

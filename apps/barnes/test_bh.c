@@ -5,8 +5,10 @@
  * weight, and P domains' trees, top tree and LETs that walk as the serial tree, bit for bit
  * (bh_run.c's step, played in one process); a hybrid worker's team, and the sort and tree it
  * shares, the serial ones exactly; the pooled walk (bh_pool.h) with threads as workers. */
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -794,6 +796,117 @@ START_TEST(test_a_walk_that_needs_a_pruned_cell_counts_it) {
 }
 END_TEST
 
+/* ---- lanes of chunks (bh_pool.h) ---- */
+
+/* The lanes cut the chunks into consecutive runs, as even as can be, that cover every chunk
+ * once; each hands out its run in order, then nothing; the richest is the one with most left. */
+START_TEST(test_lanes_hand_out_consecutive_runs_that_cover_every_chunk_once) {
+  static const uint64_t counts[] = {0, 1, 5, 64, 1001};
+  static const int Ls[] = {1, 3, 8, 16};
+  for (size_t a = 0; a < sizeof counts / sizeof *counts; a++)
+    for (size_t b = 0; b < sizeof Ls / sizeof *Ls; b++) {
+      uint64_t C = counts[a], most;
+      int L = Ls[b];
+      bh_lane *lane = aligned_alloc(64, (size_t)L * sizeof *lane);
+      bh_lanes_init(lane, L, C);
+      uint64_t expect = 0, small = C / (uint64_t)L;
+      for (int l = 0; l < L; l++) {
+        uint64_t left = bh_lane_left(&lane[l]);
+        ck_assert_msg(left == small || left == small + 1, "lane %d of %d holds %" PRIu64
+                      " of %" PRIu64 " chunks", l, L, left, C);
+        for (uint64_t k = 0; k < left; k++) ck_assert_uint_eq(bh_lane_claim(&lane[l]), expect++);
+        ck_assert_uint_eq(bh_lane_claim(&lane[l]), BH_LANE_NONE);
+        ck_assert_uint_eq(bh_lane_left(&lane[l]), 0);
+      }
+      ck_assert_uint_eq(expect, C);
+      ck_assert_int_eq(bh_lanes_richest(lane, L, &most), -1);
+      free(lane);
+    }
+  bh_lane lane[3];
+  bh_lanes_init(lane, 3, 30);
+  for (int k = 0; k < 4; k++) bh_lane_claim(&lane[2]);
+  for (int k = 0; k < 2; k++) bh_lane_claim(&lane[0]);
+  uint64_t most;
+  ck_assert_int_eq(bh_lanes_richest(lane, 3, &most), 1);
+  ck_assert_uint_eq(most, 10);
+}
+END_TEST
+
+/* Threads draw as the hybrid's walks do (bh_lanes_draw): their own lane, then the lane with the
+ * most left. */
+enum { LANE_T = 4, LANE_C = 4000 };
+typedef struct {
+  bh_lane *lane;
+  _Atomic int seen[LANE_C];
+  uint64_t order[LANE_T][LANE_C]; /* each thread's chunks in the order it claimed them */
+  size_t count[LANE_T];
+} lane_play;
+typedef struct {
+  lane_play *pl;
+  int t;
+} lane_arg;
+
+static void lane_record(void *ctx, uint64_t c) {
+  lane_arg *a = ctx;
+  a->pl->order[a->t][a->pl->count[a->t]++] = c;
+  atomic_fetch_add(&a->pl->seen[c], 1);
+}
+
+static void *lane_drawer(void *p) {
+  lane_arg *a = p;
+  long n = bh_lanes_draw(a->pl->lane, LANE_T, a->t, lane_record, a);
+  ck_assert_int_eq(n, (long)a->pl->count[a->t]);
+  return NULL;
+}
+
+static lane_play *lane_play_new(void) {
+  lane_play *pl = calloc(1, sizeof *pl);
+  pl->lane = aligned_alloc(64, LANE_T * sizeof *pl->lane);
+  bh_lanes_init(pl->lane, LANE_T, LANE_C);
+  return pl;
+}
+
+/* Alone, thread 2 walks its lane in order, then the others' whole, richest first (ties: the
+ * lowest): consecutive chunks one after another. */
+START_TEST(test_a_thread_walks_its_lane_in_order_then_the_richest) {
+  lane_play *pl = lane_play_new();
+  lane_drawer(&(lane_arg){pl, 2});
+  ck_assert_uint_eq(pl->count[2], LANE_C);
+  static const int lanes_in_order[LANE_T] = {2, 0, 1, 3};
+  for (size_t i = 0; i < LANE_C; i++) {
+    uint64_t run = (uint64_t)lanes_in_order[i / (LANE_C / LANE_T)] * (LANE_C / LANE_T);
+    ck_assert_uint_eq(pl->order[2][i], run + i % (LANE_C / LANE_T));
+  }
+  free(pl->lane);
+  free(pl);
+}
+END_TEST
+
+/* At once: every chunk claimed by exactly one thread, and each thread's chunks from one lane
+ * come in order. */
+START_TEST(test_threads_drawing_lanes_at_once_claim_every_chunk_once) {
+  for (int round = 0; round < 5; round++) {
+    lane_play *pl = lane_play_new();
+    pthread_t th[LANE_T];
+    lane_arg args[LANE_T];
+    for (int t = 0; t < LANE_T; t++) {
+      args[t] = (lane_arg){pl, t};
+      ck_assert_int_eq(pthread_create(&th[t], NULL, lane_drawer, &args[t]), 0);
+    }
+    for (int t = 0; t < LANE_T; t++) pthread_join(th[t], NULL);
+    for (int c = 0; c < LANE_C; c++) ck_assert_int_eq(atomic_load(&pl->seen[c]), 1);
+    for (int t = 0; t < LANE_T; t++)
+      for (size_t i = 1; i < pl->count[t]; i++) {
+        uint64_t a = pl->order[t][i - 1], b = pl->order[t][i];
+        ck_assert_msg(a / (LANE_C / LANE_T) != b / (LANE_C / LANE_T) || b > a,
+                      "thread %d claimed chunk %" PRIu64 " after %" PRIu64 " of its lane", t, b, a);
+      }
+    free(pl->lane);
+    free(pl);
+  }
+}
+END_TEST
+
 /* ---- the pooled walk (bh_pool.h): threads play the workers of one host ---- */
 
 typedef struct pool_worker {
@@ -812,7 +925,7 @@ typedef struct pool_thread_arg {
 static void *pool_draw_main(void *p) {
   pool_thread_arg *a = p;
   pool_worker *w = a->w;
-  bh_pool_draw(w->mine, w->pools, w->P, w->me, w->mode, &w->thread_st[a->t]);
+  bh_pool_draw(w->mine, w->pools, w->P, w->me, a->t, w->mode, &w->thread_st[a->t]);
   return NULL;
 }
 
@@ -861,8 +974,9 @@ static void play_pools(int P, const double *share, int hosts, int how, int threa
   for (int q = 0; q < P; q++) {
     ck_assert_int_eq(bh_tree_build(&mem, all, N - 40 * (size_t)q, NULL, &t[q], err, sizeof err), 0);
     size_t n = q == P - 1 ? N - at : (size_t)(share[q] * N);
-    ck_assert_int_eq(posix_memalign(&area[q], 64, bh_pool_bytes(n)), 0);
-    pools[q] = bh_pool_lay(area[q], t[q].root, all + at, n, 0.3 + 0.1 * q, 0.02 + 0.002 * q);
+    int lanes = q == 0 ? threads0 : 1; /* a lane a thread */
+    ck_assert_int_eq(posix_memalign(&area[q], 64, bh_pool_bytes(n, lanes)), 0);
+    pools[q] = bh_pool_lay(area[q], t[q].root, all + at, n, 0.3 + 0.1 * q, 0.02 + 0.002 * q, lanes);
     memset(pools[q]->result, 0xff, n * sizeof *pools[q]->result);
     w[q] = (pool_worker){.mine = pools[q], .pools = seen + q * P, .P = P, .me = q,
                          .threads = q == 0 ? threads0 : 1, .b = all + at, .mode = BH_POOL_EAGER};
@@ -1009,6 +1123,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
   tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
+  tcase_add_test(tc, test_lanes_hand_out_consecutive_runs_that_cover_every_chunk_once);
+  tcase_add_test(tc, test_a_thread_walks_its_lane_in_order_then_the_richest);
+  tcase_add_test(tc, test_threads_drawing_lanes_at_once_claim_every_chunk_once);
   tcase_add_test(tc, test_the_others_walk_a_lazy_workers_pool_as_it_would_bit_for_bit);
   tcase_add_test(tc, test_workers_drawing_from_each_others_pools_at_once_walk_every_chunk_once);
   tcase_add_test(tc, test_workers_draw_only_from_the_pools_of_their_host);
