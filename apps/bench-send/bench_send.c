@@ -401,7 +401,7 @@ static const gas_bounds *map_gas(bool share, share_group *g) {
   const char *s = getenv("ANTHEAP_GAS_BASE");
   uintptr_t base = s && *s ? (uintptr_t)strtoull(s, NULL, 0) : GAS_BUILD_BASE;
   char err[512];
-  int rc = share_map_gas(MPI_COMM_WORLD, share, SHARE_MAX_OBJECTS, base, AH_GAS_DEFAULT_SIZE, g,
+  int rc = share_map_gas(MPI_COMM_WORLD, share, SHARE_MAX_OBJECTS, 1, base, AH_GAS_DEFAULT_SIZE, g,
                          err, sizeof err);
   if (rc) {
     fprintf(stderr, "bench-send: rank %d: %s\n", rank, err);

@@ -25,13 +25,13 @@ static int env_number(const char *name, uint64_t lo, uint64_t hi, uint64_t *v, c
 }
 
 int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
-  *c = (ah_config){.gas_base = AH_GAS_BUILD_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
-                   .boot_pages = 64, .refill_pages = 64, .boot_ids = 4096, .refill_ids = 4096,
-                   .ceiling_pages = 256, .high_watermark = 16, .low_watermark = 2,
-                   .share_objects = 64};
-  uint64_t base = c->gas_base, mib = c->gas_size >> 20, bp = c->boot_pages, rp = c->refill_pages,
-           bi = c->boot_ids, ri = c->refill_ids, hw = c->high_watermark, lw = c->low_watermark,
-           cp = c->ceiling_pages, so = (uint64_t)c->share_objects;
+  const ah_config d = {.gas_base = AH_GAS_BUILD_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
+                       .boot_pages = 64, .refill_pages = 64, .boot_ids = 4096, .refill_ids = 4096,
+                       .ceiling_pages = 256, .high_watermark = 16, .low_watermark = 2,
+                       .share_objects = 64, .split_hosts = 1}; /* (*c changes only on success) */
+  uint64_t base = d.gas_base, mib = d.gas_size >> 20, bp = d.boot_pages, rp = d.refill_pages,
+           bi = d.boot_ids, ri = d.refill_ids, hw = d.high_watermark, lw = d.low_watermark,
+           cp = d.ceiling_pages, so = (uint64_t)d.share_objects, sh = (uint64_t)d.split_hosts;
   int rc = env_number("ANTHEAP_GAS_BASE", AH_PAGE_SIZE, (uint64_t)1 << 47, &base, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_GAS_SIZE_MIB", 16, (uint64_t)1 << 26, &mib, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_BOOT_PAGES", 0, (uint64_t)1 << 26, &bp, err, errlen);
@@ -42,6 +42,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   if (!rc) rc = env_number("ANTHEAP_HIGH_WATERMARK", 1, 1u << 20, &hw, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_LOW_WATERMARK", 0, 1u << 20, &lw, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_SHARE_OBJECTS", 1, 64, &so, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_SPLIT_HOSTS", 1, 4096, &sh, err, errlen);
   if (rc) return rc;
   if (base % AH_PAGE_SIZE || base + (mib << 20) > ((uint64_t)1 << 47) || lw > hw) {
     snprintf(err, errlen, "ANTHEAP_GAS_BASE must be 1 MiB-aligned with the GAS below 2^47, and "
@@ -50,7 +51,8 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   }
   *c = (ah_config){.gas_base = base, .gas_size = mib << 20, .boot_pages = bp, .refill_pages = rp,
                    .boot_ids = (uint32_t)bi, .refill_ids = (uint32_t)ri, .ceiling_pages = cp,
-                   .high_watermark = hw, .low_watermark = lw, .share_objects = (int)so};
+                   .high_watermark = hw, .low_watermark = lw, .share_objects = (int)so,
+                   .split_hosts = (int)sh};
   return 0;
 }
 
@@ -68,5 +70,8 @@ const char *ah_config_help(void) {
          "  ANTHEAP_LOW_WATERMARK    free slabs trimming leaves a region (default 2)\n"
          "  ANTHEAP_SHARE_OBJECTS    memory objects a host's shared GAS is striped over, 1 to 64\n"
          "                           (default 64: first touches in different stripes do not\n"
-         "                           wait for each other; 1: one object, one mapping)\n";
+         "                           wait for each other; 1: one object, one mapping)\n"
+         "  ANTHEAP_SPLIT_HOSTS      for tests of multi-host code on one machine: each host's\n"
+         "                           workers act as this many hosts, consecutive ranks together,\n"
+         "                           each sharing its GAS only within itself (default 1)\n";
 }

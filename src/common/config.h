@@ -17,6 +17,7 @@ typedef struct ah_config {
   size_t high_watermark; /* ANTHEAP_HIGH_WATERMARK: free slabs a new region starts with */
   size_t low_watermark;  /* ANTHEAP_LOW_WATERMARK: free slabs trimming leaves a region */
   int share_objects;     /* ANTHEAP_SHARE_OBJECTS: memfds a shared GAS is striped over (1-64) */
+  int split_hosts;       /* ANTHEAP_SPLIT_HOSTS: each host's workers act as this many hosts */
 } ah_config;
 
 /* Defaults, then the environment. 0, or EINVAL with a one-line message in err. */

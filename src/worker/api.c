@@ -69,7 +69,8 @@ static void landing_locked(uintptr_t addr, size_t len) {
 /* The worker's own settings and the GAS, in sys_init: 0 or an errno, with a message in err. */
 static int start_worker(char *err, size_t errlen) {
   int rc = share_map_gas(ah_self.job.workers, ah_self.job.plan.share_host,
-                         ah_self.job.cfg.share_objects, ah_self.job.cfg.gas_base,
+                         ah_self.job.cfg.share_objects, ah_self.job.cfg.split_hosts,
+                         ah_self.job.cfg.gas_base,
                          ah_self.job.cfg.gas_size, &ah_self.share, err, errlen);
   if (!rc && (rc = setting(memo_setting(err, errlen)))) gas_unmap();
   if (!rc && (rc = setting(watch_config_from_env(&ah_self.watch, ah_self.id, err, errlen))))

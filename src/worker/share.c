@@ -158,8 +158,22 @@ static int map_on_host(MPI_Comm host, int hr, uintptr_t base, size_t size, int *
   return gas_map(base, size, err, errlen);
 }
 
-int share_map_gas(MPI_Comm workers, bool want_shared, int objects, uintptr_t base, size_t size,
-                  share_group *g, char *err, size_t errlen) {
+/* The workers of this host, or of its group when split > 1 (consecutive host ranks together,
+ * as a launcher places ranks on hosts). */
+static MPI_Comm this_host(MPI_Comm workers, int split) {
+  MPI_Comm host, group;
+  MPI_Comm_split_type(workers, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  if (split <= 1) return host;
+  int hr, hs;
+  MPI_Comm_rank(host, &hr);
+  MPI_Comm_size(host, &hs);
+  MPI_Comm_split(host, (int)((long)hr * split / hs), hr, &group);
+  MPI_Comm_free(&host);
+  return group;
+}
+
+int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, uintptr_t base,
+                  size_t size, share_group *g, char *err, size_t errlen) {
   memset(g, 0, sizeof *g);
   MPI_Comm_rank(workers, &g->me);
   MPI_Comm_size(workers, &g->nworkers);
@@ -170,8 +184,7 @@ int share_map_gas(MPI_Comm workers, bool want_shared, int objects, uintptr_t bas
     snprintf(err, errlen, "antheap: no memory for the sharing table");
     return ENOMEM;
   }
-  MPI_Comm host;
-  MPI_Comm_split_type(workers, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  MPI_Comm host = this_host(workers, split);
   int hr, hs, world;
   MPI_Comm_rank(host, &hr);
   MPI_Comm_size(host, &hs);

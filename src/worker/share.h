@@ -34,9 +34,11 @@ typedef struct share_group {
  * workers when want_shared (and there are any; from up to `objects` memfds, 1 to
  * SHARE_MAX_OBJECTS), else privately. 0, or an errno code with a message in err (the GAS could
  * not be mapped at all). A fallback to private memory is not an error: it is printed once per
- * host. */
-int share_map_gas(MPI_Comm workers, bool want_shared, int objects, uintptr_t base, size_t size,
-                  share_group *g, char *err, size_t errlen);
+ * host. split > 1 (ANTHEAP_SPLIT_HOSTS, for tests): each host's workers are cut into `split`
+ * groups of consecutive ranks that act as hosts of their own (their own GAS objects, no sharing
+ * and no "near" between groups). */
+int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, uintptr_t base,
+                  size_t size, share_group *g, char *err, size_t errlen);
 void share_free(share_group *g);
 /* May this worker move regions to/from worker peer without a copy? */
 bool share_with(const share_group *g, int peer);

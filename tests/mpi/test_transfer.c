@@ -1178,7 +1178,7 @@ static bool test_share_map_gas_shares_within_the_host(void) {
   char err[512] = "";
   CHECK(gas_unmap() == 0 && !gas_is_shared());
   share_group g;
-  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, 1, gas_base, SHARED_SIZE, &g, err,
                          sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0);
@@ -1236,7 +1236,7 @@ static bool test_share_map_gas_stripes_share_every_byte(void) {
   char err[512] = "";
   CHECK(gas_unmap() == 0);
   share_group g;
-  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, 1, gas_base, SHARED_SIZE, &g, err,
                          sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0 && gas_is_shared());
@@ -1252,7 +1252,7 @@ static bool test_share_map_gas_stripes_share_every_byte(void) {
   ok = ok && p[0] == 0;
   share_free(&g);
   CHECK(gas_unmap() == 0);
-  rc = share_map_gas(WORLD, true, 1, gas_base, SHARED_SIZE, &g, err, sizeof err); /* one object */
+  rc = share_map_gas(WORLD, true, 1, 1, gas_base, SHARED_SIZE, &g, err, sizeof err); /* one object */
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0 && gas_is_shared());
   CHECK(strcmp(g.how, "memfd") == 0 || strcmp(g.how, "posix shm") == 0);
@@ -1262,13 +1262,13 @@ static bool test_share_map_gas_stripes_share_every_byte(void) {
    * offsets past 0, and the last stripe is partial */
   CHECK(gas_unmap() == 0);
   size_t odd = SHARED_SIZE - ((size_t)1 << 20);
-  rc = share_map_gas(WORLD, true, 3, gas_base, odd, &g, err, sizeof err);
+  rc = share_map_gas(WORLD, true, 3, 1, gas_base, odd, &g, err, sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0 && gas_is_shared());
   ok = shared_everywhere(odd) && ok;
   share_free(&g);
   CHECK(gas_unmap() == 0);
-  rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err, sizeof err);
+  rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, 1, gas_base, SHARED_SIZE, &g, err, sizeof err);
   CHECK(rc == 0);
   share_free(&g);
   return all_ranks(ok);
@@ -1278,7 +1278,7 @@ static bool test_share_map_gas_private_when_not_wanted(void) {
   char err[512] = "";
   CHECK(gas_unmap() == 0);
   share_group g;
-  int rc = share_map_gas(WORLD, false, SHARE_MAX_OBJECTS, gas_base, SHARED_SIZE, &g, err,
+  int rc = share_map_gas(WORLD, false, SHARE_MAX_OBJECTS, 1, gas_base, SHARED_SIZE, &g, err,
                          sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CHECK(rc == 0);
@@ -1292,6 +1292,30 @@ static bool test_share_map_gas_private_when_not_wanted(void) {
   CHECK(ok && fresh);
   CHECK(p[0] == (rank == 0 ? 0x42 : 0));
   return true;
+}
+
+/* ANTHEAP_SPLIT_HOSTS's cut: the two ranks of this host in two groups act as two hosts, each
+ * its own private GAS (a group of one), neither sharing with nor near the other. */
+static bool test_share_map_gas_split_hosts_share_nothing_across(void) {
+  char err[512] = "";
+  CHECK(gas_unmap() == 0);
+  share_group g;
+  int rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, 2, gas_base, SHARED_SIZE, &g, err,
+                         sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CHECK(rc == 0);
+  bool ok = !gas_is_shared() && strcmp(g.how, "private") == 0 && !share_with(&g, 1 - rank) &&
+            !share_near(&g, 1 - rank) && g.host_of[0] == 0 && g.host_of[1] == 1 &&
+            g.domain_of[0] == -1 && g.domain_of[1] == -1;
+  if (!ok) fprintf(stderr, "rank %d: the split hosts' group is wrong\n", rank);
+  share_free(&g);
+  CHECK(gas_unmap() == 0);
+  rc = share_map_gas(WORLD, true, SHARE_MAX_OBJECTS, 1, gas_base, SHARED_SIZE, &g, err,
+                     sizeof err); /* whole again: they share */
+  CHECK(rc == 0);
+  ok = ok && share_with(&g, 1 - rank) && g.host_of[0] == g.host_of[1];
+  share_free(&g);
+  return all_ranks(ok);
 }
 
 /* ---- driver ------------------------------------------------------------------------------ */
@@ -1381,6 +1405,7 @@ int main(int argc, char **argv) {
       RUN(test_share_map_gas_shares_within_the_host);
       RUN(test_share_map_gas_stripes_share_every_byte);
       RUN(test_share_map_gas_private_when_not_wanted);
+      RUN(test_share_map_gas_split_hosts_share_nothing_across);
       gas_unmap();
     }
   }
