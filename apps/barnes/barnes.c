@@ -71,13 +71,13 @@ static int partner(int me, int P, int r) {
   return q < P ? q : -1;
 }
 
-static int exchange(void *ctx, const void **got, bh_clock *clk) {
+static int exchange(void *ctx, const void **got, const char *want, bh_clock *clk) {
   lets *L = ctx;
   int rounds = L->P % 2 ? L->P : L->P - 1;
   double t0 = now();
   for (int r = 0; r < rounds; r++) {
     int q = partner(L->me, L->P, r);
-    if (q < 0) continue;
+    if (q < 0 || !want[q]) continue;
     for (int turn = 0; turn < 2; turn++) {
       if ((turn == 0) == (L->me < q)) {
         if (sys_send(q, &L->out[q], 1, &L->obj[q], 1)) return -1;
@@ -96,9 +96,12 @@ static void release(void *ctx, bh_clock *clk) {
   lets *L = ctx;
   double t0 = now();
   for (int q = 0; q < L->P; q++)
-    if (q != L->me && L->in[q] && sys_rfree(L->in[q]))
-      fprintf(stderr, "barnes: worker %d: sys_rfree of a received LET: %s\n", L->me,
-              sys_strerror(errno));
+    if (q != L->me && L->in[q]) {
+      if (sys_rfree(L->in[q]))
+        fprintf(stderr, "barnes: worker %d: sys_rfree of a received LET: %s\n", L->me,
+                sys_strerror(errno));
+      L->in[q] = 0;
+    }
   clk->scomm += now() - t0;
 }
 

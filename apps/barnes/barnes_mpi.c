@@ -28,15 +28,16 @@ static void *let_buffer(void *ctx, int peer, size_t bytes) {
   return L->buf[peer];
 }
 
-static int exchange(void *ctx, const void **got, bh_clock *clk) {
+static int exchange(void *ctx, const void **got, const char *want, bh_clock *clk) {
   lets *L = ctx;
-  L->sc[L->me] = 0;
   size_t out = 0;
+  for (int q = 0; q < L->P; q++)
+    if (!want[q]) L->sc[q] = 0; /* (no buffer asked this step) */
   for (int q = 0; q < L->P; q++) L->sd[q] = (int)out, out += (size_t)L->sc[q];
   char *send = malloc(out ? out : 1);
   if (!send) return -1;
   for (int q = 0; q < L->P; q++)
-    if (q != L->me) memcpy(send + L->sd[q], L->buf[q], (size_t)L->sc[q]);
+    if (want[q]) memcpy(send + L->sd[q], L->buf[q], (size_t)L->sc[q]);
   double t0 = now();
   MPI_Alltoall(L->sc, 1, MPI_INT, L->rc, 1, MPI_INT, L->comm);
   size_t in = 0;
@@ -48,7 +49,7 @@ static int exchange(void *ctx, const void **got, bh_clock *clk) {
   clk->wcomm += now() - t0;
   free(send);
   for (int q = 0; q < L->P; q++) {
-    if (q == L->me) continue;
+    if (!want[q]) continue;
     if (bh_let_relocate(L->recv + L->rd[q], (size_t)L->rc[q])) return -1;
     got[q] = L->recv + L->rd[q];
   }

@@ -57,8 +57,10 @@ typedef struct run {
   bh_pool **pools;      /* per worker: its pool this step (NULL: this one, or out of reach) */
   char *pool_peer;      /* per worker: shares memory with this one (a pool's peer) */
   bool poison;          /* BARNES_TREE_TEST=poison: each tree poisoned before it is freed */
-  int in_place;         /* every worker shares memory with every other: the peers' branches are
-                           grafted as they lie in their trees (no LETs; BARNES_LETS) */
+  bool graft_near;      /* the pool peers' branches are grafted as they lie in their trees, and
+                           only the other workers get LETs (BARNES_LETS) */
+  int in_place;         /* ... and every worker is a pool peer of every other: no LETs at all */
+  char *let_want;       /* per worker: it gets a LET from this one, and sends one */
   bh_pool_stats pst;    /* summed over the timed steps */
 } run;
 
@@ -210,7 +212,7 @@ static void gather_branches(run *R, const bh_tree *t, const bh_cube *cube, piece
 typedef struct let_job {
   const bh_cell *const *mine;
   size_t nb, nparts;
-  int me;
+  const char *want; /* per peer: a LET made for it */
   const double *boxes;
   double theta;
   bool relocatable;
@@ -225,7 +227,7 @@ static void let_parts_count(void *ctx, int t, int T) {
   for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nparts;) {
     int q = (int)(k / j->nb);
     const double *b = j->boxes + 6 * q;
-    j->at[k] = q == j->me ? 0 : bh_let_branch_cells(j->mine[k % j->nb], b, b + 3, j->theta);
+    j->at[k] = !j->want[q] ? 0 : bh_let_branch_cells(j->mine[k % j->nb], b, b + 3, j->theta);
   }
 }
 
@@ -234,16 +236,17 @@ static void let_parts_fill(void *ctx, int t, int T) {
   let_job *j = ctx;
   for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->nparts;) {
     int q = (int)(k / j->nb);
-    if (q == j->me) continue;
+    if (!j->want[q]) continue;
     const double *b = j->boxes + 6 * q;
     bh_let_fill_branch(j->buf[q], j->nb, k % j->nb, j->at[k], j->mine[k % j->nb], b, b + 3,
                        j->theta, j->relocatable);
   }
 }
 
-static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const double *boxes) {
+static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const double *boxes,
+                      const char *want) {
   int P = R->P;
-  let_job j = {.mine = mine, .nb = nb, .nparts = (size_t)P * nb, .me = R->me, .boxes = boxes,
+  let_job j = {.mine = mine, .nb = nb, .nparts = (size_t)P * nb, .want = want, .boxes = boxes,
                .theta = R->o->theta, .relocatable = R->tr->relocatable};
   j.at = malloc((j.nparts ? j.nparts : 1) * sizeof *j.at);
   j.buf = calloc((size_t)P, sizeof *j.buf);
@@ -251,7 +254,7 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
   atomic_init(&j.next, 0);
   bh_team_run(R->team, let_parts_count, &j);
   for (int q = 0; q < P; q++) {
-    if (q == R->me) continue;
+    if (!want[q]) continue;
     size_t cells = 0;
     for (size_t i = 0; i < nb; i++) {
       size_t c = j.at[(size_t)q * nb + i];
@@ -268,13 +271,13 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
   free(j.at), free(j.buf);
 }
 
-/* Where every worker shares memory with every other, each peer's branches are grafted into the
- * top where they lie in that peer's tree: one allgather of their addresses, no LET made or
- * moved. A walk then reads the peers' trees, read-only, until the barrier after the walk; no
- * tree is freed before it (antheap.h: reading what another worker holds). Every cell a LET
- * would hold is the tree's own, and the walk opens no cell a LET would have cut (those are the
- * cells no body of the peer's box opens), so the walk is the same, interaction for
- * interaction. */
+/* The branches of the workers that share memory with this one (its host's: its pool peers)
+ * are grafted into the top where they lie in those peers' trees: one allgather of every
+ * worker's branch addresses (the other hosts' go unused), no LET made or moved for them. A
+ * walk then reads the peers' trees, read-only, until the barrier after the walk; no tree is
+ * freed before it (antheap.h: reading what another worker holds). Every cell a LET would hold
+ * is the tree's own, and the walk opens no cell a LET would have cut (those are the cells no
+ * body of the peer's box opens), so the walk is the same, interaction for interaction. */
 static void graft_peer_trees(run *R, pieces *g) {
   int P = R->P, my = g->count[R->me];
   size_t total = (size_t)g->first[P - 1] + (size_t)g->count[P - 1];
@@ -288,7 +291,7 @@ static void graft_peer_trees(run *R, pieces *g) {
   atomic_thread_fence(memory_order_acquire);
   clock_now.wcomm += now() - t0;
   for (int q = 0; q < P; q++)
-    for (int i = 0; q != R->me && i < g->count[q]; i++)
+    for (int i = 0; q != R->me && R->pool_peer[q] && i < g->count[q]; i++)
       bh_top_graft(&g->top, (size_t)(g->first[q] + i),
                    (const bh_cell *)(uintptr_t)all[g->first[q] + i]);
   free(mine), free(all);
@@ -296,10 +299,8 @@ static void graft_peer_trees(run *R, pieces *g) {
 
 static void exchange_lets(run *R, pieces *g) {
   int P = R->P;
-  if (R->in_place) {
-    graft_peer_trees(R, g);
-    return;
-  }
+  if (R->graft_near) graft_peer_trees(R, g);
+  if (R->in_place) return;
   /* each worker's box and its tail's (empty: no tail) */
   double mybox[12], *boxes = malloc((size_t)P * 18 * sizeof *boxes), *asked = boxes + 12 * P;
   const void **got = calloc((size_t)P, sizeof *got);
@@ -318,15 +319,16 @@ static void exchange_lets(run *R, pieces *g) {
       if (tail && tail[d] < asked[6 * q + d]) asked[6 * q + d] = tail[d];
       if (tail && tail[3 + d] > asked[6 * q + 3 + d]) asked[6 * q + 3 + d] = tail[3 + d];
     }
-  make_lets(R, g->mine, (size_t)g->count[R->me], asked);
+  make_lets(R, g->mine, (size_t)g->count[R->me], asked, R->let_want);
   if (R->steal_share > 0) { /* the tails' positions to the next workers, with the LETs */
     t0 = now();
     if (bh_steal_begin(&R->steal, R->b, R->n, R->tail)) die(R, "out of memory for the tails");
     clock_now.wcomm += now() - t0;
   }
-  if (R->tr->exchange(R->tr->ctx, got, &clock_now)) die(R, "exchanging the LETs failed");
+  if (R->tr->exchange(R->tr->ctx, got, R->let_want, &clock_now))
+    die(R, "exchanging the LETs failed");
   for (int q = 0; q < P; q++) {
-    if (q == R->me) continue;
+    if (!R->let_want[q]) continue;
     if (((const bh_let_head *)got[q])->nroots != g->count[q]) die(R, "a LET with other branches");
     for (int i = 0; i < g->count[q]; i++)
       bh_top_graft(&g->top, (size_t)(g->first[q] + i), bh_let_root(got[q], (size_t)i));
@@ -654,8 +656,10 @@ static void print_phases(run *R) {
   if (R->in_place)
     printf("  LETs: none made: the peers' branches read where they lie (BARNES_LETS=1 makes them)\n");
   else
-    printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)\n", let_cells,
-           let_cells * (double)sizeof(bh_cell) / 1e6);
+    printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)%s\n", let_cells,
+           let_cells * (double)sizeof(bh_cell) / 1e6,
+           R->graft_near ? ", for the workers of other hosts only: the branches of a host's "
+                           "workers read where they lie" : "");
   if (R->steal_share > 0)
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
@@ -820,10 +824,13 @@ static int walk_settings(run *R) {
     fprintf(stderr, "barnes: note: BARNES_POOL is not used: no worker shares memory with another "
             "(one a host, ANTHEAP_SHARE=none, or ANTHEAP_CHECK=handover)\n");
   R->pool_mode = (bh_pool_mode)v[3];
-  int all = R->pool;
+  R->graft_near = R->pool && v[4] != BH_LETS_ALWAYS;
+  int all = R->graft_near;
   for (int q = 0; q < R->P; q++) all &= q == R->me || R->pool_peer[q];
   MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, R->comm);
-  R->in_place = all && v[4] != BH_LETS_ALWAYS;
+  R->in_place = all;
+  for (int q = 0; q < R->P; q++) R->let_want[q] = !(R->graft_near && R->pool_peer[q]);
+  R->let_want[R->me] = 0;
   return 0;
 }
 
@@ -850,6 +857,8 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     MPI_Abort(comm, 2);
   }
   R.poison = tree_test && !strcmp(tree_test, "poison");
+  if (!(R.let_want = malloc((size_t)R.P))) die(&R, "out of memory");
+  for (int q = 0; q < R.P; q++) R.let_want[q] = q != R.me; /* (walk_settings may graft some) */
   if (walk_settings(&R)) {
     MPI_Barrier(comm);
     MPI_Abort(comm, 2);
@@ -894,7 +903,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
-  free(R.pools), free(R.pool_peer);
+  free(R.pools), free(R.pool_peer), free(R.let_want);
   bh_team_free(R.team);
   bh_tree_keep_free(&R.keep);
   return failed;

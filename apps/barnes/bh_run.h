@@ -21,9 +21,10 @@ typedef struct bh_transport {
   /* A buffer of bytes for the LET to peer (filled by the caller before exchange); NULL on
    * failure. */
   void *(*let_buffer)(void *ctx, int peer, size_t bytes);
-  /* Send every LET, receive every peer's: got[q] (q != me) readable with bh_let_root until
-   * release. 0 or -1. */
-  int (*exchange)(void *ctx, const void **got, bh_clock *clk);
+  /* Send the LET to every peer q with want[q] (its buffer asked of let_buffer this step), and
+   * receive each such peer's: got[q] readable with bh_let_root until release. want is the same
+   * on both sides of a pair (want[me] is 0). 0 or -1. */
+  int (*exchange)(void *ctx, const void **got, const char *want, bh_clock *clk);
   /* Free what exchange received (and anything the step kept). */
   void (*release)(void *ctx, bh_clock *clk);
   /* The pooled walk (bh_pool.h), NULL where workers share no memory: bytes (64-byte aligned)
