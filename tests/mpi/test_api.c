@@ -256,24 +256,32 @@ static void move_memo_changes(int me, int partner);
 static void move_memo_barrier(int me, int partner);
 static void move_memo_empty_child(int me, int partner);
 
-/* Whether this job's workers share the GAS: the ctest jobs run on one host, so unless
- * ANTHEAP_SHARE=none. */
-static int shared_expected(void) {
-  const char *share = getenv("ANTHEAP_SHARE");
-  return !(share && !strcmp(share, "none"));
+/* The host of worker p of n as ANTHEAP_SPLIT_HOSTS=K makes them on the one host the ctest jobs
+ * run on: K groups of consecutive workers. */
+static int host_of(int p, int n) {
+  const char *k = getenv("ANTHEAP_SPLIT_HOSTS");
+  return (int)((long)p * (k && *k ? atoi(k) : 1) / n);
 }
 
-/* Whether this job's moves use the memo: sharing on and ANTHEAP_MOVE_MEMO not off. */
-static int memo_expected(void) {
+/* Whether this worker shares the GAS with worker peer: unless ANTHEAP_SHARE=none, when both are
+ * on one host. */
+static int shared_expected(int peer) {
+  const char *share = getenv("ANTHEAP_SHARE");
+  int n = sys_workers();
+  return !(share && !strcmp(share, "none")) && host_of(peer, n) == host_of(sys_worker_id(), n);
+}
+
+/* Whether moves to peer use the memo: sharing with it, and ANTHEAP_MOVE_MEMO not off. */
+static int memo_expected(int peer) {
   const char *memo = getenv("ANTHEAP_MOVE_MEMO");
-  return shared_expected() && !(memo && !strcmp(memo, "off"));
+  return shared_expected(peer) && !(memo && !strcmp(memo, "off"));
 }
 
 /* sys_shares_gas: every pair as shared_expected says; a worker always "shares" with itself; a
  * peer that is no worker is EINVAL. */
 static void test_shares_gas(void) {
-  int shared = shared_expected(), me = sys_worker_id(), n = sys_workers();
-  for (int p = 0; p < n; p++) CHECK(sys_shares_gas(p) == (p == me ? 1 : shared));
+  int me = sys_worker_id(), n = sys_workers();
+  for (int p = 0; p < n; p++) CHECK(sys_shares_gas(p) == (p == me ? 1 : shared_expected(p)));
   errno = 0;
   CHECK(sys_shares_gas(n) == -1 && errno == EINVAL);
   errno = 0;
@@ -308,7 +316,7 @@ static void test_move_memo(void) {
 
 static void move_memo_pair(int me, int partner) {
   int memo = antheap_debug_memo_applies(partner);
-  CHECK(memo == memo_expected());
+  CHECK(memo == memo_expected(partner));
   enum { LEN = 200 };
   rid_t r, c;
   node *head;
