@@ -3,7 +3,8 @@
  * A pool's lanes hand out its chunks in order, each from its counter, to the owner's threads
  * and to the others alike (one atomic add a chunk of 64 bodies, about a millisecond of
  * walking). A thread starts on its own lane; once its worker's chunks have run out it goes to
- * the lane with the most left of the pool with the most left, and stays with it while it lasts.
+ * the lane with the most chunks left among all the other pools' lanes, and stays with it while
+ * it lasts.
  * Whoever claims a chunk walks it, from the pool's root, into the pool's result slots; another
  * worker then counts it in the pool's `done` (a release), and the owner, once no chunk of any
  * pool is left to claim, waits (acquire) until `done` covers every chunk it did not walk
@@ -11,6 +12,7 @@
  * walked: the wait is short and cannot deadlock. Main entry: bh_pool_walk. */
 #include "bh_pool.h"
 
+#include <assert.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,7 @@ size_t bh_pool_bytes(size_t n, int lanes) {
 
 bh_pool *bh_pool_lay(void *mem, const bh_cell *root, const bh_body *b, size_t n, double theta,
                      double eps, int lanes) {
+  assert(lanes >= 1);
   char *at = mem;
   bh_pool *p = mem;
   p->root = root;

@@ -5,11 +5,12 @@
  * worker's whole tree -- the top cells, its branches, the LETs it received -- can be walked by
  * any of them from that worker's root: the serial walk, cell for cell, so a body's force has the
  * same bits whoever walks it. Each worker lays out a pool in that memory: its root, its bodies'
- * positions and IDs in chunks, a counter of chunks claimed, one of chunks finished by others,
- * and a result slot a body. It walks its chunks, claiming each from its counter; when they run
- * out it claims chunks of the pool with the most left, writing their results into that pool's
- * slots (the only writes into another worker's memory); then it waits until every chunk of its
- * own that others claimed is finished, and copies every result into its bodies.
+ * positions and IDs in chunks, a lane of chunks per thread of its own (a claim counter and an
+ * end), a counter of chunks finished by others, and a result slot a body. It walks its chunks,
+ * claiming each from a lane; when they run out it claims chunks of the lane with the most left
+ * among the other pools, writing their results into that pool's slots (the only writes into
+ * another worker's memory); then it waits until every chunk of its own that others claimed is
+ * finished, and copies every result into its bodies.
  *
  * A worker of T threads (a hybrid rank) cuts its pool into T lanes of consecutive chunks, a
  * counter each: thread t walks lane t from its start, so that each thread walks neighbouring

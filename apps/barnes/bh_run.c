@@ -49,6 +49,7 @@ typedef struct run {
   bh_tree_keep keep; /* the team's tree memory, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
   double let_cells; /* cells of the LETs this worker made (the phases' table) */
+  int let_peers;    /* the peers this worker made a LET for in its last exchange */
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
   size_t tail;        /* the step's first body of the tail (its keys from tcut); n: none */
   bh_steal steal;
@@ -246,6 +247,7 @@ static void let_parts_fill(void *ctx, int t, int T) {
 static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const double *boxes,
                       const char *want) {
   int P = R->P;
+  R->let_peers = 0;
   let_job j = {.mine = mine, .nb = nb, .nparts = (size_t)P * nb, .want = want, .boxes = boxes,
                .theta = R->o->theta, .relocatable = R->tr->relocatable};
   j.at = malloc((j.nparts ? j.nparts : 1) * sizeof *j.at);
@@ -262,6 +264,7 @@ static void make_lets(run *R, const bh_cell *const *mine, size_t nb, const doubl
       cells += c;
     }
     R->let_cells += (double)cells;
+    R->let_peers++;
     if (!(j.buf[q] = R->tr->let_buffer(R->tr->ctx, q, bh_let_size(nb, cells))))
       die(R, "no memory for a LET");
     bh_let_head_set(j.buf[q], nb, cells);
@@ -642,6 +645,8 @@ static void print_phases(run *R) {
   MPI_Reduce(my_tails, tails, 3, MPI_LONG, MPI_SUM, 0, R->comm);
   double let_cells = 0;
   MPI_Reduce(&R->let_cells, &let_cells, 1, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  int peers[2] = {R->let_peers, -R->let_peers}; /* the most, and minus the fewest */
+  MPI_Reduce(R->me ? (void *)peers : MPI_IN_PLACE, peers, 2, MPI_INT, MPI_MAX, 0, R->comm);
   if (R->me != 0) return;
   printf("barnes phases (%s, %d workers, seconds over the timed steps): slowest / average / fastest worker\n",
          R->tr->mode, R->P);
@@ -655,11 +660,16 @@ static void print_phases(run *R) {
            "waited for core", mx[PH_N], sum[PH_N] / R->P, mn[PH_N]);
   if (R->in_place)
     printf("  LETs: none made: the peers' branches read where they lie (BARNES_LETS=1 makes them)\n");
-  else
-    printf("  LETs: %.0f cells made, every worker's summed (%.1f MB)%s\n", let_cells,
-           let_cells * (double)sizeof(bh_cell) / 1e6,
+  else {
+    char made_for[32];
+    if (peers[0] == -peers[1]) snprintf(made_for, sizeof made_for, "%d", peers[0]);
+    else snprintf(made_for, sizeof made_for, "%d to %d", -peers[1], peers[0]);
+    printf("  LETs: %.0f cells made, every worker's summed (%.1f MB), a worker's for %s of its "
+           "%d peers%s\n", let_cells, let_cells * (double)sizeof(bh_cell) / 1e6, made_for,
+           R->P - 1,
            R->graft_near ? ", for the workers of other hosts only: the branches of a host's "
                            "workers read where they lie" : "");
+  }
   if (R->steal_share > 0)
     printf("  shared tails (BARNES_STEAL=%g, %d bodies a chunk): %ld chunks walked by the next "
            "worker, %ld by both\n", R->steal_share, BH_STEAL_CHUNK, tails[0], tails[1]);
@@ -759,6 +769,28 @@ static int finish(run *R, double total, const double s0[5]) {
   return failed;
 }
 
+/* Worker q sends this one a LET exactly when this one sends q one: the exchange waits for
+ * what it was promised. Workers that disagree on who shares memory (ANTHEAP_CHECK or
+ * ANTHEAP_SHARE set differently on some ranks) would hang there; they stop here instead. */
+static void agree_on_lets(run *R) {
+  char *theirs = malloc((size_t)R->P);
+  if (!theirs) die(R, "out of memory");
+  MPI_Alltoall(R->let_want, 1, MPI_CHAR, theirs, 1, MPI_CHAR, R->comm);
+  int q = 0;
+  while (q < R->P && !theirs[q] == !R->let_want[q]) q++;
+  int odd = q < R->P;
+  MPI_Allreduce(MPI_IN_PLACE, &odd, 1, MPI_INT, MPI_MAX, R->comm);
+  free(theirs);
+  if (odd && R->me == 0)
+    fprintf(stderr, "barnes: error: the workers disagree on which of them share memory (is "
+                    "ANTHEAP_CHECK, ANTHEAP_SHARE or ANTHEAP_SPLIT_HOSTS set the same on every "
+                    "rank?)\n");
+  if (odd) {
+    MPI_Barrier(R->comm);
+    MPI_Abort(R->comm, 2);
+  }
+}
+
 /* BARNES_STEAL and BARNES_TAIL_TEST (bh_steal.h), BARNES_POOL and BARNES_POOL_TEST (bh_pool.h),
  * read on worker 0 and sent to all (one setting for the job). The tails are shared where there
  * are several workers of one thread each (a team shares its walk among its threads); the walk is
@@ -831,6 +863,7 @@ static int walk_settings(run *R) {
   R->in_place = all;
   for (int q = 0; q < R->P; q++) R->let_want[q] = !(R->graft_near && R->pool_peer[q]);
   R->let_want[R->me] = 0;
+  agree_on_lets(R);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "common/config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,9 +45,18 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   if (!rc) rc = env_number("ANTHEAP_SHARE_OBJECTS", 1, 64, &so, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_SPLIT_HOSTS", 1, 4096, &sh, err, errlen);
   if (rc) return rc;
-  if (base % AH_PAGE_SIZE || base + (mib << 20) > ((uint64_t)1 << 47) || lw > hw) {
-    snprintf(err, errlen, "ANTHEAP_GAS_BASE must be 1 MiB-aligned with the GAS below 2^47, and "
-                          "ANTHEAP_LOW_WATERMARK <= ANTHEAP_HIGH_WATERMARK");
+  if (base % AH_PAGE_SIZE) {
+    snprintf(err, errlen, "ANTHEAP_GAS_BASE=0x%" PRIx64 ": expected a multiple of 1 MiB", base);
+    return EINVAL;
+  }
+  if (base + (mib << 20) > ((uint64_t)1 << 47)) {
+    snprintf(err, errlen, "ANTHEAP_GAS_BASE=0x%" PRIx64 " with ANTHEAP_GAS_SIZE_MIB=%" PRIu64
+             ": the GAS would end past 2^47", base, mib);
+    return EINVAL;
+  }
+  if (lw > hw) {
+    snprintf(err, errlen, "ANTHEAP_LOW_WATERMARK=%" PRIu64 " is above ANTHEAP_HIGH_WATERMARK=%"
+             PRIu64 ": expected low <= high", lw, hw);
     return EINVAL;
   }
   *c = (ah_config){.gas_base = base, .gas_size = mib << 20, .boot_pages = bp, .refill_pages = rp,
@@ -72,6 +82,7 @@ const char *ah_config_help(void) {
          "                           (default 64: first touches in different stripes do not\n"
          "                           wait for each other; 1: one object, one mapping)\n"
          "  ANTHEAP_SPLIT_HOSTS      for tests of multi-host code on one machine: each host's\n"
-         "                           workers act as this many hosts, consecutive ranks together,\n"
-         "                           each sharing its GAS only within itself (default 1)\n";
+         "                           workers act as this many hosts, consecutive worker ids\n"
+         "                           together (schedulers left out), each sharing its GAS only\n"
+         "                           within itself; the same on every rank (default 1)\n";
 }

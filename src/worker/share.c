@@ -184,6 +184,14 @@ int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, ui
     snprintf(err, errlen, "antheap: no memory for the sharing table");
     return ENOMEM;
   }
+  int split_range[2] = {-split, split}; /* minus the fewest, and the most */
+  MPI_Allreduce(MPI_IN_PLACE, split_range, 2, MPI_INT, MPI_MAX, workers);
+  if (split_range[0] != -split || split_range[1] != split) {
+    share_free(g);
+    snprintf(err, errlen, "antheap: ANTHEAP_SPLIT_HOSTS differs between the workers (%d to %d): "
+             "set it the same for every rank", -split_range[0], split_range[1]);
+    return EINVAL;
+  }
   MPI_Comm host = this_host(workers, split);
   int hr, hs, world;
   MPI_Comm_rank(host, &hr);

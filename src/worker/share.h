@@ -35,8 +35,9 @@ typedef struct share_group {
  * SHARE_MAX_OBJECTS), else privately. 0, or an errno code with a message in err (the GAS could
  * not be mapped at all). A fallback to private memory is not an error: it is printed once per
  * host. split > 1 (ANTHEAP_SPLIT_HOSTS, for tests): each host's workers are cut into `split`
- * groups of consecutive ranks that act as hosts of their own (their own GAS objects, no sharing
- * and no "near" between groups). */
+ * groups of consecutive ranks of `workers` that act as hosts of their own (their own GAS
+ * objects, no sharing and no "near" between groups). Every rank must pass the same split: where
+ * they differ, all return EINVAL and say so. */
 int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, uintptr_t base,
                   size_t size, share_group *g, char *err, size_t errlen);
 void share_free(share_group *g);

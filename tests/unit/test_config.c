@@ -68,6 +68,29 @@ START_TEST(test_a_bad_value_is_refused_by_name_and_changes_nothing) {
 }
 END_TEST
 
+/* Settings fine alone but wrong together (the watermarks crossed, a GAS past 2^47): EINVAL,
+ * both named, *c as it was. */
+START_TEST(test_settings_wrong_together_are_refused_and_change_nothing) {
+  static const char *const bad[][2][2] = {
+      {{"ANTHEAP_LOW_WATERMARK", "9"}, {"ANTHEAP_HIGH_WATERMARK", "8"}},
+      {{"ANTHEAP_GAS_BASE", "0x7fff00000000"}, {"ANTHEAP_GAS_SIZE_MIB", "65536"}}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    clear_env();
+    setenv(bad[i][0][0], bad[i][0][1], 1);
+    setenv(bad[i][1][0], bad[i][1][1], 1);
+    ah_config c, before;
+    memset(&c, 0x5a, sizeof c);
+    before = c;
+    char err[256] = "";
+    REQUIRE_EQ(ah_config_from_env(&c, err, sizeof err), EINVAL);
+    ck_assert_msg(strstr(err, bad[i][0][0]) && strstr(err, bad[i][1][0]), "case %zu: message '%s'",
+                  i, err);
+    ck_assert_msg(memcmp(&c, &before, sizeof c) == 0, "case %zu changed the config", i);
+  }
+  clear_env();
+}
+END_TEST
+
 START_TEST(test_the_help_names_every_variable) {
   const char *h = ah_config_help();
   for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
@@ -81,6 +104,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_defaults);
   tcase_add_test(tc, test_values_are_taken);
   tcase_add_test(tc, test_a_bad_value_is_refused_by_name_and_changes_nothing);
+  tcase_add_test(tc, test_settings_wrong_together_are_refused_and_change_nothing);
   tcase_add_test(tc, test_the_help_names_every_variable);
   suite_add_tcase(s, tc);
   return s;
