@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
   s.keys = malloc(s.n * sizeof *s.keys);
   bh_mem arena = bh_arena_new();
   timed_mem tm = {arena, &s.scomm};
-  s.mem = (bh_mem){t_region, t_balloc, t_rfree, &tm};
+  s.mem = (bh_mem){t_region, t_balloc, t_rfree, &tm, .balloc_any_thread = false};
   if (!s.b || !s.scratch || !s.keys || !arena.ctx) {
     fprintf(stderr, "barnes-serial: error: out of memory for %zu bodies\n", s.n);
     return 1;

@@ -27,6 +27,7 @@
 #ifndef BH_H
 #define BH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +76,10 @@ typedef struct bh_mem {
   /* Free a region and everything below it; 0 or -1. */
   int (*rfree)(void *ctx, uint32_t region);
   void *ctx;
+  /* balloc may run on several threads at once (antheap at MPI_THREAD_MULTIPLE: each thread
+   * allocates from its own cache): a team then allocates a level's cells in shares, one a
+   * thread, as ranks would their own trees' (bh_tree_build_team). */
+  bool balloc_any_thread;
 } bh_mem;
 
 /* The serial arena: regions as lists of malloc'd blocks (bh_arena.c). */

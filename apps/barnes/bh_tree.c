@@ -271,19 +271,54 @@ static int breadth_first(tree_job *j, bh_team *team, size_t start[BH_MAX_LEVELS 
 }
 
 /* The step's regions, one per level under t->region, and ptrs[k], the cell of order[k]. */
+/* A team's share of every level's cells: level k's [start[k], start[k+1]) cut among the
+ * threads, each share at least BALLOC_SHARE_MIN cells (fewer threads for a small level), every
+ * thread's share one balloc from its own cache. */
+#define BALLOC_SHARE_MIN 1024
+
+typedef struct balloc_job {
+  const bh_mem *mem;
+  const bh_tree *t;
+  const size_t *start;
+  void **ptrs;
+  _Atomic int failed;
+} balloc_job;
+
+static int balloc_level_share(const balloc_job *j, int k, int t, int T) {
+  size_t lo = j->start[k], cnt = j->start[k + 1] - lo, a, z;
+  size_t most = (cnt + BALLOC_SHARE_MIN - 1) / BALLOC_SHARE_MIN;
+  int pieces = most < (size_t)T ? (int)most : T;
+  if (t >= pieces) return 0;
+  bh_share(cnt, t, pieces, &a, &z);
+  return z > a ? j->mem->balloc(j->mem->ctx, j->t->level[k], sizeof(bh_cell), (int)(z - a),
+                                j->ptrs + lo + a)
+               : 0;
+}
+
+static void balloc_levels(void *ctx, int t, int T) {
+  balloc_job *j = ctx;
+  for (int k = 0; k < j->t->nlevels && !atomic_load(&j->failed); k++)
+    if (balloc_level_share(j, k, t, T)) atomic_store(&j->failed, 1);
+}
+
+/* The tree's regions (one a level, below one for the tree) and its cells, ptrs[k] the cell of
+ * order[k]: the cells allocated on the team where the memory allows it (bh_mem's
+ * balloc_any_thread) and the tree is big enough, else on the calling thread; 0 or -1. */
 static int tree_regions(const bh_mem *mem, bh_tree *t, const size_t *start, int nlev,
-                        void **ptrs) {
+                        void **ptrs, bh_team *team) {
   t->region = mem->region(mem->ctx, 0);
   int rc = t->region ? 0 : -1;
   for (int k = 0; rc == 0 && k < nlev; k++) {
     t->level[k] = mem->region(mem->ctx, t->region);
-    size_t cnt = start[k + 1] - start[k];
-    if (!t->level[k] ||
-        mem->balloc(mem->ctx, t->level[k], sizeof(bh_cell), (int)cnt, ptrs + start[k]))
-      rc = -1;
+    if (!t->level[k]) rc = -1;
     t->nlevels = k + 1;
   }
-  return rc;
+  if (rc) return rc;
+  balloc_job j = {.mem = mem, .t = t, .start = start, .ptrs = ptrs};
+  atomic_init(&j.failed, 0);
+  bool shared = mem->balloc_any_thread && start[nlev] >= TEAM_MIN;
+  bh_team_run(shared ? team : NULL, balloc_levels, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* The scratch tree of the cell at (c, half, depth) holding bodies [a, z), inserted into s:
@@ -506,7 +541,7 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
   int nlev = rc ? 0 : breadth_first(&j, team, start);
   /* mass and centre of mass bottom up, a level at a time */
   for (int k = nlev; k-- > 0;) level_run(&j, team, start[k], start[k + 1], moments);
-  if (rc == 0 && tree_regions(mem, t, start, nlev, j.ptrs)) {
+  if (rc == 0 && tree_regions(mem, t, start, nlev, j.ptrs, team)) {
     if (t->region) mem->rfree(mem->ctx, t->region);
     memset(t, 0, sizeof *t);
     rc = -1;

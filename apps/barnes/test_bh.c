@@ -666,6 +666,73 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
 }
 END_TEST
 
+/* An arena that threads may allocate from at once (a lock around its balloc), counting the
+ * threads that allocated, and failing the fail_at-th balloc (0: none). */
+typedef struct shared_arena {
+  bh_mem arena;
+  pthread_mutex_t mu;
+  pthread_t seen[8];
+  int nseen, calls, fail_at;
+} shared_arena;
+
+static uint32_t sa_region(void *ctx, uint32_t parent) {
+  shared_arena *a = ctx;
+  return a->arena.region(a->arena.ctx, parent);
+}
+
+static int sa_balloc(void *ctx, uint32_t region, size_t size, int n, void **out) {
+  shared_arena *a = ctx;
+  pthread_mutex_lock(&a->mu);
+  int k = 0, fail = ++a->calls == a->fail_at;
+  while (k < a->nseen && !pthread_equal(a->seen[k], pthread_self())) k++;
+  if (k == a->nseen && k < 8) a->seen[a->nseen++] = pthread_self();
+  int rc = fail ? -1 : a->arena.balloc(a->arena.ctx, region, size, n, out);
+  pthread_mutex_unlock(&a->mu);
+  return rc;
+}
+
+static int sa_rfree(void *ctx, uint32_t region) {
+  shared_arena *a = ctx;
+  return a->arena.rfree(a->arena.ctx, region);
+}
+
+/* Where the memory lets any thread allocate (bh_mem's balloc_any_thread), the team allocates a
+ * level's cells in shares, a thread each: the cells are still the serial tree's, and a share
+ * that fails fails the build with nothing left held. */
+START_TEST(test_a_team_allocates_the_cells_in_shares_where_the_memory_allows) {
+  enum { N = 40000 };
+  bh_cube c;
+  uint64_t *k;
+  bh_body *b = sorted_bodies(N, 12, 0, &c, &k);
+  bh_team *tm = bh_team_new(4);
+  shared_arena sa = {.arena = bh_arena_new()};
+  pthread_mutex_init(&sa.mu, NULL);
+  bh_mem mem = {sa_region, sa_balloc, sa_rfree, &sa, true};
+  bh_tree t1, t2;
+  char err[160];
+  ck_assert_int_eq(bh_tree_build(&sa.arena, b, N, &c, &t1, err, sizeof err), 0);
+  ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t2, err, sizeof err, tm, NULL), 0);
+  ck_assert_int_gt(sa.nseen, 1);           /* the team's threads allocated, not one alone */
+  ck_assert_int_gt(sa.calls, t2.nlevels);  /* some level in several shares */
+  ck_assert_uint_eq(t1.ncells, t2.ncells);
+  same_cells(t1.root, t2.root);
+  ck_assert_int_eq(bh_tree_free(&mem, &t2), 0);
+  for (int fail_at = 1; fail_at <= 12; fail_at += 11) { /* the first share, a later one */
+    sa.calls = 0, sa.fail_at = fail_at;
+    ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t2, err, sizeof err, tm, NULL), -1);
+    ck_assert_msg(strstr(err, "allocating the tree's regions failed"), "%s", err);
+    ck_assert_ptr_null(t2.root);
+    ck_assert_int_eq(bh_arena_live(&sa.arena), t1.nlevels + 1); /* t1's alone */
+  }
+  ck_assert_int_eq(bh_tree_free(&sa.arena, &t1), 0);
+  ck_assert_int_eq(bh_arena_live(&sa.arena), 0);
+  bh_arena_delete(&sa.arena);
+  pthread_mutex_destroy(&sa.mu);
+  bh_team_free(tm);
+  free(b), free(k);
+}
+END_TEST
+
 START_TEST(test_coincident_bodies_are_a_clear_error_for_a_team_too) {
   enum { N = 20000 };
   bh_cube c;
@@ -1121,6 +1188,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
   tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
+  tcase_add_test(tc, test_a_team_allocates_the_cells_in_shares_where_the_memory_allows);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
   tcase_add_test(tc, test_a_let_filled_in_parts_has_the_serial_bytes);
   tcase_add_test(tc, test_lanes_hand_out_consecutive_runs_that_cover_every_chunk_once);
