@@ -148,12 +148,13 @@ int main(int argc, char **argv) {
     return 0;
   }
   /* --threads T > 1 (hybrid: the sort, tree, LETs and walk in T threads): MPI_THREAD_MULTIPLE,
-   * so that the launch does not bind the rank to one core (the threads call neither MPI nor
-   * antheap) */
+   * so that the launch does not bind the rank to one core, and so that the team may allocate
+   * the tree's cells from several threads at once (each from its own cache); the threads make
+   * no other antheap call, and no MPI call */
   int threads = 1;
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
-  int provided;
+  int provided = MPI_THREAD_SINGLE;
   main_thread = pthread_self();
   if (threads > 1 ? sys_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided)
                   : sys_init(&argc, &argv)) {
@@ -176,7 +177,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   bh_transport tr = {.mode = o.threads > 1 ? "antheap-threads" : "antheap", .relocatable = false,
-                     .mem = {a_region, a_balloc, a_rfree, NULL, o.threads > 1},
+                     .mem = {a_region, a_balloc, a_rfree, NULL,
+                             o.threads > 1 && provided == MPI_THREAD_MULTIPLE},
                      .let_buffer = let_buffer, .exchange = exchange, .release = release,
                      .shared_area = shared_area, .shares = shares, .ctx = &L};
   int failed = bh_run(&o, sys_comm(), world - P, &tr);

@@ -12,7 +12,8 @@
  *   5. walks the whole tree for each of its bodies (the serial walk, cell for cell), waits at
  *      a barrier (timed: the load imbalance shows there), and frees the step's memory.
  * A hybrid worker (--threads T) runs the sort, the tree, the making of its LETs and the walk on
- * its T threads (bh_team.c); its MPI and antheap calls stay on its main thread.
+ * its T threads (bh_team.c); its MPI and antheap calls stay on its main thread, but for the
+ * tree's cells, which the team allocates in shares where antheap runs MPI_THREAD_MULTIPLE.
  * Time goes to computation, worker communication (MPI and the transport's moves), scheduler
  * communication (the transport's memory calls) and the barrier. Main entry: bh_run. */
 #include "bh_run.h"
@@ -789,12 +790,12 @@ static int finish(run *R, double total, const double s0[5]) {
 }
 
 /* Worker q sends this one a LET exactly when this one sends q one: the exchange waits for
- * what it was promised. Workers that disagree on who shares memory (ANTHEAP_CHECK or
- * ANTHEAP_SHARE set differently on some ranks) would hang there; they stop here instead. */
+ * what it was promised. Workers that disagree on who shares memory (ANTHEAP_CHECK=handover on
+ * some ranks only) would hang there; they stop here instead. */
 static void agree_on_lets(run *R) {
   char *theirs = malloc((size_t)R->P);
   if (!theirs) die(R, "out of memory");
-  MPI_Alltoall(R->let_want, 1, MPI_CHAR, theirs, 1, MPI_CHAR, R->comm);
+  MPI_Alltoall(R->let_want, 1, MPI_BYTE, theirs, 1, MPI_BYTE, R->comm);
   int q = 0;
   while (q < R->P && !theirs[q] == !R->let_want[q]) q++;
   int odd = q < R->P;
@@ -802,8 +803,7 @@ static void agree_on_lets(run *R) {
   free(theirs);
   if (odd && R->me == 0)
     fprintf(stderr, "barnes: error: the workers disagree on which of them share memory (is "
-                    "ANTHEAP_CHECK, ANTHEAP_SHARE or ANTHEAP_SPLIT_HOSTS set the same on every "
-                    "rank?)\n");
+                    "ANTHEAP_CHECK set the same on every rank?)\n");
   if (odd) {
     MPI_Barrier(R->comm);
     MPI_Abort(R->comm, 2);

@@ -270,7 +270,6 @@ static int breadth_first(tree_job *j, bh_team *team, size_t start[BH_MAX_LEVELS 
   return nlev;
 }
 
-/* The step's regions, one per level under t->region, and ptrs[k], the cell of order[k]. */
 /* A team's share of every level's cells: level k's [start[k], start[k+1]) cut among the
  * threads, each share at least BALLOC_SHARE_MIN cells (fewer threads for a small level), every
  * thread's share one balloc from its own cache. */
@@ -286,7 +285,7 @@ typedef struct balloc_job {
 
 static int balloc_level_share(const balloc_job *j, int k, int t, int T) {
   size_t lo = j->start[k], cnt = j->start[k + 1] - lo, a, z;
-  size_t most = (cnt + BALLOC_SHARE_MIN - 1) / BALLOC_SHARE_MIN;
+  size_t most = cnt / BALLOC_SHARE_MIN ? cnt / BALLOC_SHARE_MIN : 1;
   int pieces = most < (size_t)T ? (int)most : T;
   if (t >= pieces) return 0;
   bh_share(cnt, t, pieces, &a, &z);

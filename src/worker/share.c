@@ -190,7 +190,7 @@ int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, ui
     share_free(g);
     snprintf(err, errlen, "antheap: ANTHEAP_SPLIT_HOSTS differs between the workers (%d to %d): "
              "set it the same for every rank", -split_range[0], split_range[1]);
-    return EINVAL;
+    return EDOM; /* (a bad setting, as antheap.h's sys_init says) */
   }
   MPI_Comm host = this_host(workers, split);
   int hr, hs, world;

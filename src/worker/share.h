@@ -37,7 +37,7 @@ typedef struct share_group {
  * host. split > 1 (ANTHEAP_SPLIT_HOSTS, for tests): each host's workers are cut into `split`
  * groups of consecutive ranks of `workers` that act as hosts of their own (their own GAS
  * objects, no sharing and no "near" between groups). Every rank must pass the same split: where
- * they differ, all return EINVAL and say so. */
+ * they differ, all return EDOM (a bad setting) and say so. */
 int share_map_gas(MPI_Comm workers, bool want_shared, int objects, int split, uintptr_t base,
                   size_t size, share_group *g, char *err, size_t errlen);
 void share_free(share_group *g);
