@@ -101,6 +101,8 @@ int bh_team_size(const bh_team *tm); /* 1 for NULL */
 void bh_team_run(bh_team *tm, void (*fn)(void *ctx, int t, int T), void *ctx);
 /* Thread t's share [lo, hi) of n items. */
 void bh_share(size_t n, int t, int T, size_t *lo, size_t *hi);
+/* memcpy by the team, a share of the bytes each (under 1 MiB on the calling thread alone). */
+void bh_team_copy(bh_team *tm, void *to, const void *from, size_t bytes);
 
 /* ---- a step's tree ---- */
 typedef struct bh_tree {

@@ -147,13 +147,6 @@ static void sort_move(void *ctx, int t, int T) {
   for (size_t i = a; i < z; i++) j->scratch[i] = j->b[j->k2[i].i], j->keys[i] = j->k2[i].key;
 }
 
-static void sort_back(void *ctx, int t, int T) {
-  sort_job *j = ctx;
-  size_t a, z;
-  bh_share(j->n, t, T, &a, &z);
-  memcpy(j->b + a, j->scratch + a, (z - a) * sizeof *j->b);
-}
-
 /* Bucket q's first slot, and each thread's first slot in it (bucket by bucket, thread by
  * thread: the order of the bodies before the sort within a bucket). */
 static void sort_slots(sort_job *j, int T) {
@@ -185,7 +178,7 @@ static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
   atomic_init(&j->next, 0);
   bh_team_run(team, sort_buckets, j);
   bh_team_run(team, sort_move, j);
-  bh_team_run(team, sort_back, j);
+  bh_team_copy(team, j->b, j->scratch, j->n * sizeof *j->b);
 }
 
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,

@@ -124,19 +124,6 @@ static size_t first_at(const run *R, uint64_t k) {
   return lo;
 }
 
-typedef struct copy_job {
-  char *to;
-  const char *from;
-  size_t bytes;
-} copy_job;
-
-static void copy_share(void *ctx, int t, int T) {
-  const copy_job *j = ctx;
-  size_t a, z;
-  bh_share(j->bytes, t, T, &a, &z);
-  memcpy(j->to + a, j->from + a, z - a);
-}
-
 /* To each worker p the bodies of keys [from[p], to[p]) (bodies sorted by key), received into
  * R->scratch after the first at bodies there; how many arrived. A worker's part for itself
  * (most of its bodies: the domains move little from step to step) is copied by its team, not
@@ -153,11 +140,10 @@ static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t
   size_t total = at * sizeof(bh_body);
   for (int p = 0; p < P; p++) rd[p] = (int)total, total += (size_t)rc[p];
   if (reserve(R, total / sizeof(bh_body) + 1)) die(R, "out of memory for bodies");
-  copy_job self = {(char *)R->scratch + rd[R->me], (const char *)R->b + sd[R->me],
-                   (size_t)sc[R->me]};
+  size_t self = (size_t)sc[R->me];
   sc[R->me] = rc[R->me] = 0;
   MPI_Alltoallv(R->b, sc, sd, MPI_BYTE, R->scratch, rc, rd, MPI_BYTE, R->comm);
-  bh_team_run(self.bytes >= ((size_t)1 << 20) ? R->team : NULL, copy_share, &self);
+  bh_team_copy(R->team, (char *)R->scratch + rd[R->me], (const char *)R->b + sd[R->me], self);
   free(sc);
   return total / sizeof(bh_body) - at;
 }

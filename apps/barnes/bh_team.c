@@ -2,10 +2,12 @@
  * live for the run and the calling thread, which run one function together and return when
  * all of them are done (bh_team_run). The hybrid worker uses it for the step's parts that
  * grow with its bodies: the sort by key (bh_domain.c), the tree (bh_tree.c), the making of the
- * LETs and the walk (bh_run.c). Helpers wait on a condition variable between runs; the team
- * calls neither MPI nor antheap. */
+ * LETs and the walk (bh_run.c), and copies (bh_team_copy). Helpers wait on a condition
+ * variable between runs; what runs on the team calls no MPI, and no antheap but the tree
+ * cells' ballocs (bh_tree.c, where antheap runs MPI_THREAD_MULTIPLE). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bh.h"
 
@@ -107,4 +109,22 @@ void bh_team_run(bh_team *tm, void (*fn)(void *ctx, int t, int T), void *ctx) {
 void bh_share(size_t n, int t, int T, size_t *lo, size_t *hi) {
   *lo = n * (size_t)t / (size_t)T;
   *hi = n * (size_t)(t + 1) / (size_t)T;
+}
+
+typedef struct copy_job {
+  char *to;
+  const char *from;
+  size_t bytes;
+} copy_job;
+
+static void copy_share(void *ctx, int t, int T) {
+  const copy_job *j = ctx;
+  size_t a, z;
+  bh_share(j->bytes, t, T, &a, &z);
+  memcpy(j->to + a, j->from + a, z - a);
+}
+
+void bh_team_copy(bh_team *tm, void *to, const void *from, size_t bytes) {
+  copy_job j = {to, from, bytes};
+  bh_team_run(bytes >= ((size_t)1 << 20) ? tm : NULL, copy_share, &j);
 }
