@@ -123,15 +123,21 @@ int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_c
  * large is a fresh mapping (glibc maps blocks past 32 MiB anew), faulted in page by page on every
  * step while the team's threads wait on the process's memory map. {0} is empty;
  * bh_tree_keep_free gives it back. */
+enum { BH_TREE_INSERT, BH_TREE_ORDER, BH_TREE_MOMENTS, BH_TREE_ALLOC, BH_TREE_CELLS,
+       BH_TREE_PARTS };
 typedef struct bh_tree_keep {
   void *nodes;
   size_t cap; /* bytes */
+  /* Where the builds' time went (seconds, added up): the insertion into the scratch tree, its
+   * breadth-first order, the moments, the cells' regions and ballocs, the cells' filling. */
+  double part[BH_TREE_PARTS];
 } bh_tree_keep;
 void bh_tree_keep_free(bh_tree_keep *k);
 /* The same tree, cell for cell and in the same places, with a team's threads sharing the
  * breadth-first order, the moments and the cells, and, given the bodies' keys in c (sorted:
- * bh_sort_by_key's order), the insertion; every bh_mem call stays on the calling thread.
- * keep: memory kept between builds (NULL: allocated and freed in each). */
+ * bh_sort_by_key's order), the insertion; the regions are made on the calling thread, the
+ * cells' ballocs on the team where mem->balloc_any_thread allows it. keep: memory kept between
+ * builds, and the builds' times by part (NULL: allocated and freed in each, not timed). */
 int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
                        const bh_cube *c, bh_tree *t, char *err, size_t errlen, bh_team *team,
                        bh_tree_keep *keep);

@@ -56,8 +56,9 @@ void bh_usage(FILE *f, int prog) {
                     : "",
           prog == 0 ? BENCH_ANTHEAP_HELP : "",
           prog != 1 ? "Environment (every worker the same):\n"
-                      "  BARNES_PHASES=1|2    the phases' table (slowest, average, fastest worker);\n"
-                      "                       2: each step's walk per worker too\n"
+                      "  BARNES_PHASES=1|2|3  the phases' table (slowest, average, fastest worker);\n"
+                      "                       2: each step's walk per worker too; 3: the parts of\n"
+                      "                       the decomposition and of the tree\n"
                       "  BARNES_WEIGHTS=W     what the cut weighs a body by: time (its last walk,\n"
                       "                       the default), work (its interactions) or scaled\n"
                       "  BARNES_STEAL=S       share S (up to 0.5) of each worker's weight, its\n"

@@ -49,6 +49,8 @@ typedef struct run {
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
   bh_tree_keep keep; /* the team's tree memory, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
+  double dpart[3];  /* BARNES_PHASES=3: the decomposition's sort, cuts and migration (seconds);
+                       a team's second sort before its tree is dpart[0] too */
   double let_cells; /* cells of the LETs this worker made (the phases' table) */
   int let_peers;    /* the peers this worker made a LET for in its last exchange */
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
@@ -166,12 +168,17 @@ static void migrate(run *R) {
  * sorts); a team sorts them again before the tree (forces), whose insertion needs key order. */
 static void decompose(run *R, const bh_cube *cube) {
   int share = (int)lround(R->steal_share * BH_SHARE_ONE);
-  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team) ||
-      bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
+  double t0 = now(), t1;
+  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team))
+    die(R, "out of memory sorting the bodies");
+  R->dpart[0] += (t1 = now()) - t0;
+  if (bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
                            R->steal_share > 0 ? R->tcut : NULL))
     die(R, "out of memory cutting the domains");
   R->tcut[R->P - 1] = BH_KEY_END; /* the last worker has no one to share a tail with */
+  R->dpart[1] += (t0 = now()) - t1;
   migrate(R);
+  R->dpart[2] += now() - t0;
 }
 
 /* ---- 3. branches and the top tree ---- */
@@ -515,12 +522,15 @@ static int weights_mode(void) {
 }
 
 /* BARNES_PHASES: 1 prints the phase table (print_phases), 2 also traces every step's walk per
- * worker (trace_step); 0 when unset or anything else. Read once. */
+ * worker (trace_step), 3 splits the decomposition and the tree into their parts
+ * (print_parts); 0 when unset or anything else. Read once. */
 static int phases_level(void) {
   static int level = -1;
   if (level < 0) {
     const char *e = getenv("BARNES_PHASES");
-    level = e && !strcmp(e, "1") ? 1 : e && !strcmp(e, "2") ? 2 : 0;
+    level = 0;
+    for (int k = 1; k <= 3; k++)
+      if (e && e[0] == '0' + k && !e[1]) level = k;
   }
   return level;
 }
@@ -579,8 +589,10 @@ static void forces(run *R) {
   char err[160];
   /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all (one
    * run, a rank alone, is in order already: then only its keys are made) */
+  double sort0 = now();
   if (R->team && bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team))
     die(R, "out of memory sorting the bodies");
+  R->dpart[0] += now() - sort0;
   if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,
                          sizeof err, R->team, &R->keep))
     die(R, err);
@@ -637,8 +649,27 @@ static double threads_runq(run *R) {
   return sum;
 }
 
-/* BARNES_PHASES=1 (or 2): per phase of the timed steps, the slowest, average and fastest worker;
- * then how long its threads waited for a core. */
+/* BARNES_PHASES=3: the parts of the decomposition and of the tree, as print_phases' rows. */
+static void print_parts(const run *R) {
+  enum { N = 3 + BH_TREE_PARTS };
+  static const char *const name[N] = {"  sort by key", "  domain cuts", "  migration",
+                                      "  insertion", "  order", "  moments", "  cells' memory",
+                                      "  cells"};
+  double mine[N], mx[N], mn[N], sum[N];
+  memcpy(mine, R->dpart, sizeof R->dpart);
+  memcpy(mine + 3, R->keep.part, sizeof R->keep.part);
+  MPI_Reduce(mine, mx, N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
+  MPI_Reduce(mine, mn, N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
+  MPI_Reduce(mine, sum, N, MPI_DOUBLE, MPI_SUM, 0, R->comm);
+  if (R->me != 0) return;
+  printf("  parts (BARNES_PHASES=3): cube+domains' sort (a team's second sort before its tree "
+         "too), cuts and migration; the tree's\n");
+  for (int k = 0; k < N; k++)
+    printf("  %-16s %8.4f %8.4f %8.4f\n", name[k], mx[k], sum[k] / R->P, mn[k]);
+}
+
+/* BARNES_PHASES=1 (or 2, 3): per phase of the timed steps, the slowest, average and fastest
+ * worker; then how long its threads waited for a core. */
 static void print_phases(run *R) {
   if (!phases_level()) return;
   double mx[PH_N + 1], mn[PH_N + 1], sum[PH_N + 1], mine[PH_N + 1];
@@ -915,6 +946,8 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   clock_now = (bh_clock){0};
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
+  memset(R.dpart, 0, sizeof R.dpart);
+  memset(R.keep.part, 0, sizeof R.keep.part);
   R.steal.given = R.steal.taken = R.steal.twice = 0;
   R.pst = (bh_pool_stats){0};
   R.let_cells = 0;
@@ -938,6 +971,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
     R.runq = runq0 < 0 || runq1 < 0 ? -1 : runq1 - runq0;
   }
   print_phases(&R);
+  if (phases_level() == 3) print_parts(&R);
   int failed = finish(&R, total, s0);
   free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);

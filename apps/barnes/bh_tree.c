@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bh.h"
 
@@ -504,6 +505,15 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
   return rc;
 }
 
+/* Seconds since *t0 added to keep's part k (nothing without a keep); *t0 moves on. */
+static void part_lap(bh_tree_keep *keep, int k, struct timespec *t0) {
+  if (!keep) return;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  keep->part[k] += (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+  *t0 = t;
+}
+
 int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t *keys, size_t n,
                        const bh_cube *cube, bh_tree *t, char *err, size_t errlen,
                        bh_team *team, bh_tree_keep *keep) {
@@ -520,6 +530,8 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
     own = bh_cube_of_box(lo, hi);
     cube = &own;
   }
+  struct timespec t0;
+  if (keep) clock_gettime(CLOCK_MONOTONIC, &t0);
   scratch s = {0}; /* keys are those of the cube given (none for a cube of their own) */
   int rc = keys && cube != &own && bh_team_size(team) > 1
                ? scratch_tree_team(bodies, keys, n, cube, &s, team, keep)
@@ -537,19 +549,24 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
   j.count = malloc((size_t)bh_team_size(team) * sizeof *j.count);
   size_t start[BH_MAX_LEVELS + 1];
   rc = j.order && j.cell && j.ptrs && j.count ? 0 : -1;
+  part_lap(keep, BH_TREE_INSERT, &t0);
   int nlev = rc ? 0 : breadth_first(&j, team, start);
+  part_lap(keep, BH_TREE_ORDER, &t0);
   /* mass and centre of mass bottom up, a level at a time */
   for (int k = nlev; k-- > 0;) level_run(&j, team, start[k], start[k + 1], moments);
+  part_lap(keep, BH_TREE_MOMENTS, &t0);
   if (rc == 0 && tree_regions(mem, t, start, nlev, j.ptrs, team)) {
     if (t->region) mem->rfree(mem->ctx, t->region);
     memset(t, 0, sizeof *t);
     rc = -1;
   }
+  part_lap(keep, BH_TREE_ALLOC, &t0);
   if (rc == 0) {
     bh_team_run(s.n >= TEAM_MIN ? team : NULL, cells_place, &j);
     bh_team_run(s.n >= TEAM_MIN ? team : NULL, cells_fill, &j);
     t->root = j.cell[0];
     t->ncells = s.n;
+    part_lap(keep, BH_TREE_CELLS, &t0);
   } else {
     snprintf(err, errlen, "%s", j.order && j.cell && j.ptrs && j.count
                                     ? "allocating the tree's regions failed"
