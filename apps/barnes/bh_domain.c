@@ -17,13 +17,7 @@ typedef struct keyed {
   size_t i;
 } keyed;
 
-static int by_key(const void *a, const void *b) {
-  const keyed *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i; /* stable: equal keys keep their order */
-}
-
-/* k[0..n) by key, stable (equal keys keep their order: by_key's order when k[i].i = i): an LSD
+/* k[0..n) by key, stable (equal keys keep their order: (key, index) order when k[i].i = i): an LSD
  * radix sort, 11 bits a pass over the 63-bit keys, a pass skipped where every key has the same
  * digit (a domain's keys share their leading digits). tmp: n more pairs. */
 #define RADIX_BITS 11
@@ -47,16 +41,44 @@ static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
   if (src != k) memcpy(k, src, n * sizeof *k);
 }
 
-int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
-  keyed *k = malloc((n ? 2 * n : 1) * sizeof *k);
-  if (!k) return -1;
+/* bh_sort_by_key with its 2n pairs in k. */
+static void sort_serial(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
+                        bh_body *scratch, keyed *k) {
   bh_keys(c, b, n, keys); /* (keys is overwritten in the sorted order below) */
   for (size_t i = 0; i < n; i++) k[i] = (keyed){keys[i], i};
   if (n > 1) radix_sort_keyed(k, k + n, n);
   for (size_t i = 0; i < n; i++) scratch[i] = b[k[i].i], keys[i] = k[i].key;
   memcpy(b, scratch, n * sizeof *b);
+}
+
+int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
+  keyed *k = malloc((n ? 2 * n : 1) * sizeof *k);
+  if (!k) return -1;
+  sort_serial(c, b, n, keys, scratch, k);
   free(k);
   return 0;
+}
+
+/* `bytes` from keep (its old contents dropped; it grows with some slack, as the bodies a
+ * worker holds change from step to step), or a fresh block without keep; NULL on ENOMEM. */
+static void *keep_room(bh_sort_keep *keep, size_t bytes) {
+  if (!keep) return malloc(bytes);
+  if (keep->cap < bytes) {
+    size_t cap = bytes + bytes / 8;
+    free(keep->mem);
+    keep->mem = malloc(cap);
+    keep->cap = keep->mem ? cap : 0;
+  }
+  return keep->mem;
+}
+
+static void keep_release(bh_sort_keep *keep, void *p) {
+  if (!keep || p != keep->mem) free(p);
+}
+
+void bh_sort_keep_free(bh_sort_keep *k) {
+  free(k->mem);
+  *k = (bh_sort_keep){0};
 }
 
 /* ---- the sort with a team (hybrid workers) ---- */
@@ -68,7 +90,7 @@ typedef struct sort_job {
   bh_body *b, *scratch;
   uint64_t *keys;
   size_t n;
-  keyed *k, *k2;          /* (key, index), then bucketed */
+  keyed *k, *k2;          /* (key, index), then bucketed (k: a bucket's scratch then) */
   uint64_t *lo, *hi;      /* per thread: its smallest and largest key */
   size_t *at;             /* [t * SORT_BUCKETS + j]: thread t's count, then its next slot, in bucket j */
   size_t start[SORT_BUCKETS + 1];
@@ -132,12 +154,54 @@ static void sort_scatter(void *ctx, int t, int T) {
   for (size_t i = a; i < z; i++) j->k2[mine[bucket_of(j, j->k[i].key)]++] = j->k[i];
 }
 
+static inline bool before(const keyed *x, const keyed *y) {
+  return x->key < y->key || (x->key == y->key && x->i < y->i);
+}
+
+/* v[0..n) in (key, index) order by insertion, true; false (v a permutation of what it was)
+ * after `budget` moves, where the pairs are far out of order. */
+static bool insertion_sort(keyed *v, size_t n, size_t budget) {
+  for (size_t i = 1; i < n; i++) {
+    keyed x = v[i];
+    size_t j = i;
+    for (; j > 0 && before(&x, &v[j - 1]); j--) v[j] = v[j - 1];
+    v[j] = x;
+    if ((budget -= budget < i - j ? budget : i - j) == 0) return false;
+  }
+  return true;
+}
+
+/* v[0..n) in (key, index) order by merges of runs of doubling width, tmp as long (the
+ * result in v). */
+static void merge_sort(keyed *v, keyed *tmp, size_t n) {
+  enum { RUN = 8 };
+  for (size_t a = 0; a < n; a += RUN) insertion_sort(v + a, n - a < RUN ? n - a : RUN, SIZE_MAX);
+  keyed *src = v, *dst = tmp;
+  for (size_t w = RUN; w < n; w *= 2) {
+    for (size_t a = 0; a < n; a += 2 * w) {
+      size_t m = a + w < n ? a + w : n, z = a + 2 * w < n ? a + 2 * w : n, x = a, y = m, o = a;
+      while (x < m && y < z) dst[o++] = before(&src[y], &src[x]) ? src[y++] : src[x++];
+      while (x < m) dst[o++] = src[x++];
+      while (y < z) dst[o++] = src[y++];
+    }
+    keyed *t = src;
+    src = dst, dst = t;
+  }
+  if (src != v) memcpy(v, src, n * sizeof *v);
+}
+
+/* A bucket's pairs in order: mostly in order already (the bodies were sorted a step ago, and
+ * have moved a little) or a few sorted runs (as the migration delivers them), which insertion
+ * sorts in little more than a pass; a merge sort where that takes more than 4 moves a pair. */
+static void sort_bucket(keyed *v, keyed *tmp, size_t n) {
+  if (n > 1 && !insertion_sort(v, n, 4 * n)) merge_sort(v, tmp, n);
+}
+
 static void sort_buckets(void *ctx, int t, int T) {
   (void)t, (void)T;
   sort_job *j = ctx;
   for (size_t q; (q = atomic_fetch_add(&j->next, 1)) < SORT_BUCKETS;)
-    if (j->start[q + 1] - j->start[q] > 1)
-      qsort(j->k2 + j->start[q], j->start[q + 1] - j->start[q], sizeof *j->k2, by_key);
+    sort_bucket(j->k2 + j->start[q], j->k + j->start[q], j->start[q + 1] - j->start[q]);
 }
 
 static void sort_move(void *ctx, int t, int T) {
@@ -182,25 +246,35 @@ static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
 }
 
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
-                        bh_body *scratch, bh_team *team) {
+                        bh_body *scratch, bh_team *team, bh_sort_keep *keep) {
   int T = bh_team_size(team);
-  if (T <= 1 || n < 2 * SORT_BUCKETS) return bh_sort_by_key(c, b, n, keys, scratch);
+  if (T <= 1 || n < 2 * SORT_BUCKETS) {
+    keyed *k = keep_room(keep, (n ? 2 * n : 1) * sizeof *k);
+    if (!k) return -1;
+    sort_serial(c, b, n, keys, scratch, k);
+    keep_release(keep, k);
+    return 0;
+  }
   sort_job *j = calloc(1, sizeof *j);
   if (!j) return -1;
   j->c = c, j->b = b, j->scratch = scratch, j->keys = keys, j->n = n;
-  j->k = malloc(n * sizeof *j->k);
-  j->k2 = malloc(n * sizeof *j->k2);
-  j->lo = malloc((size_t)T * sizeof *j->lo);
-  j->hi = malloc((size_t)T * sizeof *j->hi);
-  j->at = malloc((size_t)T * SORT_BUCKETS * sizeof *j->at);
+  /* one block: the pairs twice, then per thread its counts, smallest and largest key */
+  size_t per_thread = SORT_BUCKETS * sizeof *j->at + sizeof *j->lo + sizeof *j->hi;
+  char *mem = keep_room(keep, 2 * n * sizeof(keyed) + (size_t)T * per_thread);
   int rc = -1;
-  if (j->k && j->k2 && j->lo && j->hi && j->at) {
+  if (mem) {
+    j->k = (keyed *)mem;
+    j->k2 = j->k + n;
+    j->at = (size_t *)(j->k2 + n);
+    j->lo = (uint64_t *)(j->at + (size_t)T * SORT_BUCKETS);
+    j->hi = j->lo + T;
     atomic_init(&j->unsorted, false);
     bh_team_run(team, sort_keys, j);
     if (!sorted_already(j, T)) sort_by_buckets(j, team, T); /* (else the keys are in place) */
     rc = 0;
+    keep_release(keep, mem);
   }
-  free(j->k), free(j->k2), free(j->lo), free(j->hi), free(j->at), free(j);
+  free(j);
   return rc;
 }
 

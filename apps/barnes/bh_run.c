@@ -48,6 +48,7 @@ typedef struct run {
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
   bh_tree_keep keep; /* the team's tree memory, kept from step to step */
+  bh_sort_keep sort_keep; /* the sorts' pairs, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
   double dpart[3];  /* BARNES_PHASES=3: the decomposition's sort, cuts and migration (seconds);
                        a team's second sort before its tree is dpart[0] too */
@@ -169,7 +170,7 @@ static void migrate(run *R) {
 static void decompose(run *R, const bh_cube *cube) {
   int share = (int)lround(R->steal_share * BH_SHARE_ONE);
   double t0 = now(), t1;
-  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team))
+  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team, &R->sort_keep))
     die(R, "out of memory sorting the bodies");
   R->dpart[0] += (t1 = now()) - t0;
   if (bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
@@ -590,7 +591,8 @@ static void forces(run *R) {
   /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all (one
    * run, a rank alone, is in order already: then only its keys are made) */
   double sort0 = now();
-  if (R->team && bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team))
+  if (R->team &&
+      bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team, &R->sort_keep))
     die(R, "out of memory sorting the bodies");
   R->dpart[0] += now() - sort0;
   if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,
@@ -978,5 +980,6 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   free(R.pools), free(R.pool_peer), free(R.let_want);
   bh_team_free(R.team);
   bh_tree_keep_free(&R.keep);
+  bh_sort_keep_free(&R.sort_keep);
   return failed;
 }

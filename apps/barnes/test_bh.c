@@ -538,7 +538,7 @@ static void sort_case_free(sort_case *x) {
 /* The team sorts b (keys over garbage) into a's order and keys, a sorted by the serial sort. */
 static void team_sort_is_serial_sort(sort_case *x) {
   memset(x->kb, 0xab, x->n * sizeof *x->kb);
-  ck_assert_int_eq(bh_sort_by_key_team(&x->c, x->b, x->n, x->kb, x->s, x->tm), 0);
+  ck_assert_int_eq(bh_sort_by_key_team(&x->c, x->b, x->n, x->kb, x->s, x->tm, NULL), 0);
   ck_assert(memcmp(x->ka, x->kb, x->n * sizeof *x->ka) == 0);
   ck_assert(memcmp(x->a, x->b, x->n * sizeof *x->a) == 0); /* the same bodies in the same places */
 }
@@ -572,6 +572,48 @@ START_TEST(test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs) {
   bh_share(N, 1, 4, &p0, &p1);
   ck_assert_uint_eq(p1, N / 2); /* the runs meet at a boundary of the threads' parts */
   team_sort_is_serial_sort(&x);
+  sort_case_free(&x);
+}
+END_TEST
+
+/* A kept block serves sorts of changing sizes (up, then down), and bodies that moved a little
+ * since they were sorted (each bucket mostly in order: its insertion path) or were shuffled
+ * (the buckets of the dense core far out of order: the merges) come out as the serial sort
+ * puts them, on a team and on the calling thread alone (bh_sort_keep). */
+START_TEST(test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies) {
+  enum { N = 60000 };
+  sort_case x = sort_case_new(N, 31, 3);
+  bh_sort_keep keep = {0};
+  const size_t sizes[] = {N / 2, N, N / 3};
+  for (int moved = 0; moved <= 1; moved++)
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+      size_t n = sizes[k];
+      memcpy(x.b, x.a, n * sizeof *x.a);
+      if (moved) { /* sorted, then a small drift of every body */
+        ck_assert_int_eq(bh_sort_by_key(&x.c, x.b, n, x.kb, x.s), 0);
+        for (size_t i = 0; i < n; i++)
+          for (int d = 0; d < 3; d++) x.b[i].pos[d] += 0.025 * x.b[i].vel[d]; /* (a step's drift) */
+      }
+      bh_body *input = malloc(n * sizeof *input), *want = malloc(n * sizeof *want),
+              *in = malloc(n * sizeof *in);
+      ck_assert(input && want && in);
+      memcpy(input, x.b, n * sizeof *input);
+      memcpy(want, input, n * sizeof *want);
+      ck_assert_int_eq(bh_sort_by_key(&x.c, want, n, x.ka, x.s), 0);
+      for (int team = 0; team <= 1; team++) {
+        memcpy(in, input, n * sizeof *in);
+        memset(x.kb, 0xab, n * sizeof *x.kb);
+        ck_assert_int_eq(bh_sort_by_key_team(&x.c, in, n, x.kb, x.s, team ? x.tm : NULL, &keep),
+                         0);
+        ck_assert(memcmp(x.ka, x.kb, n * sizeof *x.ka) == 0);
+        ck_assert(memcmp(want, in, n * sizeof *in) == 0);
+      }
+      free(input), free(in);
+      free(want);
+    }
+  ck_assert_uint_ge(keep.cap, 2 * (size_t)N * 16); /* grown to the largest sort's pairs */
+  bh_sort_keep_free(&keep);
+  ck_assert_ptr_null(keep.mem);
   sort_case_free(&x);
 }
 END_TEST
@@ -1187,6 +1229,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_keys_side_by_side_are_the_keys_one_at_a_time);
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
   tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
+  tcase_add_test(tc, test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_a_team_allocates_the_cells_in_shares_where_the_memory_allows);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
