@@ -26,6 +26,11 @@ void bh_sort_keep_free(bh_sort_keep *k);
  * between sorts (NULL: allocated and freed in each). */
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
                         bh_body *scratch, bh_team *team, bh_sort_keep *keep);
+/* The same, with no copy back: *b's bodies sorted into *scratch and the two pointers swapped
+ * (left as they are where the bodies were in order already), for a caller whose two buffers
+ * are alike (as large, and either may hold the bodies). */
+int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t n,
+                        uint64_t *keys, bh_team *team, bh_sort_keep *keep);
 /* Sum v[0..n) over every worker, in place (a collective). */
 typedef void (*bh_sum_fn)(void *ctx, int64_t *v, int n);
 /* The cuts of P domains by weight: cut[0] = 0, cut[P] = BH_KEY_END, and cut[j] the smallest

@@ -170,7 +170,7 @@ static void migrate(run *R) {
 static void decompose(run *R, const bh_cube *cube) {
   int share = (int)lround(R->steal_share * BH_SHARE_ONE);
   double t0 = now(), t1;
-  if (bh_sort_by_key_team(cube, R->b, R->n, R->keys, R->scratch, R->team, &R->sort_keep))
+  if (bh_sort_by_key_swap(cube, &R->b, &R->scratch, R->n, R->keys, R->team, &R->sort_keep))
     die(R, "out of memory sorting the bodies");
   R->dpart[0] += (t1 = now()) - t0;
   if (bh_domain_cuts_tails(R->keys, R->b, R->n, R->P, share, sum_i64, R, R->cut,
@@ -592,7 +592,7 @@ static void forces(run *R) {
    * run, a rank alone, is in order already: then only its keys are made) */
   double sort0 = now();
   if (R->team &&
-      bh_sort_by_key_team(&cube, R->b, R->n, R->keys, R->scratch, R->team, &R->sort_keep))
+      bh_sort_by_key_swap(&cube, &R->b, &R->scratch, R->n, R->keys, R->team, &R->sort_keep))
     die(R, "out of memory sorting the bodies");
   R->dpart[0] += now() - sort0;
   if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,

@@ -618,6 +618,41 @@ START_TEST(test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies) {
 }
 END_TEST
 
+/* The sort without a copy back: the bodies end in the buffer they were sorted into, whose
+ * pointer the two swap (on a team and alone); bodies in order already stay where they are. */
+START_TEST(test_the_sort_that_swaps_its_buffers) {
+  enum { N = 30000 };
+  sort_case x = sort_case_new(N, 41, 2);
+  memcpy(x.b, x.a, N * sizeof *x.a);
+  ck_assert_int_eq(bh_sort_by_key(&x.c, x.a, N, x.ka, x.s), 0); /* a: the order wanted */
+  bh_body *other = malloc(N * sizeof *other);
+  ck_assert_ptr_nonnull(other);
+  for (int team = 0; team <= 1; team++) {
+    bh_body *in = malloc(N * sizeof *in), *scratch = other, *was_in;
+    ck_assert_ptr_nonnull(in);
+    memcpy(in, x.b, N * sizeof *in); /* shuffled */
+    was_in = in;
+    ck_assert_int_eq(bh_sort_by_key_swap(&x.c, &in, &scratch, N, x.kb, team ? x.tm : NULL, NULL),
+                     0);
+    ck_assert_ptr_eq(in, other);
+    ck_assert_ptr_eq(scratch, was_in);
+    ck_assert(memcmp(in, x.a, N * sizeof *in) == 0);
+    ck_assert(memcmp(x.ka, x.kb, N * sizeof *x.ka) == 0);
+    if (team) { /* sorted now: the team finds them in order and moves nothing */
+      memset(x.kb, 0xab, N * sizeof *x.kb);
+      ck_assert_int_eq(bh_sort_by_key_swap(&x.c, &in, &scratch, N, x.kb, x.tm, NULL), 0);
+      ck_assert_ptr_eq(in, other);
+      ck_assert(memcmp(in, x.a, N * sizeof *in) == 0);
+      ck_assert(memcmp(x.ka, x.kb, N * sizeof *x.ka) == 0);
+    }
+    free(scratch);
+    other = in; /* (the buffer the bodies now hold is the next round's scratch) */
+  }
+  free(other);
+  sort_case_free(&x);
+}
+END_TEST
+
 /* Two trees with the same cells, pointer structure aside: same moments, sizes, IDs and
  * children, recursively. */
 static void same_cells(const bh_cell *x, const bh_cell *y) {
@@ -1230,6 +1265,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_team_sort_gives_the_serial_order);
   tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
   tcase_add_test(tc, test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies);
+  tcase_add_test(tc, test_the_sort_that_swaps_its_buffers);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_a_team_allocates_the_cells_in_shares_where_the_memory_allows);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
