@@ -317,7 +317,7 @@ static void graft_peer_trees(run *R, pieces *g) {
 static void exchange_lets(run *R, pieces *g) {
   int P = R->P;
   if (R->graft_near) graft_peer_trees(R, g);
-  if (R->in_place) return;
+  if (R->in_place || R->P == 1) return; /* (a worker alone has no peer to make a LET for) */
   /* each worker's box and its tail's (empty: no tail) */
   double mybox[12], *boxes = malloc((size_t)P * 18 * sizeof *boxes), *asked = boxes + 12 * P;
   const void **got = calloc((size_t)P, sizeof *got);
