@@ -18,6 +18,7 @@
  * communication (the transport's memory calls) and the barrier. Main entry: bh_run. */
 #include "bh_run.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -127,6 +128,15 @@ static size_t first_at(const run *R, uint64_t k) {
   return lo;
 }
 
+/* The bodies a worker may hold: the migration's counts and offsets are bytes in MPI's int. */
+#define BODIES_MAX ((size_t)INT_MAX / sizeof(bh_body))
+static void too_many_bodies(const run *R) {
+  char what[160];
+  snprintf(what, sizeof what, "a worker would hold more than %zu bodies, more than the "
+           "migration's MPI counts reach (INT_MAX bytes): run more workers", BODIES_MAX);
+  die(R, what);
+}
+
 /* To each worker p the bodies of keys [from[p], to[p]) (bodies sorted by key), received into
  * R->scratch after the first at bodies there; how many arrived. A worker's part for itself
  * (most of its bodies: the domains move little from step to step) is copied by its team, not
@@ -134,6 +144,7 @@ static size_t first_at(const run *R, uint64_t k) {
 static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t at) {
   int P = R->P, *sc = calloc((size_t)P * 4, sizeof *sc), *sd = sc + P, *rc = sd + P, *rd = rc + P;
   if (!sc) die(R, "out of memory");
+  if (R->n > BODIES_MAX) too_many_bodies(R);
   for (int p = 0; p < P; p++) {
     size_t a = first_at(R, from[p]), z = first_at(R, to[p]);
     sd[p] = (int)(a * sizeof(bh_body));
@@ -142,6 +153,7 @@ static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t
   MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, R->comm);
   size_t total = at * sizeof(bh_body);
   for (int p = 0; p < P; p++) rd[p] = (int)total, total += (size_t)rc[p];
+  if (total > INT_MAX) too_many_bodies(R);
   if (reserve(R, total / sizeof(bh_body) + 1)) die(R, "out of memory for bodies");
   size_t self = (size_t)sc[R->me];
   sc[R->me] = rc[R->me] = 0;

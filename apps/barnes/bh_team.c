@@ -3,8 +3,9 @@
  * all of them are done (bh_team_run). The hybrid worker uses it for the step's parts that
  * grow with its bodies: the sort by key (bh_domain.c), the tree (bh_tree.c), the making of the
  * LETs and the walk (bh_run.c), and copies (bh_team_copy). Helpers wait on a condition
- * variable between runs; what runs on the team calls no MPI, and no antheap but the tree
- * cells' ballocs (bh_tree.c, where antheap runs MPI_THREAD_MULTIPLE). */
+ * variable between runs; what runs on the team makes no MPI call of its own, and calls no
+ * antheap but the tree cells' ballocs (bh_tree.c, where antheap runs MPI_THREAD_MULTIPLE; a
+ * thread's cache that runs short leases from the schedulers, over MPI, inside its balloc). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

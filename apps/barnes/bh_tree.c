@@ -3,8 +3,9 @@
  * walk (bh_walk) and the direct sum that validates it (bh_direct).
  *
  * The tree is first built in private scratch memory by insertion (index-based), then copied
- * breadth first into cells allocated level by level: one region and one bulk allocation per
- * level, so scheduler traffic is a few messages per level, not one per cell. The shape of the
+ * breadth first into cells allocated level by level: one region per level and one bulk
+ * allocation per level (a hybrid worker's team: one per thread's share of a level), so scheduler
+ * traffic is a few messages per level, not one per cell. The shape of the
  * octree of a point set with one body per leaf does not depend on insertion order, and
  * centres of mass are summed over children in octant order, so the cells depend only on the
  * set of bodies and the cube: a worker's tree of its own bodies has, below the cells that hold

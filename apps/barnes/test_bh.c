@@ -744,12 +744,18 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
 END_TEST
 
 /* An arena that threads may allocate from at once (a lock around its balloc), counting the
- * threads that allocated, and failing the fail_at-th balloc (0: none). */
+ * threads that allocated, recording every balloc's region and count, and failing the
+ * fail_at-th balloc (0: none) or, with fail_helper, the first one from another thread than
+ * `main`. */
+#define SA_CALLS 4096
 typedef struct shared_arena {
   bh_mem arena;
   pthread_mutex_t mu;
-  pthread_t seen[8];
+  pthread_t seen[8], main;
   int nseen, calls, fail_at;
+  bool fail_helper, helper_failed;
+  uint32_t region[SA_CALLS];
+  int n[SA_CALLS];
 } shared_arena;
 
 static uint32_t sa_region(void *ctx, uint32_t parent) {
@@ -761,6 +767,9 @@ static int sa_balloc(void *ctx, uint32_t region, size_t size, int n, void **out)
   shared_arena *a = ctx;
   pthread_mutex_lock(&a->mu);
   int k = 0, fail = ++a->calls == a->fail_at;
+  if (a->fail_helper && !a->helper_failed && !pthread_equal(a->main, pthread_self()))
+    fail = a->helper_failed = true;
+  if (a->calls <= SA_CALLS) a->region[a->calls - 1] = region, a->n[a->calls - 1] = n;
   while (k < a->nseen && !pthread_equal(a->seen[k], pthread_self())) k++;
   if (k == a->nseen && k < 8) a->seen[a->nseen++] = pthread_self();
   int rc = fail ? -1 : a->arena.balloc(a->arena.ctx, region, size, n, out);
@@ -773,16 +782,31 @@ static int sa_rfree(void *ctx, uint32_t region) {
   return a->arena.rfree(a->arena.ctx, region);
 }
 
+/* sa's recorded ballocs of one build: as many cells as the tree's, and every call of at least
+ * 1,024 cells but the one of a level that is not split. */
+static void shares_cover_the_tree(const shared_arena *sa, const bh_tree *t) {
+  ck_assert_int_le(sa->calls, SA_CALLS);
+  size_t cells = 0;
+  for (int i = 0; i < sa->calls; i++) {
+    cells += (size_t)sa->n[i];
+    int same_region = 0;
+    for (int j = 0; j < sa->calls; j++) same_region += sa->region[j] == sa->region[i];
+    ck_assert_msg(sa->n[i] >= 1024 || same_region == 1, "a share of %d cells", sa->n[i]);
+  }
+  ck_assert_uint_eq(cells, t->ncells);
+}
+
 /* Where the memory lets any thread allocate (bh_mem's balloc_any_thread), the team allocates a
- * level's cells in shares, a thread each: the cells are still the serial tree's, and a share
- * that fails fails the build with nothing left held. */
+ * level's cells in shares, a thread each: the cells are still the serial tree's, every cell is
+ * allocated once, and a share that fails (the main thread's or a helper's) fails the build with
+ * nothing left held. */
 START_TEST(test_a_team_allocates_the_cells_in_shares_where_the_memory_allows) {
   enum { N = 40000 };
   bh_cube c;
   uint64_t *k;
   bh_body *b = sorted_bodies(N, 12, 0, &c, &k);
   bh_team *tm = bh_team_new(4);
-  shared_arena sa = {.arena = bh_arena_new()};
+  shared_arena sa = {.arena = bh_arena_new(), .main = pthread_self()};
   pthread_mutex_init(&sa.mu, NULL);
   bh_mem mem = {sa_region, sa_balloc, sa_rfree, &sa, true};
   bh_tree t1, t2;
@@ -793,13 +817,16 @@ START_TEST(test_a_team_allocates_the_cells_in_shares_where_the_memory_allows) {
   ck_assert_int_gt(sa.calls, t2.nlevels);  /* some level in several shares */
   ck_assert_uint_eq(t1.ncells, t2.ncells);
   same_cells(t1.root, t2.root);
+  shares_cover_the_tree(&sa, &t2);
   ck_assert_int_eq(bh_tree_free(&mem, &t2), 0);
-  for (int fail_at = 1; fail_at <= 12; fail_at += 11) { /* the first share, a later one */
-    sa.calls = 0, sa.fail_at = fail_at;
+  for (int fail = 0; fail < 3; fail++) { /* the first share, a later one, a helper's first */
+    sa.calls = 0, sa.fail_at = fail == 0 ? 1 : fail == 1 ? 12 : 0;
+    sa.fail_helper = fail == 2, sa.helper_failed = false;
     ck_assert_int_eq(bh_tree_build_team(&mem, b, k, N, &c, &t2, err, sizeof err, tm, NULL), -1);
     ck_assert_msg(strstr(err, "allocating the tree's regions failed"), "%s", err);
     ck_assert_ptr_null(t2.root);
     ck_assert_int_eq(bh_arena_live(&sa.arena), t1.nlevels + 1); /* t1's alone */
+    ck_assert(fail < 2 || sa.helper_failed);
   }
   ck_assert_int_eq(bh_tree_free(&sa.arena, &t1), 0);
   ck_assert_int_eq(bh_arena_live(&sa.arena), 0);
