@@ -118,6 +118,16 @@ typedef struct bh_tree {
  * failure, or bodies so close that the tree passes BH_MAX_LEVELS). */
 int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_cube *c,
                   bh_tree *t, char *err, size_t errlen);
+/* A block of memory a worker keeps from one step to the next ({0}: none yet; bh_block.c):
+ * bh_block_room hands it out grown to `bytes` (its contents dropped; a NULL block: a fresh
+ * malloc), bh_block_release frees what was not the block's, bh_block_free gives it back. */
+typedef struct bh_block {
+  void *mem;
+  size_t cap; /* bytes */
+} bh_block;
+void *bh_block_room(bh_block *b, size_t bytes);
+void bh_block_release(bh_block *b, void *p);
+void bh_block_free(bh_block *b);
 /* Memory a worker's tree builds keep from one step to the next: the array that a team's
  * insertion joins its pieces into, over 100 MB at half a million bodies. A fresh allocation that
  * large is a fresh mapping (glibc maps blocks past 32 MiB anew), faulted in page by page on every
@@ -126,8 +136,7 @@ int bh_tree_build(const bh_mem *mem, const bh_body *bodies, size_t n, const bh_c
 enum { BH_TREE_INSERT, BH_TREE_ORDER, BH_TREE_MOMENTS, BH_TREE_ALLOC, BH_TREE_CELLS,
        BH_TREE_PARTS };
 typedef struct bh_tree_keep {
-  void *nodes;
-  size_t cap; /* bytes */
+  bh_block nodes;
   /* Where the builds' time went (seconds, added up): the insertion into the scratch tree, its
    * breadth-first order, the moments, the cells' regions and ballocs, the cells' filling. */
   double part[BH_TREE_PARTS];

@@ -60,28 +60,6 @@ int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_bo
   return 0;
 }
 
-/* `bytes` from keep (its old contents dropped; it grows with some slack, as the bodies a
- * worker holds change from step to step), or a fresh block without keep; NULL on ENOMEM. */
-static void *keep_room(bh_sort_keep *keep, size_t bytes) {
-  if (!keep) return malloc(bytes);
-  if (keep->cap < bytes) {
-    size_t cap = bytes + bytes / 8;
-    free(keep->mem);
-    keep->mem = malloc(cap);
-    keep->cap = keep->mem ? cap : 0;
-  }
-  return keep->mem;
-}
-
-static void keep_release(bh_sort_keep *keep, void *p) {
-  if (!keep || p != keep->mem) free(p);
-}
-
-void bh_sort_keep_free(bh_sort_keep *k) {
-  free(k->mem);
-  *k = (bh_sort_keep){0};
-}
-
 /* ---- the sort with a team (hybrid workers) ---- */
 
 #define SORT_BUCKETS 4096 /* buckets of leading key bits: a few hundred bodies each, typically */
@@ -250,14 +228,14 @@ static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
 /* The team's or the calling thread's sort; copy_back: the bodies end in b, else in scratch
  * where they moved (*moved: true; false where they were in order already). 0 or -1. */
 static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch,
-                    bh_team *team, bh_sort_keep *keep, bool copy_back, bool *moved) {
+                    bh_team *team, bh_block *keep, bool copy_back, bool *moved) {
   int T = bh_team_size(team);
   *moved = false;
   if (T <= 1 || n < 2 * SORT_BUCKETS) {
-    keyed *k = keep_room(keep, (n ? 2 * n : 1) * sizeof *k);
+    keyed *k = bh_block_room(keep, (n ? 2 * n : 1) * sizeof *k);
     if (!k) return -1;
     sort_serial(c, b, n, keys, scratch, k, copy_back);
-    keep_release(keep, k);
+    bh_block_release(keep, k);
     *moved = !copy_back;
     return 0;
   }
@@ -266,7 +244,7 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
   j->c = c, j->b = b, j->scratch = scratch, j->keys = keys, j->n = n, j->copy_back = copy_back;
   /* one block: the pairs twice, then per thread its counts, smallest and largest key */
   size_t per_thread = SORT_BUCKETS * sizeof *j->at + sizeof *j->lo + sizeof *j->hi;
-  char *mem = keep_room(keep, 2 * n * sizeof(keyed) + (size_t)T * per_thread);
+  char *mem = bh_block_room(keep, 2 * n * sizeof(keyed) + (size_t)T * per_thread);
   int rc = -1;
   if (mem) {
     j->k = (keyed *)mem;
@@ -281,20 +259,20 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
       *moved = !copy_back;
     }
     rc = 0;
-    keep_release(keep, mem);
+    bh_block_release(keep, mem);
   }
   free(j);
   return rc;
 }
 
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
-                        bh_body *scratch, bh_team *team, bh_sort_keep *keep) {
+                        bh_body *scratch, bh_team *team, bh_block *keep) {
   bool moved;
   return sort_any(c, b, n, keys, scratch, team, keep, true, &moved);
 }
 
 int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t n,
-                        uint64_t *keys, bh_team *team, bh_sort_keep *keep) {
+                        uint64_t *keys, bh_team *team, bh_block *keep) {
   bool moved;
   int rc = sort_any(c, *b, n, keys, *scratch, team, keep, false, &moved);
   if (rc == 0 && moved) {

@@ -12,25 +12,17 @@
 /* ---- domains (bh_domain.c) ---- */
 /* Sort b[0..n) by key in cube c (stable), keys into keys[0..n) (scratch: n bodies). 0 or -1. */
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch);
-/* Memory a worker's sorts keep from one step to the next: their (key, index) pairs, 35 MB at
- * 1.1 million bodies, which a fresh allocation would fault in page by page on every sort (the
- * team's threads then wait on the process's memory map). {0} is empty; bh_sort_keep_free
- * gives it back. */
-typedef struct bh_sort_keep {
-  void *mem;
-  size_t cap; /* bytes */
-} bh_sort_keep;
-void bh_sort_keep_free(bh_sort_keep *k);
 /* The same order with a team's threads (NULL: the calling thread alone): keys, a stable
- * bucketing by their leading bits, each bucket sorted, the bodies moved. keep: memory kept
- * between sorts (NULL: allocated and freed in each). */
+ * bucketing by their leading bits, each bucket sorted, the bodies moved. keep: the memory of
+ * their (key, index) pairs, kept between sorts (35 MB at 1.1 million bodies, which every sort
+ * would fault in again; NULL: allocated and freed in each). */
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
-                        bh_body *scratch, bh_team *team, bh_sort_keep *keep);
+                        bh_body *scratch, bh_team *team, bh_block *keep);
 /* The same, with no copy back: *b's bodies sorted into *scratch and the two pointers swapped
  * (left as they are where the bodies were in order already), for a caller whose two buffers
  * are alike (as large, and either may hold the bodies). */
 int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t n,
-                        uint64_t *keys, bh_team *team, bh_sort_keep *keep);
+                        uint64_t *keys, bh_team *team, bh_block *keep);
 /* Sum v[0..n) over every worker, in place (a collective). */
 typedef void (*bh_sum_fn)(void *ctx, int64_t *v, int n);
 /* The cuts of P domains by weight: cut[0] = 0, cut[P] = BH_KEY_END, and cut[j] the smallest

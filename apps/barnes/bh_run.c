@@ -49,7 +49,7 @@ typedef struct run {
   int64_t work, missing;
   bh_team *team; /* --threads T > 1: the rank's threads (sort, tree, LETs, walk); NULL: one */
   bh_tree_keep keep; /* the team's tree memory, kept from step to step */
-  bh_sort_keep sort_keep; /* the sorts' pairs, kept from step to step */
+  bh_block sort_keep; /* the sorts' pairs, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
   double dpart[3];  /* BARNES_PHASES=3: the decomposition's sort, cuts and migration (seconds);
                        a team's second sort before its tree is dpart[0] too */
@@ -992,6 +992,6 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   free(R.pools), free(R.pool_peer), free(R.let_want);
   bh_team_free(R.team);
   bh_tree_keep_free(&R.keep);
-  bh_sort_keep_free(&R.sort_keep);
+  bh_block_free(&R.sort_keep);
   return failed;
 }

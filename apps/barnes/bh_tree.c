@@ -445,30 +445,13 @@ static void join_subtrees(void *ctx, int t, int T) {
   }
 }
 
-/* Room for `bytes` in keep (its old contents dropped), or a fresh block without keep; NULL on
- * ENOMEM. Kept blocks grow with some slack: the bodies a worker holds change from step to step. */
-static void *keep_room(bh_tree_keep *keep, size_t bytes) {
-  if (!keep) return malloc(bytes);
-  if (keep->cap < bytes) {
-    size_t cap = bytes + bytes / 8;
-    free(keep->nodes);
-    keep->nodes = malloc(cap);
-    keep->cap = keep->nodes ? cap : 0;
-  }
-  return keep->nodes;
-}
-
-static void keep_release(bh_tree_keep *keep, void *p) {
-  if (!keep || p != keep->nodes) free(p);
-}
-
 void bh_tree_keep_free(bh_tree_keep *k) {
-  free(k->nodes);
+  bh_block_free(&k->nodes);
   *k = (bh_tree_keep){0};
 }
 
 /* The scratch tree of bodies sorted by key (keys[0..n)), its insertion shared by a team; 0, -1
- * (ENOMEM) or -2 (too deep), with s->v released on failure (keep_release). The joined tree is
+ * (ENOMEM) or -2 (too deep), with s->v released on failure (bh_block_release). The joined tree is
  * placed in keep's memory where there is a keep. */
 static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t n,
                              const bh_cube *cube, scratch *s, bh_team *team, bh_tree_keep *keep) {
@@ -488,7 +471,8 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
       total += j.sub[k].s.n;
     }
     if (rc == 0 && total > INT32_MAX) rc = -1;
-    if (rc == 0 && !(j.all = keep_room(keep, total * sizeof *j.all))) rc = -1;
+    bh_block *kept = keep ? &keep->nodes : NULL;
+    if (rc == 0 && !(j.all = bh_block_room(kept, total * sizeof *j.all))) rc = -1;
     if (rc == 0) {
       memcpy(j.all, s->v, s->n * sizeof *j.all);
       atomic_init(&j.next, 0);
@@ -502,7 +486,7 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
   }
   for (size_t k = 0; k < j.nsub; k++) free(j.sub[k].s.v);
   free(j.sub);
-  if (rc) keep_release(keep, s->v), s->v = NULL;
+  if (rc) bh_block_release(keep ? &keep->nodes : NULL, s->v), s->v = NULL;
   return rc;
 }
 
@@ -574,7 +558,7 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
                                     : "out of memory building the tree");
   }
   free(j.ptrs), free(j.order), free(j.cell), free(j.count);
-  keep_release(keep, s.v);
+  bh_block_release(keep ? &keep->nodes : NULL, s.v);
   return rc;
 }
 

@@ -579,11 +579,11 @@ END_TEST
 /* A kept block serves sorts of changing sizes (up, then down), and bodies that moved a little
  * since they were sorted (each bucket mostly in order: its insertion path) or were shuffled
  * (the buckets of the dense core far out of order: the merges) come out as the serial sort
- * puts them, on a team and on the calling thread alone (bh_sort_keep). */
+ * puts them, on a team and on the calling thread alone (a kept bh_block). */
 START_TEST(test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies) {
   enum { N = 60000 };
   sort_case x = sort_case_new(N, 31, 3);
-  bh_sort_keep keep = {0};
+  bh_block keep = {0};
   const size_t sizes[] = {N / 2, N, N / 3};
   for (int moved = 0; moved <= 1; moved++)
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
@@ -612,7 +612,7 @@ START_TEST(test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies) {
       free(want);
     }
   ck_assert_uint_ge(keep.cap, 2 * (size_t)N * 16); /* grown to the largest sort's pairs */
-  bh_sort_keep_free(&keep);
+  bh_block_free(&keep);
   ck_assert_ptr_null(keep.mem);
   sort_case_free(&x);
 }
@@ -718,10 +718,10 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
     char err[160];
     ck_assert_int_eq(bh_tree_build(&mem, b, n, &c, &t1, err, sizeof err), 0);
     ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t2, err, sizeof err, tm, NULL), 0);
-    void *kept = keep.nodes;
+    void *kept = keep.nodes.mem;
     ck_assert_int_eq(bh_tree_build_team(&mem, b, k, n, &c, &t3, err, sizeof err, tm, &keep), 0);
-    if (si > 0) ck_assert_ptr_eq(keep.nodes, kept); /* the first size's memory, reused */
-    if (n >= 3000) ck_assert_ptr_nonnull(keep.nodes); /* (300 and 1 join no subtrees) */
+    if (si > 0) ck_assert_ptr_eq(keep.nodes.mem, kept); /* the first size's memory, reused */
+    if (n >= 3000) ck_assert_ptr_nonnull(keep.nodes.mem); /* (300 and 1 join no subtrees) */
     ck_assert_int_eq(t1.nlevels, t2.nlevels);
     ck_assert_uint_eq(t1.ncells, t2.ncells);
     ck_assert_uint_eq(t1.ncells, t3.ncells);
@@ -739,7 +739,7 @@ START_TEST(test_a_team_builds_the_serial_tree_cell_for_cell) {
     free(b), free(k);
   }
   bh_tree_keep_free(&keep);
-  ck_assert_ptr_null(keep.nodes);
+  ck_assert_ptr_null(keep.nodes.mem);
 }
 END_TEST
 
