@@ -41,21 +41,20 @@ static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
   if (src != k) memcpy(k, src, n * sizeof *k);
 }
 
-/* bh_sort_by_key with its 2n pairs in k; copy_back: the sorted bodies into b, else left in
- * scratch. */
-static void sort_serial(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
-                        bh_body *scratch, keyed *k, bool copy_back) {
+/* b[0..n) sorted by key into scratch, with its 2n pairs in k. */
+static void sort_serial(const bh_cube *c, const bh_body *b, size_t n, uint64_t *keys,
+                        bh_body *scratch, keyed *k) {
   bh_keys(c, b, n, keys); /* (keys is overwritten in the sorted order below) */
   for (size_t i = 0; i < n; i++) k[i] = (keyed){keys[i], i};
   if (n > 1) radix_sort_keyed(k, k + n, n);
   for (size_t i = 0; i < n; i++) scratch[i] = b[k[i].i], keys[i] = k[i].key;
-  if (copy_back) memcpy(b, scratch, n * sizeof *b);
 }
 
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
   keyed *k = malloc((n ? 2 * n : 1) * sizeof *k);
   if (!k) return -1;
-  sort_serial(c, b, n, keys, scratch, k, true);
+  sort_serial(c, b, n, keys, scratch, k);
+  memcpy(b, scratch, n * sizeof *b);
   free(k);
   return 0;
 }
@@ -77,7 +76,6 @@ typedef struct sort_job {
   int shift;
   atomic_size_t next;     /* the next bucket to sort */
   atomic_bool unsorted;   /* some key is smaller than the one before it */
-  bool copy_back;         /* the sorted bodies into b (else left in scratch) */
 } sort_job;
 
 static size_t bucket_of(const sort_job *j, uint64_t key) {
@@ -222,26 +220,23 @@ static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
   atomic_init(&j->next, 0);
   bh_team_run(team, sort_buckets, j);
   bh_team_run(team, sort_move, j);
-  if (j->copy_back) bh_team_copy(team, j->b, j->scratch, j->n * sizeof *j->b);
 }
 
-/* The team's or the calling thread's sort; copy_back: the bodies end in b, else in scratch
- * where they moved (*moved: true; false where they were in order already). 0 or -1. */
+/* The team's or the calling thread's sort of b's bodies: 1 when they were moved into scratch
+ * in key order, 0 when they were in order already (and stay in b), -1 on ENOMEM. */
 static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch,
-                    bh_team *team, bh_block *keep, bool copy_back, bool *moved) {
+                    bh_team *team, bh_block *keep) {
   int T = bh_team_size(team);
-  *moved = false;
   if (T <= 1 || n < 2 * SORT_BUCKETS) {
     keyed *k = bh_block_room(keep, (n ? 2 * n : 1) * sizeof *k);
     if (!k) return -1;
-    sort_serial(c, b, n, keys, scratch, k, copy_back);
+    sort_serial(c, b, n, keys, scratch, k);
     bh_block_release(keep, k);
-    *moved = !copy_back;
-    return 0;
+    return 1;
   }
   sort_job *j = calloc(1, sizeof *j);
   if (!j) return -1;
-  j->c = c, j->b = b, j->scratch = scratch, j->keys = keys, j->n = n, j->copy_back = copy_back;
+  j->c = c, j->b = b, j->scratch = scratch, j->keys = keys, j->n = n;
   /* one block: the pairs twice, then per thread its counts, smallest and largest key */
   size_t per_thread = SORT_BUCKETS * sizeof *j->at + sizeof *j->lo + sizeof *j->hi;
   char *mem = bh_block_room(keep, 2 * n * sizeof(keyed) + (size_t)T * per_thread);
@@ -254,11 +249,11 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
     j->hi = j->lo + T;
     atomic_init(&j->unsorted, false);
     bh_team_run(team, sort_keys, j);
-    if (!sorted_already(j, T)) { /* (else the keys are in place, and so are the bodies) */
+    rc = 0; /* (in order already: the keys are in place, and so are the bodies) */
+    if (!sorted_already(j, T)) {
       sort_by_buckets(j, team, T);
-      *moved = !copy_back;
+      rc = 1;
     }
-    rc = 0;
     bh_block_release(keep, mem);
   }
   free(j);
@@ -267,19 +262,19 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
 
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
                         bh_body *scratch, bh_team *team, bh_block *keep) {
-  bool moved;
-  return sort_any(c, b, n, keys, scratch, team, keep, true, &moved);
+  int rc = sort_any(c, b, n, keys, scratch, team, keep);
+  if (rc == 1) bh_team_copy(team, b, scratch, n * sizeof *b);
+  return rc < 0 ? -1 : 0;
 }
 
 int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t n,
                         uint64_t *keys, bh_team *team, bh_block *keep) {
-  bool moved;
-  int rc = sort_any(c, *b, n, keys, *scratch, team, keep, false, &moved);
-  if (rc == 0 && moved) {
+  int rc = sort_any(c, *b, n, keys, *scratch, team, keep);
+  if (rc == 1) {
     bh_body *t = *b;
     *b = *scratch, *scratch = t;
   }
-  return rc;
+  return rc < 0 ? -1 : 0;
 }
 
 /* The weight of the bodies with key < k: pw[i] is the weight of the first i (keys sorted). */

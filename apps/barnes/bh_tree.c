@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "bh.h"
 
 /* A scratch node: the cube, children (indices, -1 none), the body (-1 none). */
@@ -452,9 +452,9 @@ void bh_tree_keep_free(bh_tree_keep *k) {
 
 /* The scratch tree of bodies sorted by key (keys[0..n)), its insertion shared by a team; 0, -1
  * (ENOMEM) or -2 (too deep), with s->v released on failure (bh_block_release). The joined tree is
- * placed in keep's memory where there is a keep. */
+ * placed in the kept block where there is one. */
 static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t n,
-                             const bh_cube *cube, scratch *s, bh_team *team, bh_tree_keep *keep) {
+                             const bh_cube *cube, scratch *s, bh_team *team, bh_block *kept) {
   insert_job j = {.bodies = bodies, .top = s};
   size_t limit = n / (8 * (size_t)bh_team_size(team));
   if (limit < 512) limit = 512;
@@ -471,7 +471,6 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
       total += j.sub[k].s.n;
     }
     if (rc == 0 && total > INT32_MAX) rc = -1;
-    bh_block *kept = keep ? &keep->nodes : NULL;
     if (rc == 0 && !(j.all = bh_block_room(kept, total * sizeof *j.all))) rc = -1;
     if (rc == 0) {
       memcpy(j.all, s->v, s->n * sizeof *j.all);
@@ -486,16 +485,15 @@ static int scratch_tree_team(const bh_body *bodies, const uint64_t *keys, size_t
   }
   for (size_t k = 0; k < j.nsub; k++) free(j.sub[k].s.v);
   free(j.sub);
-  if (rc) bh_block_release(keep ? &keep->nodes : NULL, s->v), s->v = NULL;
+  if (rc) bh_block_release(kept, s->v), s->v = NULL;
   return rc;
 }
 
-/* Seconds since *t0 added to keep's part k (nothing without a keep); *t0 moves on. */
-static void part_lap(bh_tree_keep *keep, int k, struct timespec *t0) {
+/* Seconds since *t0 (ns) added to keep's part k (nothing without a keep); *t0 moves on. */
+static void part_lap(bh_tree_keep *keep, int k, double *t0) {
   if (!keep) return;
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  keep->part[k] += (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+  double t = bench_now_ns();
+  keep->part[k] += (t - *t0) * 1e-9;
   *t0 = t;
 }
 
@@ -515,11 +513,11 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
     own = bh_cube_of_box(lo, hi);
     cube = &own;
   }
-  struct timespec t0;
-  if (keep) clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = keep ? bench_now_ns() : 0;
+  bh_block *kept = keep ? &keep->nodes : NULL;
   scratch s = {0}; /* keys are those of the cube given (none for a cube of their own) */
   int rc = keys && cube != &own && bh_team_size(team) > 1
-               ? scratch_tree_team(bodies, keys, n, cube, &s, team, keep)
+               ? scratch_tree_team(bodies, keys, n, cube, &s, team, kept)
                : scratch_tree(bodies, n, cube, &s);
   if (rc) {
     snprintf(err, errlen, rc == -2 ? "bodies closer than %d tree levels resolve (coincident?)"
@@ -558,7 +556,7 @@ int bh_tree_build_team(const bh_mem *mem, const bh_body *bodies, const uint64_t 
                                     : "out of memory building the tree");
   }
   free(j.ptrs), free(j.order), free(j.cell), free(j.count);
-  bh_block_release(keep ? &keep->nodes : NULL, s.v);
+  bh_block_release(kept, s.v);
   return rc;
 }
 
