@@ -10,7 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "bh_par.h"
+
+/* Where the sorts' time goes (bh_sort_stages): seconds by stage, summed over this process's
+ * sorts (one sort at a time: a rank's calling thread). */
+static double stage_s[BH_SORT_STAGES];
+
+void bh_sort_stages(double s[BH_SORT_STAGES]) { memcpy(s, stage_s, sizeof stage_s); }
+void bh_sort_stages_reset(void) { memset(stage_s, 0, sizeof stage_s); }
+
+/* Seconds since *t0 (ns) added to stage k; *t0 moves on. */
+static void stage_lap(int k, double *t0) {
+  double t = bench_now_ns();
+  stage_s[k] += (t - *t0) * 1e-9;
+  *t0 = t;
+}
 
 typedef struct keyed {
   uint64_t key;
@@ -44,10 +59,14 @@ static void radix_sort_keyed(keyed *k, keyed *tmp, size_t n) {
 /* b[0..n) sorted by key into scratch, with its 2n pairs in k. */
 static void sort_serial(const bh_cube *c, const bh_body *b, size_t n, uint64_t *keys,
                         bh_body *scratch, keyed *k) {
+  double t0 = bench_now_ns();
   bh_keys(c, b, n, keys); /* (keys is overwritten in the sorted order below) */
   for (size_t i = 0; i < n; i++) k[i] = (keyed){keys[i], i};
+  stage_lap(BH_SORT_KEYS, &t0);
   if (n > 1) radix_sort_keyed(k, k + n, n);
+  stage_lap(BH_SORT_BUCKETS, &t0);
   for (size_t i = 0; i < n; i++) scratch[i] = b[k[i].i], keys[i] = k[i].key;
+  stage_lap(BH_SORT_MOVE, &t0);
 }
 
 int bh_sort_by_key(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_body *scratch) {
@@ -214,12 +233,17 @@ static void sort_by_buckets(sort_job *j, bh_team *team, int T) {
   }
   j->kmin = kmin;
   while (((kmax - kmin) >> j->shift) >= SORT_BUCKETS) j->shift++;
+  double t0 = bench_now_ns();
   bh_team_run(team, sort_count, j);
   sort_slots(j, T);
+  stage_lap(BH_SORT_COUNT, &t0);
   bh_team_run(team, sort_scatter, j);
+  stage_lap(BH_SORT_SCATTER, &t0);
   atomic_init(&j->next, 0);
   bh_team_run(team, sort_buckets, j);
+  stage_lap(BH_SORT_BUCKETS, &t0);
   bh_team_run(team, sort_move, j);
+  stage_lap(BH_SORT_MOVE, &t0);
 }
 
 /* The team's or the calling thread's sort of b's bodies: 1 when they were moved into scratch
@@ -248,7 +272,9 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
     j->lo = (uint64_t *)(j->at + (size_t)T * SORT_BUCKETS);
     j->hi = j->lo + T;
     atomic_init(&j->unsorted, false);
+    double t0 = bench_now_ns();
     bh_team_run(team, sort_keys, j);
+    stage_lap(BH_SORT_KEYS, &t0);
     rc = 0; /* (in order already: the keys are in place, and so are the bodies) */
     if (!sorted_already(j, T)) {
       sort_by_buckets(j, team, T);
@@ -263,7 +289,9 @@ static int sort_any(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys, bh_b
 int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
                         bh_body *scratch, bh_team *team, bh_block *keep) {
   int rc = sort_any(c, b, n, keys, scratch, team, keep);
+  double t0 = bench_now_ns();
   if (rc == 1) bh_team_copy(team, b, scratch, n * sizeof *b);
+  stage_lap(BH_SORT_COPY, &t0);
   return rc < 0 ? -1 : 0;
 }
 
@@ -344,4 +372,111 @@ size_t bh_domain_of(const uint64_t *cut, int P, uint64_t key) {
     else hi = mid;
   }
   return lo;
+}
+
+/* ---- the merge of key-sorted runs (a team's bodies after the migration) ---- */
+
+typedef struct merge_job {
+  const bh_body *b;
+  const uint64_t *keys;
+  const size_t *at;  /* run r: [at[r], at[r + 1]) */
+  int nruns;
+  bh_body *out;
+  uint64_t *out_keys;
+  size_t *pos;       /* [t * nruns + r]: thread t's first body of run r; row T: the runs' ends */
+  size_t *head;      /* nruns a thread: its next body of each run */
+  int *heap;         /* nruns a thread */
+  atomic_bool unsorted; /* some run was not in key order */
+} merge_job;
+
+/* Run x's head before run y's: the smaller key, on a tie the earlier run (stable). */
+static inline bool head_before(const uint64_t *keys, const size_t *h, int x, int y) {
+  return keys[h[x]] < keys[h[y]] || (keys[h[x]] == keys[h[y]] && x < y);
+}
+
+static void sift_down(const uint64_t *keys, const size_t *h, int *heap, int n, int i) {
+  for (int c; (c = 2 * i + 1) < n; i = c) {
+    if (c + 1 < n && head_before(keys, h, heap[c + 1], heap[c])) c++;
+    if (!head_before(keys, h, heap[c], heap[i])) return;
+    int x = heap[i];
+    heap[i] = heap[c], heap[c] = x;
+  }
+}
+
+/* Thread t's share: every run's bodies between its splitters, merged by a heap of the runs'
+ * heads into the output from its first slot on. */
+static void merge_share(void *ctx, int t, int T) {
+  (void)T;
+  merge_job *j = ctx;
+  int R = j->nruns, *heap = j->heap + (size_t)t * R, n = 0;
+  const size_t *first = j->pos + (size_t)t * R, *end = first + R;
+  size_t *h = j->head + (size_t)t * R, o = 0; /* (the next thread's first row is our end) */
+  memcpy(h, first, (size_t)R * sizeof *h);
+  for (int r = 0; r < R; r++) o += h[r] - j->pos[r];
+  for (int r = 0; r < R; r++)
+    if (h[r] < end[r]) heap[n++] = r;
+  for (int i = n / 2; i-- > 0;) sift_down(j->keys, h, heap, n, i);
+  bool unsorted = false;
+  while (n > 0) {
+    int r = heap[0];
+    size_t i = h[r]++;
+    j->out[o] = j->b[i];
+    j->out_keys[o++] = j->keys[i];
+    if (h[r] == end[r]) heap[0] = heap[--n];
+    else unsorted |= j->keys[h[r]] < j->keys[i];
+    sift_down(j->keys, h, heap, n, 0);
+  }
+  if (unsorted) atomic_store_explicit(&j->unsorted, true, memory_order_relaxed);
+}
+
+/* The first index of [a, z) with keys[i] >= k. */
+static size_t lower_bound(const uint64_t *keys, size_t a, size_t z, uint64_t k) {
+  while (a < z) {
+    size_t m = a + (z - a) / 2;
+    if (keys[m] < k) a = m + 1;
+    else z = m;
+  }
+  return a;
+}
+
+/* Each thread's first body in each run: the splitters are the longest run's T-quantile keys,
+ * every run cut at the first key not below them (equal keys stay with one thread). */
+static void merge_splits(merge_job *j, int T) {
+  int R = j->nruns, longest = 0;
+  for (int r = 1; r < R; r++)
+    if (j->at[r + 1] - j->at[r] > j->at[longest + 1] - j->at[longest]) longest = r;
+  size_t la = j->at[longest], ln = j->at[longest + 1] - la;
+  for (int r = 0; r < R; r++) {
+    j->pos[r] = j->at[r];
+    j->pos[(size_t)T * R + r] = j->at[r + 1];
+  }
+  for (int t = 1; t < T; t++) {
+    uint64_t split = j->keys[la + ln * (size_t)t / (size_t)T];
+    for (int r = 0; r < R; r++) {
+      size_t from = j->pos[(size_t)(t - 1) * R + r]; /* the splitters do not decrease */
+      j->pos[(size_t)t * R + r] = lower_bound(j->keys, from, j->at[r + 1], split);
+    }
+  }
+}
+
+int bh_merge_runs_team(const bh_body *b, const uint64_t *keys, const size_t *at, int nruns,
+                       bh_body *out, uint64_t *out_keys, bh_team *team) {
+  if (nruns < 1) return 0;
+  int T = bh_team_size(team);
+  if (at[nruns] - at[0] < 2 * SORT_BUCKETS) T = 1, team = NULL; /* too few to share */
+  merge_job j = {.b = b, .keys = keys, .at = at, .nruns = nruns, .out = out, .out_keys = out_keys};
+  j.pos = malloc(((size_t)T + 1) * (size_t)nruns * sizeof *j.pos);
+  j.head = malloc((size_t)T * (size_t)nruns * sizeof *j.head);
+  j.heap = malloc((size_t)T * (size_t)nruns * sizeof *j.heap);
+  int rc = -1;
+  if (j.pos && j.head && j.heap) {
+    double t0 = bench_now_ns();
+    atomic_init(&j.unsorted, false);
+    merge_splits(&j, T);
+    bh_team_run(team, merge_share, &j);
+    stage_lap(BH_SORT_MERGE, &t0);
+    rc = atomic_load(&j.unsorted) ? 1 : 0;
+  }
+  free(j.pos), free(j.head), free(j.heap);
+  return rc;
 }

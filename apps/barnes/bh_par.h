@@ -23,6 +23,21 @@ int bh_sort_by_key_team(const bh_cube *c, bh_body *b, size_t n, uint64_t *keys,
  * are alike (as large, and either may hold the bodies). */
 int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t n,
                         uint64_t *keys, bh_team *team, bh_block *keep);
+/* The bodies b[0..at[nruns]) in nruns runs, run r [at[r], at[r + 1]) in key order (keys[i]
+ * b[i]'s key, at[0] = 0), merged into key order in out and out_keys by the team's threads:
+ * stable, so the order bh_sort_by_key gives the runs one after another (equal keys in run
+ * order, then as they were). 0; 1 when some run was not in key order (out is then some
+ * permutation: sort instead); -1 on ENOMEM. */
+int bh_merge_runs_team(const bh_body *b, const uint64_t *keys, const size_t *at, int nruns,
+                       bh_body *out, uint64_t *out_keys, bh_team *team);
+/* The sorts' stages: the keys (and their pairs), the counts by bucket, the scatter into
+ * buckets, the buckets' sorts (the serial sort's radix passes), the bodies' move into key
+ * order, the copy back (bh_sort_by_key_team), the merges (bh_merge_runs_team). Seconds by stage summed over this process's
+ * sorts, for the phase tables (BARNES_PHASES=3). */
+enum { BH_SORT_KEYS, BH_SORT_COUNT, BH_SORT_SCATTER, BH_SORT_BUCKETS, BH_SORT_MOVE,
+       BH_SORT_COPY, BH_SORT_MERGE, BH_SORT_STAGES };
+void bh_sort_stages(double s[BH_SORT_STAGES]);
+void bh_sort_stages_reset(void);
 /* Sum v[0..n) over every worker, in place (a collective). */
 typedef void (*bh_sum_fn)(void *ctx, int64_t *v, int n);
 /* The cuts of P domains by weight: cut[0] = 0, cut[P] = BH_KEY_END, and cut[j] the smallest

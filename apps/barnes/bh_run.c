@@ -44,6 +44,9 @@ typedef struct run {
   int me, P, schedulers;
   bh_body *b, *scratch;
   uint64_t *keys, *cut, *tcut; /* tcut[j]: the first key of domain j's tail (shared tails) */
+  uint64_t *keys2;  /* a team's: the keys of the bodies in scratch (the migration's, the merge's) */
+  size_t *runs;     /* a team's: after the migration, run r of bodies [runs[r], runs[r + 1]) */
+  int nruns;
   size_t n, cap;
   double barrier;
   int64_t work, missing;
@@ -89,8 +92,10 @@ static int reserve(run *R, size_t n) {
   bh_body *s = b ? realloc(R->scratch, cap * sizeof *s) : NULL;
   if (s) R->scratch = s;
   uint64_t *k = s ? realloc(R->keys, cap * sizeof *k) : NULL;
-  if (!k) return -1;
-  R->keys = k;
+  if (k) R->keys = k;
+  uint64_t *k2 = k && R->team ? realloc(R->keys2, cap * sizeof *k2) : NULL;
+  if (k2) R->keys2 = k2;
+  if (!k || (R->team && !k2)) return -1;
   R->cap = cap;
   return 0;
 }
@@ -137,10 +142,31 @@ static void too_many_bodies(const run *R) {
   die(R, what);
 }
 
+/* A team's: the keys of send_part's bodies sent and received as they were (its byte counts
+ * and offsets of bodies, the part for itself, `self` bytes, copied), into R->keys2; each
+ * sender's bodies one more run (R->runs), to be merged rather than sorted before the tree. */
+static void send_keys(run *R, const int *sc, const int *sd, const int *rc, const int *rd,
+                      size_t self) {
+  int P = R->P, *k = calloc((size_t)P * 4, sizeof *k);
+  if (!k) die(R, "out of memory");
+  const size_t body = sizeof(bh_body), key = sizeof(uint64_t);
+  const int *bytes[4] = {sc, sd, rc, rd};
+  for (int q = 0; q < 4; q++)
+    for (int p = 0; p < P; p++) k[q * P + p] = (int)((size_t)bytes[q][p] / body * key);
+  MPI_Alltoallv(R->keys, k, k + P, MPI_BYTE, R->keys2, k + 2 * P, k + 3 * P, MPI_BYTE, R->comm);
+  memcpy(R->keys2 + (size_t)rd[R->me] / body, R->keys + (size_t)sd[R->me] / body,
+         self / body * key);
+  for (int p = 0; p < P; p++) {
+    size_t got = p == R->me ? self : (size_t)rc[p];
+    R->runs[++R->nruns] = ((size_t)rd[p] + got) / body;
+  }
+  free(k);
+}
+
 /* To each worker p the bodies of keys [from[p], to[p]) (bodies sorted by key), received into
  * R->scratch after the first at bodies there; how many arrived. A worker's part for itself
  * (most of its bodies: the domains move little from step to step) is copied by its team, not
- * by MPI on one thread. */
+ * by MPI on one thread. A team's keys go too (send_keys). */
 static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t at) {
   int P = R->P, *sc = calloc((size_t)P * 4, sizeof *sc), *sd = sc + P, *rc = sd + P, *rd = rc + P;
   if (!sc) die(R, "out of memory");
@@ -159,6 +185,7 @@ static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t
   sc[R->me] = rc[R->me] = 0;
   MPI_Alltoallv(R->b, sc, sd, MPI_BYTE, R->scratch, rc, rd, MPI_BYTE, R->comm);
   bh_team_copy(R->team, (char *)R->scratch + rd[R->me], (const char *)R->b + sd[R->me], self);
+  if (R->team) send_keys(R, sc, sd, rc, rd, self);
   free(sc);
   return total / sizeof(bh_body) - at;
 }
@@ -168,12 +195,17 @@ static size_t send_part(run *R, const uint64_t *from, const uint64_t *to, size_t
 static void migrate(run *R) {
   double t0 = now();
   bool tails = R->steal_share > 0;
+  R->nruns = 0;
   size_t front = send_part(R, R->cut, tails ? R->tcut : R->cut + 1, 0);
   R->n = front + (tails ? send_part(R, R->tcut, R->cut + 1, front) : 0);
   R->tail = front;
   clock_now.wcomm += now() - t0;
   bh_body *t = R->b; /* the bodies are where they arrived: no copy back */
   R->b = R->scratch, R->scratch = t;
+  if (R->team) {
+    uint64_t *k = R->keys;
+    R->keys = R->keys2, R->keys2 = k;
+  }
 }
 
 /* Bodies arrive as one key-sorted run per sender. One thread a rank leaves them so (each run
@@ -593,6 +625,26 @@ static void reweigh(run *R) {
   for (size_t i = 0; i < R->n; i++) R->b[i].cost = (int64_t)((double)R->b[i].cost * scale) + 1;
 }
 
+/* A team inserts subtrees of bodies in key order: the runs the migration brought, with their
+ * keys, merged (sorted instead where a run is out of order, which a sender's sort rules out). */
+static void into_key_order(run *R, const bh_cube *cube) {
+  int rc = R->nruns > 1 ? bh_merge_runs_team(R->b, R->keys, R->runs, R->nruns, R->scratch,
+                                             R->keys2, R->team)
+                        : 0; /* one run: in order, keys and all */
+  if (rc < 0) die(R, "out of memory merging the bodies");
+  if (rc == 1) {
+    fprintf(stderr, "barnes: worker %d: warning: a migrated run was out of key order; sorting\n",
+            R->me);
+    if (bh_sort_by_key_swap(cube, &R->b, &R->scratch, R->n, R->keys, R->team, &R->sort_keep))
+      die(R, "out of memory sorting the bodies");
+  } else if (R->nruns > 1) {
+    bh_body *b = R->b;
+    R->b = R->scratch, R->scratch = b;
+    uint64_t *k = R->keys;
+    R->keys = R->keys2, R->keys2 = k;
+  }
+}
+
 static void forces(run *R) {
   double t0 = now();
   bh_cube cube = global_cube(R);
@@ -600,12 +652,8 @@ static void forces(run *R) {
   lap(R, PH_DOMAINS, &t0);
   bh_tree t;
   char err[160];
-  /* a team inserts subtrees of sorted bodies: the peers' runs sorted again, keys and all (one
-   * run, a rank alone, is in order already: then only its keys are made) */
   double sort0 = now();
-  if (R->team &&
-      bh_sort_by_key_swap(&cube, &R->b, &R->scratch, R->n, R->keys, R->team, &R->sort_keep))
-    die(R, "out of memory sorting the bodies");
+  if (R->team) into_key_order(R, &cube);
   R->dpart[0] += now() - sort0;
   if (bh_tree_build_team(&R->tr->mem, R->b, R->team ? R->keys : NULL, R->n, &cube, &t, err,
                          sizeof err, R->team, &R->keep))
@@ -665,13 +713,17 @@ static double threads_runq(run *R) {
 
 /* BARNES_PHASES=3: the parts of the decomposition and of the tree, as print_phases' rows. */
 static void print_parts(const run *R) {
-  enum { N = 3 + BH_TREE_PARTS };
+  enum { N = 3 + BH_SORT_STAGES + BH_TREE_PARTS };
   static const char *const name[N] = {"  sort by key", "  domain cuts", "  migration",
+                                      "   sort: keys", "   sort: counts", "   sort: scatter",
+                                      "   sort: buckets", "   sort: move", "   sort: copy",
+                                      "   sort: merge",
                                       "  insertion", "  order", "  moments", "  cells' memory",
                                       "  cells"};
   double mine[N], mx[N], mn[N], sum[N];
   memcpy(mine, R->dpart, sizeof R->dpart);
-  memcpy(mine + 3, R->keep.part, sizeof R->keep.part);
+  bh_sort_stages(mine + 3);
+  memcpy(mine + 3 + BH_SORT_STAGES, R->keep.part, sizeof R->keep.part);
   MPI_Reduce(mine, mx, N, MPI_DOUBLE, MPI_MAX, 0, R->comm);
   MPI_Reduce(mine, mn, N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
   MPI_Reduce(mine, sum, N, MPI_DOUBLE, MPI_SUM, 0, R->comm);
@@ -792,7 +844,8 @@ static void start(run *R) {
   bh_body *all = malloc(N * sizeof *all);
   R->cut = calloc((size_t)R->P + 1, sizeof *R->cut);
   R->tcut = calloc((size_t)R->P, sizeof *R->tcut);
-  if (!all || !R->cut || !R->tcut || reserve(R, hi - lo + 1)) die(R, "out of memory for the bodies");
+  R->runs = calloc(2 * (size_t)R->P + 1, sizeof *R->runs); /* two exchanges with tails */
+  if (!all || !R->cut || !R->tcut || !R->runs || reserve(R, hi - lo + 1)) die(R, "out of memory for the bodies");
   bh_plummer(all, N, R->o->seed);
   memcpy(R->b, all + lo, (hi - lo) * sizeof *all);
   R->n = hi - lo;
@@ -961,6 +1014,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   R.barrier = 0;
   memset(R.phase, 0, sizeof R.phase);
   memset(R.dpart, 0, sizeof R.dpart);
+  bh_sort_stages_reset();
   memset(R.keep.part, 0, sizeof R.keep.part);
   R.steal.given = R.steal.taken = R.steal.twice = 0;
   R.pst = (bh_pool_stats){0};
@@ -987,7 +1041,7 @@ int bh_run(const bh_opts *o, MPI_Comm comm, int schedulers, const bh_transport *
   print_phases(&R);
   if (phases_level() == 3) print_parts(&R);
   int failed = finish(&R, total, s0);
-  free(R.b), free(R.scratch), free(R.keys), free(R.cut), free(R.tcut);
+  free(R.b), free(R.scratch), free(R.keys), free(R.keys2), free(R.runs), free(R.cut), free(R.tcut);
   if (R.steal_share > 0) MPI_Comm_free(&R.steal.comm);
   free(R.pools), free(R.pool_peer), free(R.let_want);
   bh_team_free(R.team);

@@ -653,6 +653,71 @@ START_TEST(test_the_sort_that_swaps_its_buffers) {
 }
 END_TEST
 
+/* The runs of in[0..n) dealt by run_of (each run then sorted by key alone, as a sender sorts),
+ * one after another into b with their keys in k and their bounds in at; the number of runs. */
+static int runs_dealt(const sort_case *x, const bh_body *in, size_t n, int nruns,
+                      int (*run_of)(size_t i, int nruns), bh_body *b, uint64_t *k, size_t *at) {
+  size_t o = 0;
+  at[0] = 0;
+  for (int r = 0; r < nruns; r++) {
+    size_t a = o;
+    for (size_t i = 0; i < n; i++)
+      if (run_of(i, nruns) == r) b[o++] = in[i];
+    ck_assert_int_eq(bh_sort_by_key(&x->c, b + a, o - a, k + a, x->s), 0);
+    at[r + 1] = o;
+  }
+  ck_assert_uint_eq(o, n);
+  return nruns;
+}
+
+static int dealt_evenly(size_t i, int nruns) { return (int)((i * 7919) % (size_t)nruns); }
+/* most bodies stay (run 1 of 4, as a worker's own), a few come from two peers, one run empty */
+static int dealt_mostly_one(size_t i, int nruns) {
+  (void)nruns;
+  return i % 50 == 0 ? 0 : i % 50 == 1 ? 3 : 1;
+}
+
+/* Merged runs (even ones, a dominant one among an empty and small ones, and runs that share
+ * bodies of equal keys) come out as the serial sort of the runs one after another puts them,
+ * keys and all, on a team and alone; a run out of order is reported. */
+START_TEST(test_merged_runs_are_the_sort_of_the_runs_one_after_another) {
+  enum { N = 40000, RUNS = 4 };
+  sort_case x = sort_case_new(N, 51, 3);
+  bh_body *in = malloc(N * sizeof *in), *want = malloc(N * sizeof *want),
+          *out = malloc(N * sizeof *out);
+  uint64_t *k = malloc(N * sizeof *k), *ko = malloc(N * sizeof *ko);
+  ck_assert(in && want && out && k && ko);
+  size_t at[RUNS + 1];
+  int (*const deal[])(size_t, int) = {dealt_evenly, dealt_mostly_one, dealt_evenly};
+  for (int c = 0; c < 3; c++) {
+    memcpy(in, x.a, N * sizeof *in);
+    if (c == 2) /* every fourth body twice (another ID): equal keys in other runs */
+      for (size_t i = 0; i + 4 <= N; i += 4) in[i + 1] = in[i], in[i + 1].id = -(int64_t)i - 1;
+    int nruns = runs_dealt(&x, in, N, RUNS, deal[c], x.b, k, at);
+    if (c == 1) ck_assert_uint_eq(at[3] - at[2], 0);
+    memcpy(want, x.b, N * sizeof *want);
+    ck_assert_int_eq(bh_sort_by_key(&x.c, want, N, x.ka, x.s), 0);
+    for (int team = 0; team <= 1; team++) {
+      memset(out, 0, N * sizeof *out);
+      memset(ko, 0xab, N * sizeof *ko);
+      ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, nruns, out, ko, team ? x.tm : NULL), 0);
+      ck_assert(memcmp(ko, x.ka, N * sizeof *ko) == 0);
+      ck_assert(memcmp(out, want, N * sizeof *out) == 0);
+    }
+  }
+  /* run 2 out of order: reported (1), on a team and alone */
+  bh_body t = x.b[at[2] + 10];
+  x.b[at[2] + 10] = x.b[at[2] + 11], x.b[at[2] + 11] = t;
+  uint64_t tk = k[at[2] + 10];
+  k[at[2] + 10] = k[at[2] + 11], k[at[2] + 11] = tk;
+  ck_assert(k[at[2] + 10] != k[at[2] + 11]);
+  ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, RUNS, out, ko, x.tm), 1);
+  ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, RUNS, out, ko, NULL), 1);
+  free(in), free(want), free(out), free(k), free(ko);
+  sort_case_free(&x);
+}
+END_TEST
+
 /* Two trees with the same cells, pointer structure aside: same moments, sizes, IDs and
  * children, recursively. */
 static void same_cells(const bh_cell *x, const bh_cell *y) {
@@ -1293,6 +1358,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_team_sort_of_sorted_bodies_and_of_two_sorted_runs);
   tcase_add_test(tc, test_the_sorts_with_a_kept_block_of_moved_and_shuffled_bodies);
   tcase_add_test(tc, test_the_sort_that_swaps_its_buffers);
+  tcase_add_test(tc, test_merged_runs_are_the_sort_of_the_runs_one_after_another);
   tcase_add_test(tc, test_a_team_builds_the_serial_tree_cell_for_cell);
   tcase_add_test(tc, test_a_team_allocates_the_cells_in_shares_where_the_memory_allows);
   tcase_add_test(tc, test_coincident_bodies_are_a_clear_error_for_a_team_too);
