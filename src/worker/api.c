@@ -11,6 +11,7 @@
 #include "common/idle_mpi.h"
 #include "worker/gas.h"
 #include "worker/guard.h"
+#include "worker/profile.h"
 #include "worker/tcache_hot.h"
 #include "worker/worker.h"
 
@@ -122,6 +123,7 @@ int sys_init_thread(int *argc, char ***argv, int required, int *provided) {
   }
   *provided = required < mpi_level ? required : mpi_level;
   threads_set_level(*provided); /* before the worker's settings (memo_setting reads it) */
+  profile_setup();
   int rc = job_setup(argc, argv, &ah_self.job, "antheap", NULL); /* prints why it failed */
   if (rc) return init_failed(rc);
   if (ah_self.job.plan.topology_only) { /* print the plan and end the job everywhere */
@@ -180,6 +182,7 @@ static void leaving_barrier(void) {
 
 /* What sys_finalize does before MPI_Finalize: 0 or the flush's error. */
 static int leave_cleanly(void) {
+  profile_report(ah_self.id);
   int rc = worker_flush_cache(); /* before the barrier: the schedulers shut down after it */
   if (ah_self.barrier_pending)
     rpc_wait_collective(&ah_self.barrier_rq, &ah_self.watch_warn, "sys_finalize");

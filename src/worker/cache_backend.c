@@ -9,6 +9,7 @@
 
 #include "worker/gas.h"
 #include "worker/guard.h"
+#include "worker/profile.h"
 #include "worker/worker.h"
 
 /* Map the pages of n leased slabs now, one call per run of adjacent slabs. */
@@ -45,7 +46,10 @@ static int lease_rpc(void *ctx, uint32_t rid, size_t size, uint32_t want, uint32
  * while up to 4 MiB is faulted in (gas_populate is thread-safe). */
 static void lease_leased(void *ctx, const uintptr_t *slabs, uint32_t n) {
   (void)ctx;
-  if (n >= 16) populate_runs(slabs, n);
+  if (n < 16) return;
+  uint64_t t0 = profile_on ? profile_now_ns() : 0;
+  populate_runs(slabs, n);
+  if (profile_on) profile_populate(profile_now_ns() - t0);
 }
 
 /* The reply comes back through our leaf whichever scheduler granted the slabs: the request
@@ -66,7 +70,7 @@ static int unlease_rpc(void *ctx, int32_t sched, const uint64_t *pairs, uint32_t
 
 /* (worker.h) */
 int worker_flush_cache(void) {
-  uint64_t returned = 0, dropped = 0;
+  uint64_t returned = 0, dropped = 0, t0 = profile_on ? profile_now_ns() : 0;
   int rc = 0;
   if (ah_self.cache) {
     rc = cache_flush_counted(ah_self.cache, &returned, &dropped);
@@ -74,6 +78,7 @@ int worker_flush_cache(void) {
     AH_ASSERT(rank_lock_depth() == 0);
     rc = tcaches_flush(&returned, &dropped);
   }
+  if (profile_on) profile_flush(profile_now_ns() - t0, returned);
   if (returned) memo_on_change(&ah_self.memo, MEMO_SLABS_RETURNED, NULL);
   if (dropped)
     fprintf(stderr,

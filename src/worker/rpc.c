@@ -7,6 +7,7 @@
 
 #include "common/idle.h"
 #include "common/idle_mpi.h"
+#include "worker/profile.h"
 #include "worker/worker.h"
 
 /* Wait for the next protocol message from the leaf, backing off while idle (idle.h). */
@@ -84,10 +85,11 @@ static int rpc_receive(uint64_t req, proto_msg *m) {
 int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
              const uint64_t **tail, uint32_t *ntail) {
   RANK_GUARD(); /* the reply's tail lives in ah_self.buf: callers hold the lock to read it */
-  uint64_t req;
+  uint64_t req, t0 = profile_on ? profile_now_ns() : 0;
   proto_msg m;
   int rc = rpc_send(type, fixed, out, out_n, &req);
   if (!rc) rc = rpc_receive(req, &m);
+  if (profile_on) profile_rpc(type, profile_now_ns() - t0);
   if (rc) return rc;
   if (proto_reply_more(&m)) return EPROTO;
   if (tail) *tail = m.tail;
@@ -100,7 +102,7 @@ int rpc_tail(unsigned type, const void *fixed, const uint64_t *out, uint32_t out
 int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t out_n,
                uint64_t **words, size_t *nwords) {
   RANK_GUARD();
-  uint64_t req, *w = NULL;
+  uint64_t req, *w = NULL, t0 = profile_on ? profile_now_ns() : 0;
   size_t n = 0, cap = 0;
   proto_msg m;
   *words = NULL;
@@ -123,6 +125,7 @@ int rpc_gather(unsigned type, const void *fixed, const uint64_t *out, uint32_t o
     if (!status && m.ntail) memcpy(w + n, m.tail, (size_t)m.ntail * sizeof *w);
     if (!status) n += m.ntail;
   }
+  if (profile_on) profile_rpc(type, profile_now_ns() - t0);
   if (!rc && bad) rc = EPROTO;
   if (rc || status) {
     free(w);

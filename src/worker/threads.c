@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "common/assert.h"
+#include "worker/profile.h"
 
 bool threads_multi_on;
 static pthread_mutex_t lock;
@@ -26,7 +27,13 @@ void threads_set_level(int provided) {
 
 void rank_lock(void) {
   if (!threads_multi_on) return;
-  pthread_mutex_lock(&lock);
+  if (profile_on) {
+    uint64_t t0 = profile_now_ns();
+    pthread_mutex_lock(&lock);
+    profile_lock_wait(profile_now_ns() - t0);
+  } else {
+    pthread_mutex_lock(&lock);
+  }
   depth++;
 }
 
