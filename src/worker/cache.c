@@ -13,6 +13,47 @@ cache_config cache_config_default(void) {
   return (cache_config){.first_grant = 2, .max_grant = 1024, .max_idle = 2048, .max_batch = 65536};
 }
 
+/* ---- slab records ---- */
+
+/* Slab records come in blocks, kept until cache_fini: a lease of thousands of slabs and the
+ * flush that hands them back cost no malloc and free a slab (in a rank's threads, those
+ * contend in the allocator's arenas). */
+#define RECORDS_PER_BLOCK 256
+struct record_block {
+  struct record_block *next;
+  cslab rec[RECORDS_PER_BLOCK];
+};
+
+static cslab *record_new(cache *c) {
+  if (!c->spare) {
+    struct record_block *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    b->next = c->blocks;
+    c->blocks = b;
+    for (size_t i = RECORDS_PER_BLOCK; i-- > 0;) {
+      b->rec[i].next = c->spare;
+      c->spare = &b->rec[i];
+    }
+  }
+  cslab *s = c->spare;
+  c->spare = s->next;
+  return s;
+}
+
+static void record_free(cache *c, cslab *s) {
+  s->next = c->spare;
+  c->spare = s;
+}
+
+/* Every record spare again (none is in use), handed out from here on block by block in
+ * memory order: the next leases' records lie as their slabs do, which a flush (by address)
+ * then reads in order, not at random. */
+static void records_reset(cache *c) {
+  c->spare = NULL;
+  for (struct record_block *b = c->blocks; b; b = b->next)
+    for (size_t i = RECORDS_PER_BLOCK; i-- > 0;) record_free(c, &b->rec[i]);
+}
+
 /* ---- the slab index ---- */
 
 static void index_put(cslab **tab, size_t mask, cslab *s) {
@@ -129,10 +170,8 @@ int cache_create(cache **out, const cache_backend *be, const cache_config *cfg) 
 
 /* Forget every slab and bin (after they were handed back, or at destroy). */
 static void forget_all(cache *c) {
-  for (size_t i = 0; i <= c->tmask; i++) {
-    free(c->tab[i]);
-    c->tab[i] = NULL;
-  }
+  memset(c->tab, 0, (c->tmask + 1) * sizeof *c->tab);
+  records_reset(c);
   for (size_t i = 0; i < c->bcap; i++)
     for (cbin *b = c->bins[i], *next; b; b = next) {
       next = b->hnext;
@@ -150,6 +189,15 @@ void cache_fini(cache *c) {
   free(c->bins);
   c->tab = NULL;
   c->bins = NULL;
+  for (struct record_block *b = c->blocks, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  c->blocks = NULL;
+  c->spare = NULL;
+  free(c->room);
+  c->room = NULL;
+  c->room_cap = 0;
 }
 
 void cache_destroy(cache *c) {
@@ -165,7 +213,7 @@ void cache_destroy(cache *c) {
  * hardware prefetchers follow). */
 static void adopt(cache *c, cbin *b, int32_t sched, const uintptr_t *slabs, uint32_t n) {
   for (uint32_t i = n; i-- > 0;) {
-    cslab *s = malloc(sizeof *s);
+    cslab *s = record_new(c);
     if (!s) { /* keep what fits; the rest goes straight back */
       uint64_t pairs[2] = {slabs[i], 0}, dropped;
       c->be.unlease(c->be.ctx, sched, pairs, 1, &dropped);
@@ -330,24 +378,57 @@ static void forget_slab(cache *c, cslab *s) {
     c->idle_room++;
   }
   index_remove(c, s);
-  free(s);
+  record_free(c, s);
 }
 
-/* Hand back up to max fully free slabs of bin `only` (every bin when it is NULL). */
+typedef struct keyed_slab {
+  uint64_t key;
+  cslab *s;
+} keyed_slab;
+
+typedef struct hand_back {
+  cslab **v;      /* the slabs */
+  uint64_t *pairs; /* a request's {slab, live slots} */
+  keyed_slab *k;  /* the sort's keys and their scratch (2 per slab) */
+} hand_back;
+
+/* Scratch for handing back n slabs in requests of at most `batch`, from the cache's room
+ * (kept from one hand-back to the next: a flush of thousands of slabs faults no fresh memory
+ * in); 0 or ENOMEM. */
+static int hand_back_room(cache *c, size_t n, size_t batch, hand_back *h) {
+  size_t pairs = 2 * (n < batch ? n : batch);
+  size_t bytes = n * sizeof *h->v + pairs * sizeof *h->pairs + 2 * n * sizeof *h->k;
+  if (bytes > c->room_cap) {
+    void *r = malloc(bytes);
+    if (!r) return ENOMEM;
+    free(c->room);
+    c->room = r, c->room_cap = bytes;
+  }
+  h->k = c->room; /* (the widest first: each part stays aligned) */
+  h->v = (cslab **)(h->k + 2 * n);
+  h->pairs = (uint64_t *)(h->v + n);
+  return 0;
+}
+
+static void sort_for_unlease(cslab **v, size_t n, keyed_slab *k);
+
+/* Hand back up to max fully free slabs of bin `only` (every bin when it is NULL), sorted as a
+ * flush sorts them. */
 static int return_idle(cache *c, cbin *only, size_t max) {
   size_t n = 0, idle = cache_nidle(c), cap = idle < max ? idle : max;
   if (cap == 0) return 0;
-  cslab **v = malloc(cap * sizeof *v);
-  if (!v) return ENOMEM;
+  hand_back h;
+  if (hand_back_room(c, cap, c->cfg.max_batch, &h)) return ENOMEM;
+  cslab **v = h.v;
   for (size_t i = 0; i < c->bcap && n < cap; i++)
     for (cbin *b = c->bins[i]; b && n < cap; b = b->hnext) {
       if (only && b != only) continue;
       for (cslab *s = b->avail; s && n < cap; s = s->next)
         if (s->free == b->all) v[n++] = s;
     }
+  sort_for_unlease(v, n, h.k);
   int rc = 0;
-  uint64_t *pairs = malloc(2 * n * sizeof *pairs);
-  if (!pairs) rc = ENOMEM;
+  uint64_t *pairs = h.pairs;
   for (size_t i = 0; !rc && i < n;) { /* one request per run of slabs of one scheduler */
     size_t j = i, k = 0;
     while (j < n && v[j]->sched == v[i]->sched && k < c->cfg.max_batch) {
@@ -363,8 +444,6 @@ static int return_idle(cache *c, cbin *only, size_t max) {
       c->st.returned_slabs++;
     }
   }
-  free(pairs);
-  free(v);
   return rc;
 }
 
@@ -411,6 +490,61 @@ static int cmp_by_sched(const void *a, const void *b) {
   return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+#define UNLEASE_RADIX_BITS 11
+#define UNLEASE_SCHED_SHIFT 40 /* a key: the scheduler above, the slab's number below */
+
+/* k[0..n) by key, into k or k + n (returned): an LSD radix sort over the key's `bits` low bits,
+ * the other half as scratch. */
+static keyed_slab *radix_sort_slabs(keyed_slab *k, size_t n, int bits) {
+  enum { DIGITS = 1 << UNLEASE_RADIX_BITS };
+  size_t count[DIGITS];
+  keyed_slab *src = k, *dst = k + n;
+  for (int shift = 0; shift < bits; shift += UNLEASE_RADIX_BITS) {
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) count[(src[i].key >> shift) & (DIGITS - 1)]++;
+    for (size_t d = 0, sum = 0; d < DIGITS; d++) {
+      size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) dst[count[(src[i].key >> shift) & (DIGITS - 1)]++] = src[i];
+    keyed_slab *t = src;
+    src = dst, dst = t;
+  }
+  return src;
+}
+
+/* v[0..n) by scheduler, then address: one unlease a scheduler, its slabs ascending (which the
+ * scheduler checks without a sort: src/region/lease.c). A radix sort of (scheduler, slab
+ * number from the lowest) keys in k (2n of them) over only the bits in which they differ (two
+ * passes for the slabs of a few hundred MiB); qsort where a key would not fit. A flush of
+ * 40,000 slabs spent most of its time in qsort's comparisons. */
+static void sort_for_unlease(cslab **v, size_t n, keyed_slab *k) {
+  if (n < 2) return;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  int32_t smin = INT32_MAX, smax = INT32_MIN;
+  for (size_t i = 0; i < n; i++) {
+    lo = v[i]->addr < lo ? v[i]->addr : lo;
+    hi = v[i]->addr > hi ? v[i]->addr : hi;
+    smin = v[i]->sched < smin ? v[i]->sched : smin;
+    smax = v[i]->sched > smax ? v[i]->sched : smax;
+  }
+  if ((uint64_t)(hi - lo) >> AH_SLAB_SHIFT >= (1ull << UNLEASE_SCHED_SHIFT) ||
+      (int64_t)smax - smin >= (1ll << (64 - UNLEASE_SCHED_SHIFT))) {
+    qsort(v, n, sizeof *v, cmp_by_sched);
+    return;
+  }
+  uint64_t any = 0;
+  for (size_t i = 0; i < n; i++) {
+    k[i].key = (uint64_t)((int64_t)v[i]->sched - smin) << UNLEASE_SCHED_SHIFT |
+               (uint64_t)(v[i]->addr - lo) >> AH_SLAB_SHIFT;
+    k[i].s = v[i];
+    any |= k[i].key;
+  }
+  keyed_slab *sorted = radix_sort_slabs(k, n, any ? 64 - __builtin_clzll(any) : 0);
+  for (size_t i = 0; i < n; i++) v[i] = sorted[i].s;
+}
+
 int cache_flush_counted(cache *c, uint64_t *returned, uint64_t *dropped) {
   uint64_t slabs = c->st.returned_slabs, lost = c->st.dropped;
   int rc = cache_flush(c);
@@ -423,16 +557,14 @@ int cache_flush(cache *c) {
   c->st.flushes++;
   if (c->tcount == 0) return 0;
   size_t n = 0;
-  cslab **v = malloc(c->tcount * sizeof *v);
-  uint64_t *pairs = malloc(2 * (size_t)c->cfg.max_batch * sizeof *pairs);
-  if (!v || !pairs) { /* keep everything: a later flush can still hand it back */
-    free(v);
-    free(pairs);
-    return ENOMEM;
-  }
+  hand_back h;
+  if (hand_back_room(c, c->tcount, c->cfg.max_batch, &h))
+    return ENOMEM; /* keep everything: a later flush can still hand it back */
+  cslab **v = h.v;
+  uint64_t *pairs = h.pairs;
   for (size_t i = 0; i <= c->tmask; i++)
     if (c->tab[i]) v[n++] = c->tab[i];
-  qsort(v, n, sizeof *v, cmp_by_sched);
+  sort_for_unlease(v, n, h.k);
   int first_error = 0;
   size_t back = 0, kept = 0; /* v[0..back): taken back; kept: batches refused for memory */
   for (size_t i = 0; i < n;) { /* one request per scheduler (and per max_batch slabs) */
@@ -458,8 +590,6 @@ int cache_flush(cache *c) {
     forget_all(c);
   else
     for (size_t i = 0; i < back; i++) forget_slab(c, v[i]);
-  free(v);
-  free(pairs);
   return first_error;
 }
 

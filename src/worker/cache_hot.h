@@ -20,7 +20,7 @@
  * pointer is a slot's start exactly when its offset is a multiple of 64 whose bit is in the
  * bin's `all`. What goes to a scheduler counts in slots (cache.c converts). */
 
-/* One leased slab. 48 bytes: a 64-B malloc chunk. */
+/* One leased slab (records come in blocks: cache.c). */
 typedef struct cslab {
   uint64_t free;             /* bit k: the slot at k x 64 is in the cache, not handed out */
   uintptr_t addr;
@@ -29,7 +29,6 @@ typedef struct cslab {
   struct cbin *bin;          /* (its bitmap of slots' starts: bin->all) */
   struct cslab *prev, *next; /* the bin's list of slabs with free slots */
 } cslab;
-_Static_assert(sizeof(cslab) <= 56, "a slab's record fits a 64-B malloc chunk");
 
 /* The slabs of one region and slot size. */
 typedef struct cbin {
@@ -55,6 +54,10 @@ struct cache {
   size_t bcap, bcount;
   cbin *direct[DIRECT_SLOTS]; /* by slot / 64: the bin last used for that slot size, any region */
   ptrdiff_t idle_room;       /* max_idle less the fully free slabs of all bins (cache_nidle) */
+  cslab *spare;              /* slab records not in use (linked by next) */
+  struct record_block *blocks; /* every block of slab records, freed by cache_fini */
+  void *room;                /* the hand-backs' scratch, kept for the next (cache.c) */
+  size_t room_cap;
   cache_stats st;
 };
 
