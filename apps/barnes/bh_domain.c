@@ -403,8 +403,27 @@ static void sift_down(const uint64_t *keys, const size_t *h, int *heap, int n, i
   }
 }
 
+/* How far run r's bodies from i on (before `end`) all come before run q's head at key kq:
+ * the first index from i + 1 on that does not (keys ascending; an exponential search, then a
+ * binary one). */
+static size_t block_end(const uint64_t *keys, size_t i, size_t end, int r, uint64_t kq, int q) {
+  size_t lo = i + 1, step = 1, hi; /* keys[i] comes first: it is the heap's top */
+#define BEFORE_Q(x) (keys[x] < kq || (keys[x] == kq && r < q))
+  while (lo + step < end && BEFORE_Q(lo + step - 1)) lo += step, step *= 2;
+  hi = lo + step < end ? lo + step : end;
+  while (lo < hi) { /* the first of [lo, hi) not before q's head */
+    size_t m = lo + (hi - lo) / 2;
+    if (BEFORE_Q(m)) lo = m + 1;
+    else hi = m;
+  }
+#undef BEFORE_Q
+  return lo;
+}
+
 /* Thread t's share: every run's bodies between its splitters, merged by a heap of the runs'
- * heads into the output from its first slot on. */
+ * heads into the output from its first slot on, a block at a time: the top run's bodies up to
+ * the next run's head go in one copy (most bodies stay with their worker from step to step, so
+ * the own run comes in long blocks between a few bodies from the peers). */
 static void merge_share(void *ctx, int t, int T) {
   (void)T;
   merge_job *j = ctx;
@@ -419,11 +438,19 @@ static void merge_share(void *ctx, int t, int T) {
   bool unsorted = false;
   while (n > 0) {
     int r = heap[0];
-    size_t i = h[r]++;
-    j->out[o] = j->b[i];
-    j->out_keys[o++] = j->keys[i];
-    if (h[r] == end[r]) heap[0] = heap[--n];
-    else unsorted |= j->keys[h[r]] < j->keys[i];
+    size_t i = h[r], e = end[r];
+    if (n > 1) { /* up to the smaller child's head: the next run's turn */
+      int q = n > 2 && head_before(j->keys, h, heap[2], heap[1]) ? heap[2] : heap[1];
+      e = block_end(j->keys, i, e, r, j->keys[h[q]], q);
+    }
+    memcpy(j->out + o, j->b + i, (e - i) * sizeof *j->out);
+    memcpy(j->out_keys + o, j->keys + i, (e - i) * sizeof *j->out_keys);
+    /* a run out of order shows inside some block: where one block ends, the next body of the
+     * run comes after q's head, and the block's last body before it */
+    for (size_t x = i + 1; x < e; x++) unsorted |= j->keys[x] < j->keys[x - 1];
+    o += e - i;
+    h[r] = e;
+    if (e == end[r]) heap[0] = heap[--n];
     sift_down(j->keys, h, heap, n, 0);
   }
   if (unsorted) atomic_store_explicit(&j->unsorted, true, memory_order_relaxed);
