@@ -142,7 +142,6 @@ int sys_init_thread(int *argc, char ***argv, int required, int *provided) {
   MPI_Comm_size(ah_self.job.workers, &ah_self.nworkers);
   ah_self.leaf = ah_self.job.plan.ranks[ah_self.job.rank].leaf;
   transfer_set_idle_cap(ah_self.job.idle_cap_ns); /* moves wait like every other wait of ours */
-  threads_setup_spin(ah_self.job.idle_cap_ns <= IDLE_SPIN_CAP_NS); /* (idle.h's light load) */
   char err[512];
   rc = start_worker(err, sizeof err);
   /* the lowest failing worker says why (the others most likely failed alike), then all go */

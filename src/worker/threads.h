@@ -21,15 +21,6 @@ void threads_set_level(int provided);
 extern bool threads_multi_on;
 static inline bool threads_multi(void) { return threads_multi_on; }
 
-/* How long a thread that finds the rank lock held keeps trying before it sleeps in the mutex.
- * The lock is held for a scheduler's round trip, tens of us, and a thread asleep in the mutex
- * takes about as long again to wake when its turn comes: a rank's threads leasing at once
- * would hand the lock on through a sleep and a wake-up each. Set once in sys_init:
- * RANK_LOCK_SPIN_NS where the host's ranks have a core each (light_load), else none (a
- * waiter sleeps at once); ANTHEAP_LOCK_SPIN_US, when set, says how long instead. */
-#define RANK_LOCK_SPIN_NS 200000ull
-void threads_setup_spin(bool light_load);
-
 /* The rank lock (recursive). Both do nothing below MPI_THREAD_MULTIPLE. */
 void rank_lock(void);
 void rank_unlock(void);
