@@ -4,14 +4,60 @@
  * off (common/idle.h: sleeps growing with the wait) so that oversubscribed jobs leave the
  * cores to the workers. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/idle.h"
 #include "common/procstat.h"
 #include "job/job.h"
+#include "proto/proto.h"
 #include "sched/server.h"
+
+/* ANTHEAP_PROFILE=1 (as the workers' src/worker/profile.h): each scheduler counts the
+ * messages it handles by kind with the seconds their handling took, and how long it waited
+ * for them, and prints one line as it stops. */
+typedef struct daemon_profile {
+  bool on;
+  uint64_t n[MSG_TYPE_END + 1], ns[MSG_TYPE_END + 1], most_ns[MSG_TYPE_END + 1]; /* [END]: unknown */
+  uint64_t waited_ns;
+} daemon_profile;
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void profile_start(daemon_profile *p) {
+  const char *v = getenv("ANTHEAP_PROFILE");
+  *p = (daemon_profile){.on = v && (!strcmp(v, "1") || !strcmp(v, "on"))};
+}
+
+/* One message of len bytes handled in ns. */
+static void profile_count(daemon_profile *p, const unsigned char *msg, size_t len, uint64_t ns) {
+  unsigned t = len >= sizeof(proto_header) ? ((const proto_header *)(const void *)msg)->type : 0;
+  if (t == 0 || t >= MSG_TYPE_END) t = MSG_TYPE_END;
+  p->n[t]++;
+  p->ns[t] += ns;
+  if (ns > p->most_ns[t]) p->most_ns[t] = ns;
+}
+
+static void profile_report(const daemon_profile *p, int rank) {
+  if (!p->on) return;
+  char line[2048];
+  int at = snprintf(line, sizeof line, "antheapd[%d] profile (seconds): waited %.4f;", rank,
+                    (double)p->waited_ns * 1e-9);
+  for (unsigned t = 1; t <= MSG_TYPE_END && at < (int)sizeof line; t++)
+    if (p->n[t])
+      at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f (longest %.6f);",
+                     t < MSG_TYPE_END ? proto_type_name(t) : "malformed",
+                     (unsigned long long)p->n[t], (double)p->ns[t] * 1e-9,
+                     (double)p->most_ns[t] * 1e-9);
+  fprintf(stderr, "%s\n", line);
+}
 
 typedef struct outgoing {
   struct outgoing *next;
@@ -93,6 +139,9 @@ int job_run_scheduler(ah_job *j) {
   unsigned char *buf = malloc(cap);
   idle_wait idle;
   idle_start(&idle, j->idle_cap_ns);
+  daemon_profile prof;
+  profile_start(&prof);
+  uint64_t wait0 = prof.on ? mono_ns() : 0;
   while (!sched_server_done(s)) {
     int flag = 0;
     MPI_Status st;
@@ -104,6 +153,8 @@ int job_run_scheduler(ah_job *j) {
       continue;
     }
     idle_start(&idle, j->idle_cap_ns);
+    uint64_t t0 = prof.on ? mono_ns() : 0;
+    if (prof.on) prof.waited_ns += t0 - wait0;
     int count;
     MPI_Get_count(&st, MPI_BYTE, &count);
     if ((size_t)count > cap) {
@@ -118,8 +169,10 @@ int job_run_scheduler(ah_job *j) {
     MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, AH_TAG_PROTO, j->proto, MPI_STATUS_IGNORE);
     sched_server_handle(s, st.MPI_SOURCE, buf, (size_t)count);
     progress_sends(&tx, false);
+    if (prof.on) profile_count(&prof, buf, (size_t)count, (wait0 = mono_ns()) - t0);
   }
   progress_sends(&tx, true);
+  profile_report(&prof, j->rank);
   int rc = j->rank == j->tree.root && sched_server_conservation(s) != 0 ? 1 : 0;
   sched_server_destroy(s);
   free(buf);
