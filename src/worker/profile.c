@@ -12,7 +12,7 @@
 bool profile_on;
 
 static struct {
-  uint64_t n[MSG_TYPE_END], ns[MSG_TYPE_END]; /* under the rank lock */
+  uint64_t n[MSG_TYPE_END], ns[MSG_TYPE_END], most_ns[MSG_TYPE_END]; /* under the rank lock */
   uint64_t lock_waits, lock_ns;               /* under the rank lock */
   _Atomic uint64_t flushes, flush_ns, flush_slabs, populate_ns;
 } P;
@@ -35,6 +35,7 @@ void profile_rpc(unsigned type, uint64_t ns) {
   if (type >= MSG_TYPE_END) return;
   P.n[type]++;
   P.ns[type] += ns;
+  if (ns > P.most_ns[type]) P.most_ns[type] = ns;
 }
 
 void profile_lock_wait(uint64_t ns) {
@@ -56,8 +57,9 @@ void profile_report(int id) {
   int at = snprintf(line, sizeof line, "antheap: worker %d profile (seconds):", id);
   for (unsigned t = 1; t < MSG_TYPE_END && at < (int)sizeof line; t++)
     if (P.n[t])
-      at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f;",
-                     proto_type_name(t), (unsigned long long)P.n[t], (double)P.ns[t] * 1e-9);
+      at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f (longest %.6f);",
+                     proto_type_name(t), (unsigned long long)P.n[t], (double)P.ns[t] * 1e-9,
+                     (double)P.most_ns[t] * 1e-9);
   if (at < (int)sizeof line)
     snprintf(line + at, sizeof line - (size_t)at,
              " rank lock waited %.4f (%llu holds); flushes %llu in %.4f, %llu slabs back;"

@@ -1,5 +1,6 @@
 /* profile.h: ANTHEAP_PROFILE=1, where a worker's time with its schedulers goes. Each worker
- * counts its round trips by message kind with their seconds (request sent to reply taken),
+ * counts its round trips by message kind with their seconds (request sent to reply taken, and
+ * the longest; the schedulers print their side, src/job/daemon.c),
  * the seconds its threads waited for the rank lock (threads.h), the cache flushes with the
  * slabs they handed back, and the seconds spent mapping big leases (cache_backend.c); each
  * prints one line at sys_finalize. Off (the default), each of those places costs one branch
