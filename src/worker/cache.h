@@ -6,6 +6,10 @@
  * back to their scheduler in batches. cache_flush hands every slab back with the bitmap of its
  * live slots, which then become ordinary objects known to the schedulers.
  *
+ * Its slabs' records come in blocks and its hand-backs sort in scratch it keeps (cache.c), so
+ * a flush of many slabs costs no malloc a slab and faults no fresh memory in; both are freed
+ * by cache_destroy, and hold about 100 bytes per slab of the most the cache ever held.
+ *
  * The cache does not talk to anyone itself: a backend (MPI in cache_backend.c, a fake in the
  * unit test) carries its two requests. Not thread-safe: one cache per worker below
  * MPI_THREAD_MULTIPLE, one per thread at MULTIPLE (tcache.h guards each for its owner and the
