@@ -486,18 +486,41 @@ static void merge_splits(merge_job *j, int T) {
   }
 }
 
+typedef struct order_job {
+  const uint64_t *keys;
+  size_t n;
+  atomic_bool unsorted;
+} order_job;
+
+/* Thread t's keys, and the one before them, in order? */
+static void order_check(void *ctx, int t, int T) {
+  order_job *j = ctx;
+  size_t a, z;
+  bh_share(j->n, t, T, &a, &z);
+  bool unsorted = false;
+  for (size_t i = a ? a : 1; i < z; i++) unsorted |= j->keys[i] < j->keys[i - 1];
+  if (unsorted) atomic_store_explicit(&j->unsorted, true, memory_order_relaxed);
+}
+
 int bh_merge_runs_team(const bh_body *b, const uint64_t *keys, const size_t *at, int nruns,
                        bh_body *out, uint64_t *out_keys, bh_team *team) {
-  if (nruns < 1) return 0;
+  if (nruns < 1) return 2;
   int T = bh_team_size(team);
   if (at[nruns] - at[0] < 2 * SORT_BUCKETS) T = 1, team = NULL; /* too few to share */
+  double t0 = bench_now_ns();
+  order_job o = {.keys = keys, .n = at[nruns]};
+  atomic_init(&o.unsorted, false);
+  bh_team_run(team, order_check, &o);
+  if (!atomic_load(&o.unsorted)) { /* (two workers' runs, often: each gains at its edges) */
+    stage_lap(BH_SORT_MERGE, &t0);
+    return 2;
+  }
   merge_job j = {.b = b, .keys = keys, .at = at, .nruns = nruns, .out = out, .out_keys = out_keys};
   j.pos = malloc(((size_t)T + 1) * (size_t)nruns * sizeof *j.pos);
   j.head = malloc((size_t)T * (size_t)nruns * sizeof *j.head);
   j.heap = malloc((size_t)T * (size_t)nruns * sizeof *j.heap);
   int rc = -1;
   if (j.pos && j.head && j.heap) {
-    double t0 = bench_now_ns();
     atomic_init(&j.unsorted, false);
     merge_splits(&j, T);
     bh_team_run(team, merge_share, &j);

@@ -26,8 +26,9 @@ int bh_sort_by_key_swap(const bh_cube *c, bh_body **b, bh_body **scratch, size_t
 /* The bodies b[0..at[nruns]) in nruns runs, run r [at[r], at[r + 1]) in key order (keys[i]
  * b[i]'s key, at[0] = 0), merged into key order in out and out_keys by the team's threads:
  * stable, so the order bh_sort_by_key gives the runs one after another (equal keys in run
- * order, then as they were). 0; 1 when some run was not in key order (out is then some
- * permutation: sort instead); -1 on ENOMEM. */
+ * order, then as they were). 0; 2 when the runs one after another are in key order already
+ * (nothing is written: b and keys are the result); 1 when some run was not in key order (out
+ * is then some permutation: sort instead); -1 on ENOMEM. */
 int bh_merge_runs_team(const bh_body *b, const uint64_t *keys, const size_t *at, int nruns,
                        bh_body *out, uint64_t *out_keys, bh_team *team);
 /* The sorts' stages: the keys (and their pairs), the counts by bucket, the scatter into

@@ -626,18 +626,17 @@ static void reweigh(run *R) {
 }
 
 /* A team inserts subtrees of bodies in key order: the runs the migration brought, with their
- * keys, merged (sorted instead where a run is out of order, which a sender's sort rules out). */
+ * keys, merged (sorted instead where a run is out of order, which a sender's sort rules out;
+ * left where they are when they came in order, as one run always does). */
 static void into_key_order(run *R, const bh_cube *cube) {
-  int rc = R->nruns > 1 ? bh_merge_runs_team(R->b, R->keys, R->runs, R->nruns, R->scratch,
-                                             R->keys2, R->team)
-                        : 0; /* one run: in order, keys and all */
+  int rc = bh_merge_runs_team(R->b, R->keys, R->runs, R->nruns, R->scratch, R->keys2, R->team);
   if (rc < 0) die(R, "out of memory merging the bodies");
   if (rc == 1) {
     fprintf(stderr, "barnes: worker %d: warning: a migrated run was out of key order; sorting\n",
             R->me);
     if (bh_sort_by_key_swap(cube, &R->b, &R->scratch, R->n, R->keys, R->team, &R->sort_keep))
       die(R, "out of memory sorting the bodies");
-  } else if (R->nruns > 1) {
+  } else if (rc == 0) {
     bh_body *b = R->b;
     R->b = R->scratch, R->scratch = b;
     uint64_t *k = R->keys;

@@ -705,12 +705,26 @@ START_TEST(test_merged_runs_are_the_sort_of_the_runs_one_after_another) {
       ck_assert(memcmp(out, want, N * sizeof *out) == 0);
     }
   }
-  /* run 2 out of order: reported (1), on a team and alone */
-  bh_body t = x.b[at[2] + 10];
-  x.b[at[2] + 10] = x.b[at[2] + 11], x.b[at[2] + 11] = t;
-  uint64_t tk = k[at[2] + 10];
-  k[at[2] + 10] = k[at[2] + 11], k[at[2] + 11] = tk;
-  ck_assert(k[at[2] + 10] != k[at[2] + 11]);
+  /* runs that follow each other in key order: left as they are (2), out untouched */
+  ck_assert_int_eq(bh_sort_by_key(&x.c, x.b, N, k, x.s), 0);
+  memset(out, 0, N * sizeof *out);
+  bh_body *before = malloc(N * sizeof *before);
+  ck_assert_ptr_nonnull(before);
+  memcpy(before, x.b, N * sizeof *before);
+  for (int team = 0; team <= 1; team++) {
+    ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, RUNS, out, ko, team ? x.tm : NULL), 2);
+    ck_assert(memcmp(x.b, before, N * sizeof *before) == 0);
+    for (size_t i = 0; i < N * sizeof *out; i++) ck_assert(((unsigned char *)out)[i] == 0);
+  }
+  free(before);
+  /* run 2 out of order (a pair of unequal keys swapped): reported (1), on a team and alone */
+  size_t i = at[2] + 10;
+  while (k[i] == k[i + 1]) i++;
+  ck_assert_uint_lt(i + 1, at[3]);
+  bh_body t = x.b[i];
+  x.b[i] = x.b[i + 1], x.b[i + 1] = t;
+  uint64_t tk = k[i];
+  k[i] = k[i + 1], k[i + 1] = tk;
   ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, RUNS, out, ko, x.tm), 1);
   ck_assert_int_eq(bh_merge_runs_team(x.b, k, at, RUNS, out, ko, NULL), 1);
   free(in), free(want), free(out), free(k), free(ko);
