@@ -55,7 +55,7 @@ typedef struct run {
   bh_block sort_keep; /* the sorts' pairs, kept from step to step */
   double runq;    /* BARNES_PHASES: the timed steps' run-queue wait, the rank's threads summed */
   double dpart[3];  /* BARNES_PHASES=3: the decomposition's sort, cuts and migration (seconds);
-                       a team's second sort before its tree is dpart[0] too */
+                       a team's merge before its tree is dpart[0] too */
   double let_cells; /* cells of the LETs this worker made (the phases' table) */
   int let_peers;    /* the peers this worker made a LET for in its last exchange */
   double steal_share; /* BARNES_STEAL: the tail's share of the weight; 0: no tail shared */
@@ -210,7 +210,7 @@ static void migrate(run *R) {
 
 /* Bodies arrive as one key-sorted run per sender. One thread a rank leaves them so (each run
  * keeps its bodies in Morton order, which is what the walk's locality needs; the next step
- * sorts); a team sorts them again before the tree (forces), whose insertion needs key order. */
+ * sorts); a team merges them before the tree (into_key_order), whose insertion needs key order. */
 static void decompose(run *R, const bh_cube *cube) {
   int share = (int)lround(R->steal_share * BH_SHARE_ONE);
   double t0 = now(), t1;
@@ -727,7 +727,7 @@ static void print_parts(const run *R) {
   MPI_Reduce(mine, mn, N, MPI_DOUBLE, MPI_MIN, 0, R->comm);
   MPI_Reduce(mine, sum, N, MPI_DOUBLE, MPI_SUM, 0, R->comm);
   if (R->me != 0) return;
-  printf("  parts (BARNES_PHASES=3): cube+domains' sort (a team's second sort before its tree "
+  printf("  parts (BARNES_PHASES=3): cube+domains' sort (a team's merge before its tree "
          "too), cuts and migration; the tree's\n");
   for (int k = 0; k < N; k++)
     printf("  %-16s %8.4f %8.4f %8.4f\n", name[k], mx[k], sum[k] / R->P, mn[k]);

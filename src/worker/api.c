@@ -182,12 +182,12 @@ static void leaving_barrier(void) {
 
 /* What sys_finalize does before MPI_Finalize: 0 or the flush's error. */
 static int leave_cleanly(void) {
-  profile_report(ah_self.id);
   int rc = worker_flush_cache(); /* before the barrier: the schedulers shut down after it */
   if (ah_self.barrier_pending)
     rpc_wait_collective(&ah_self.barrier_rq, &ah_self.watch_warn, "sys_finalize");
   ah_self.barrier_pending = false;
   leaving_barrier();
+  profile_report(ah_self.id); /* (the last flush counted) */
   leave_job();
   return rc;
 }

@@ -46,8 +46,9 @@ static void record_free(cache *c, cslab *s) {
 }
 
 /* Every record spare again (none is in use), handed out from here on block by block in
- * memory order: the next leases' records lie as their slabs do, which a flush (by address)
- * then reads in order, not at random. */
+ * memory order. A lease takes them for its slabs last to first (adopt), so a grant's records
+ * lie in a block in the reverse order of its slabs, and a flush (by address) reads them
+ * backwards through memory, in order still, not at random. */
 static void records_reset(cache *c) {
   c->spare = NULL;
   for (struct record_block *b = c->blocks; b; b = b->next)
@@ -491,7 +492,6 @@ static int cmp_by_sched(const void *a, const void *b) {
 }
 
 #define UNLEASE_RADIX_BITS 11
-#define UNLEASE_SCHED_SHIFT 40 /* a key: the scheduler above, the slab's number below */
 
 /* k[0..n) by key, into k or k + n (returned): an LSD radix sort over the key's `bits` low bits,
  * the other half as scratch. */
@@ -515,9 +515,10 @@ static keyed_slab *radix_sort_slabs(keyed_slab *k, size_t n, int bits) {
 }
 
 /* v[0..n) by scheduler, then address: one unlease a scheduler, its slabs ascending (which the
- * scheduler checks without a sort: src/region/lease.c). A radix sort of (scheduler, slab
- * number from the lowest) keys in k (2n of them) over only the bits in which they differ (two
- * passes for the slabs of a few hundred MiB); qsort where a key would not fit. A flush of
+ * scheduler checks without a sort: src/region/lease.c). A radix sort of keys in k (2n of them):
+ * the slab's number from the lowest, and the scheduler's from the lowest just above the bits
+ * those take, so that the sort passes over only the bits the keys use (two passes for the
+ * slabs of a few hundred MiB of one scheduler); qsort where that is over 64 bits. A flush of
  * 40,000 slabs spent most of its time in qsort's comparisons. */
 static void sort_for_unlease(cslab **v, size_t n, keyed_slab *k) {
   if (n < 2) return;
@@ -529,15 +530,18 @@ static void sort_for_unlease(cslab **v, size_t n, keyed_slab *k) {
     smin = v[i]->sched < smin ? v[i]->sched : smin;
     smax = v[i]->sched > smax ? v[i]->sched : smax;
   }
-  if ((uint64_t)(hi - lo) >> AH_SLAB_SHIFT >= (1ull << UNLEASE_SCHED_SHIFT) ||
-      (int64_t)smax - smin >= (1ll << (64 - UNLEASE_SCHED_SHIFT))) {
+  uint64_t span = (uint64_t)(hi - lo) >> AH_SLAB_SHIFT, scheds = (uint64_t)((int64_t)smax - smin);
+  int slab_bits = span ? 64 - __builtin_clzll(span) : 0;
+  int sched_bits = scheds ? 64 - __builtin_clzll(scheds) : 0;
+  if (slab_bits + sched_bits > 64) {
     qsort(v, n, sizeof *v, cmp_by_sched);
     return;
   }
   uint64_t any = 0;
   for (size_t i = 0; i < n; i++) {
-    k[i].key = (uint64_t)((int64_t)v[i]->sched - smin) << UNLEASE_SCHED_SHIFT |
-               (uint64_t)(v[i]->addr - lo) >> AH_SLAB_SHIFT;
+    uint64_t s = (uint64_t)((int64_t)v[i]->sched - smin);
+    uint64_t slab = (uint64_t)(v[i]->addr - lo) >> AH_SLAB_SHIFT;
+    k[i].key = (slab_bits < 64 ? s << slab_bits : 0) | slab;
     k[i].s = v[i];
     any |= k[i].key;
   }

@@ -18,7 +18,7 @@ void profile_setup(void);
 uint64_t profile_now_ns(void);
 /* A round trip of kind `type` that took ns (called under the rank lock at MULTIPLE). */
 void profile_rpc(unsigned type, uint64_t ns);
-/* A wait of ns for the rank lock (called once it is held). */
+/* A wait of ns for the rank lock (called once it is held; the outermost hold of a thread). */
 void profile_lock_wait(uint64_t ns);
 /* A flush of every cache that took ns and handed back `slabs` (any thread). */
 void profile_flush(uint64_t ns, uint64_t slabs);

@@ -27,7 +27,7 @@ void threads_set_level(int provided) {
 
 void rank_lock(void) {
   if (!threads_multi_on) return;
-  if (profile_on) {
+  if (profile_on && depth == 0) { /* (a thread's nested holds wait for nothing) */
     uint64_t t0 = profile_now_ns();
     pthread_mutex_lock(&lock);
     profile_lock_wait(profile_now_ns() - t0);

@@ -112,6 +112,7 @@ static int fake_unlease(void *ctx, int32_t sched, const uint64_t *pairs, uint32_
   for (uint32_t i = 0; i < n; i++) {
     size_t k = slab_no(pairs[2 * i]);
     REQUIRE_EQ(pairs[2 * i] % AH_SLAB_SIZE, 0);
+    if (i > 0) REQUIRE(pairs[2 * i] > pairs[2 * (i - 1)]); /* ascending: the scheduler's one pass */
     REQUIRE_EQ(f->state[k], LEASED);     /* leased, and handed back only once */
     REQUIRE_EQ(f->owner[k], sched);      /* to the scheduler that leased it */
     uint32_t cap = AH_SLAB_SIZE / f->slot[k];
@@ -528,6 +529,28 @@ START_TEST(test_flush_sends_one_request_per_scheduler) {
 }
 END_TEST
 
+/* Schedulers whose numbers lie far apart (31 bits of the hand-back's sort keys above the slabs'
+ * few) still get one request each, in scheduler order, their slabs ascending (fake_unlease). */
+START_TEST(test_flush_sorts_the_slabs_of_schedulers_far_apart) {
+  cache *c = make_cache(NULL);
+  uintptr_t a;
+  const int32_t far = INT32_MAX - 7;
+  for (int round = 0; round < 3; round++) { /* the two schedulers' leases interleaved */
+    F.sched = round % 2 ? far : 2;
+    for (int i = 0; i < 40; i++) REQUIRE_EQ(cache_alloc(c, 4096, (uint32_t)(1 + round), &a), 0);
+  }
+  size_t mine[2] = {0};
+  for (size_t k = 0; k < F.next; k++) mine[F.owner[k] == far]++;
+  REQUIRE_EQ(cache_flush(c), 0);
+  REQUIRE_EQ(F.nunlease, 2);
+  REQUIRE_EQ(F.unlease[0].sched, 2); /* by scheduler */
+  REQUIRE_EQ(F.unlease[1].sched, far);
+  REQUIRE_EQ(F.unlease[0].n, mine[0]);
+  REQUIRE_EQ(F.unlease[1].n, mine[1]);
+  cache_destroy(c);
+}
+END_TEST
+
 START_TEST(test_flush_splits_a_scheduler_request_at_max_batch) {
   cache_config cfg = cache_config_default();
   cfg.max_batch = 4;
@@ -773,6 +796,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_flush_hands_back_every_slab_once_with_its_live_bitmap);
   tcase_add_test(tc, test_flush_counts_the_slots_the_scheduler_dropped);
   tcase_add_test(tc, test_flush_sends_one_request_per_scheduler);
+  tcase_add_test(tc, test_flush_sorts_the_slabs_of_schedulers_far_apart);
   tcase_add_test(tc, test_flush_splits_a_scheduler_request_at_max_batch);
   tcase_add_test(tc, test_freeing_everything_returns_surplus_idle_slabs_in_batches);
   tcase_add_test(tc, test_a_bin_keeps_at_most_twice_its_grant_idle_as_its_grant_grows);
