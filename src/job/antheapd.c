@@ -44,7 +44,11 @@ static void usage(void) {
          "  ANTHEAP_IDLE_MAX_US      the longest sleep of a waiting rank that shares its core\n"
          "                           (20..1000000; default 20 per rank per core of the host, at\n"
          "                           most 10000): waits back off from 20 us to this, an eighth\n"
-         "                           of the time waited so far\n",
+         "                           of the time waited so far\n"
+         "  ANTHEAP_PROFILE          on: each worker prints at sys_finalize its round trips by\n"
+         "                           kind (count, seconds, the longest), rank-lock waits, flushes\n"
+         "                           and the time it mapped big leases; each scheduler what it\n"
+         "                           handled by kind and how long it waited (default: off)\n",
          launch_help_text(), ah_config_help());
 }
 
