@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock.h"
 
 uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns) {
   if (polls < IDLE_SPIN) return 0;
@@ -60,7 +56,7 @@ void idle_start(idle_wait *w, uint64_t cap_ns) {
 void idle_pause(idle_wait *w) {
   if (!w->max_ns) return; /* a core of its own */
   if (++w->polls < IDLE_SPIN) return;
-  uint64_t t = now_ns();
+  uint64_t t = ah_now_ns();
   if (!w->since_ns) w->since_ns = t;
   uint64_t ns = idle_sleep_ns(w->polls, t - w->since_ns, w->max_ns);
   struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};

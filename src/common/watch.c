@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock.h"
 
 /* Seconds from the environment variable name into *ns (unset: def seconds). */
 static int seconds_from_env(const char *name, double def, uint64_t *ns, char *err, size_t errlen) {
@@ -40,7 +36,7 @@ bool watch_active(const watch_config *cfg) { return cfg && (cfg->warn_ns || cfg-
 
 void watch_start(watch *w, const watch_config *cfg, const char *call, const char *what, int peer) {
   *w = (watch){.cfg = watch_active(cfg) ? cfg : NULL, .call = call, .what = what, .peer = peer};
-  if (w->cfg) w->start_ns = now_ns();
+  if (w->cfg) w->start_ns = ah_now_ns();
 }
 
 static void warn(const watch *w, uint64_t waited) {
@@ -54,7 +50,7 @@ static void warn(const watch *w, uint64_t waited) {
 
 int watch_poll(watch *w) {
   if (!w->cfg) return 0;
-  uint64_t waited = now_ns() - w->start_ns;
+  uint64_t waited = ah_now_ns() - w->start_ns;
   if (w->cfg->timeout_ns && waited >= w->cfg->timeout_ns) {
     fprintf(stderr, "antheap: worker %d: %s gave up after %.1f s (ANTHEAP_WAIT_TIMEOUT): ETIMEDOUT\n",
             w->cfg->me, w->call, (double)waited * 1e-9);

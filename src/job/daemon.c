@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/idle.h"
 #include "common/procstat.h"
 #include "job/job.h"
@@ -25,11 +25,6 @@ typedef struct daemon_profile {
   uint64_t waited_ns;
 } daemon_profile;
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void profile_start(daemon_profile *p) {
   const char *v = getenv("ANTHEAP_PROFILE");
@@ -141,7 +136,7 @@ int job_run_scheduler(ah_job *j) {
   idle_start(&idle, j->idle_cap_ns);
   daemon_profile prof;
   profile_start(&prof);
-  uint64_t wait0 = prof.on ? mono_ns() : 0;
+  uint64_t wait0 = prof.on ? ah_now_ns() : 0;
   while (!sched_server_done(s)) {
     int flag = 0;
     MPI_Status st;
@@ -153,7 +148,7 @@ int job_run_scheduler(ah_job *j) {
       continue;
     }
     idle_start(&idle, j->idle_cap_ns);
-    uint64_t t0 = prof.on ? mono_ns() : 0;
+    uint64_t t0 = prof.on ? ah_now_ns() : 0;
     if (prof.on) prof.waited_ns += t0 - wait0;
     int count;
     MPI_Get_count(&st, MPI_BYTE, &count);
@@ -169,7 +164,7 @@ int job_run_scheduler(ah_job *j) {
     MPI_Recv(buf, count, MPI_BYTE, st.MPI_SOURCE, AH_TAG_PROTO, j->proto, MPI_STATUS_IGNORE);
     sched_server_handle(s, st.MPI_SOURCE, buf, (size_t)count);
     progress_sends(&tx, false);
-    if (prof.on) profile_count(&prof, buf, (size_t)count, (wait0 = mono_ns()) - t0);
+    if (prof.on) profile_count(&prof, buf, (size_t)count, (wait0 = ah_now_ns()) - t0);
   }
   progress_sends(&tx, true);
   profile_report(&prof, j->rank);

@@ -24,25 +24,27 @@ struct record_block {
   cslab rec[RECORDS_PER_BLOCK];
 };
 
+static void record_free(cache *c, cslab *s) {
+  s->next = c->spare;
+  c->spare = s;
+}
+
+/* Block b's records spare, handed out in memory order. */
+static void block_spare(cache *c, struct record_block *b) {
+  for (size_t i = RECORDS_PER_BLOCK; i-- > 0;) record_free(c, &b->rec[i]);
+}
+
 static cslab *record_new(cache *c) {
   if (!c->spare) {
     struct record_block *b = malloc(sizeof *b);
     if (!b) return NULL;
     b->next = c->blocks;
     c->blocks = b;
-    for (size_t i = RECORDS_PER_BLOCK; i-- > 0;) {
-      b->rec[i].next = c->spare;
-      c->spare = &b->rec[i];
-    }
+    block_spare(c, b);
   }
   cslab *s = c->spare;
   c->spare = s->next;
   return s;
-}
-
-static void record_free(cache *c, cslab *s) {
-  s->next = c->spare;
-  c->spare = s;
 }
 
 /* Every record spare again (none is in use), handed out from here on block by block in
@@ -51,8 +53,7 @@ static void record_free(cache *c, cslab *s) {
  * backwards through memory, in order still, not at random. */
 static void records_reset(cache *c) {
   c->spare = NULL;
-  for (struct record_block *b = c->blocks; b; b = b->next)
-    for (size_t i = RECORDS_PER_BLOCK; i-- > 0;) record_free(c, &b->rec[i]);
+  for (struct record_block *b = c->blocks; b; b = b->next) block_spare(c, b);
 }
 
 /* ---- the slab index ---- */

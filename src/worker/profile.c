@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "proto/proto.h"
 
@@ -25,11 +24,6 @@ void profile_setup(void) {
   else fprintf(stderr, "antheap: ANTHEAP_PROFILE=%s: expected on or off; off\n", v);
 }
 
-uint64_t profile_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void profile_rpc(unsigned type, uint64_t ns) {
   if (type >= MSG_TYPE_END) return;

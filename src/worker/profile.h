@@ -11,11 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/clock.h"
+
 extern bool profile_on;
 
 /* Reads ANTHEAP_PROFILE (1 or on: on; 0, off or unset: off; anything else: a message, off). */
 void profile_setup(void);
-uint64_t profile_now_ns(void);
+static inline uint64_t profile_now_ns(void) { return ah_now_ns(); }
 /* A round trip of kind `type` that took ns (called under the rank lock at MULTIPLE). */
 void profile_rpc(unsigned type, uint64_t ns);
 /* A wait of ns for the rank lock (called once it is held; the outermost hold of a thread). */
