@@ -29,10 +29,11 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   const ah_config d = {.gas_base = AH_GAS_BUILD_BASE, .gas_size = AH_GAS_DEFAULT_SIZE,
                        .boot_pages = 64, .refill_pages = 64, .boot_ids = 4096, .refill_ids = 4096,
                        .ceiling_pages = 256, .high_watermark = 16, .low_watermark = 2,
-                       .share_objects = 64, .split_hosts = 1}; /* (*c changes only on success) */
+                       .share_objects = 64, .split_hosts = 1, .bells = true}; /* (*c: only on success) */
   uint64_t base = d.gas_base, mib = d.gas_size >> 20, bp = d.boot_pages, rp = d.refill_pages,
            bi = d.boot_ids, ri = d.refill_ids, hw = d.high_watermark, lw = d.low_watermark,
-           cp = d.ceiling_pages, so = (uint64_t)d.share_objects, sh = (uint64_t)d.split_hosts;
+           cp = d.ceiling_pages, so = (uint64_t)d.share_objects, sh = (uint64_t)d.split_hosts,
+           bells = d.bells;
   int rc = env_number("ANTHEAP_GAS_BASE", AH_PAGE_SIZE, (uint64_t)1 << 47, &base, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_GAS_SIZE_MIB", 16, (uint64_t)1 << 26, &mib, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_BOOT_PAGES", 0, (uint64_t)1 << 26, &bp, err, errlen);
@@ -44,6 +45,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   if (!rc) rc = env_number("ANTHEAP_LOW_WATERMARK", 0, 1u << 20, &lw, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_SHARE_OBJECTS", 1, 64, &so, err, errlen);
   if (!rc) rc = env_number("ANTHEAP_SPLIT_HOSTS", 1, 4096, &sh, err, errlen);
+  if (!rc) rc = env_number("ANTHEAP_BELLS", 0, 1, &bells, err, errlen);
   if (rc) return rc;
   if (base % AH_PAGE_SIZE) {
     snprintf(err, errlen, "ANTHEAP_GAS_BASE=0x%" PRIx64 ": expected a multiple of 1 MiB", base);
@@ -62,7 +64,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
   *c = (ah_config){.gas_base = base, .gas_size = mib << 20, .boot_pages = bp, .refill_pages = rp,
                    .boot_ids = (uint32_t)bi, .refill_ids = (uint32_t)ri, .ceiling_pages = cp,
                    .high_watermark = hw, .low_watermark = lw, .share_objects = (int)so,
-                   .split_hosts = (int)sh};
+                   .split_hosts = (int)sh, .bells = bells != 0};
   return 0;
 }
 
@@ -84,5 +86,8 @@ const char *ah_config_help(void) {
          "  ANTHEAP_SPLIT_HOSTS      for tests of multi-host code on one machine: each host's\n"
          "                           workers act as this many hosts, consecutive worker ids\n"
          "                           together (schedulers left out), each sharing its GAS only\n"
-         "                           within itself; the same on every rank (default 1)\n";
+         "                           within itself; the same on every rank (default 1)\n"
+         "  ANTHEAP_BELLS            1: a rank asleep in a wait is woken by the ranks of its\n"
+         "                           host that send to it (doorbells); 0: only by its sleep's\n"
+         "                           end (default 1; off unless every rank says 1)\n";
 }

@@ -3,6 +3,7 @@
 #ifndef AH_CONFIG_H
 #define AH_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ typedef struct ah_config {
   size_t low_watermark;  /* ANTHEAP_LOW_WATERMARK: free slabs trimming leaves a region */
   int share_objects;     /* ANTHEAP_SHARE_OBJECTS: memfds a shared GAS is striped over (1-64) */
   int split_hosts;       /* ANTHEAP_SPLIT_HOSTS: each host's workers act as this many hosts */
+  bool bells;            /* ANTHEAP_BELLS: waits woken by their host's senders (job/bells.h) */
 } ah_config;
 
 /* Defaults, then the environment. 0, or EINVAL with a one-line message in err. */

@@ -2,37 +2,54 @@
 #include "common/idle.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "common/clock.h"
 
-uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns) {
+static bell *process_bell;
+static uint64_t light_spin_ns = IDLE_SPIN_NS;
+static _Atomic uint64_t sleeps, rung;
+
+void idle_setup(bell *b, uint64_t spin_ns) {
+  process_bell = b;
+  light_spin_ns = spin_ns;
+}
+
+idle_counts idle_counts_now(void) {
+  return (idle_counts){atomic_load_explicit(&sleeps, memory_order_relaxed),
+                       atomic_load_explicit(&rung, memory_order_relaxed)};
+}
+
+uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns, uint64_t spin_ns) {
   if (polls < IDLE_SPIN) return 0;
-  if (max_ns <= IDLE_SPIN_CAP_NS && waited_ns < IDLE_SPIN_NS) return 0; /* a light load: spin */
+  if (max_ns <= IDLE_SPIN_CAP_NS && waited_ns < spin_ns) return 0; /* a light load: spin */
   uint64_t t = waited_ns / 8;
   if (t < IDLE_MIN_NS) t = IDLE_MIN_NS;
   if (t > max_ns) t = max_ns > IDLE_MIN_NS ? max_ns : IDLE_MIN_NS;
   return t;
 }
 
-/* ANTHEAP_IDLE_MAX_US in ns; 0 when it is not set (or not valid). Read when a job sets up,
- * not in the waits. */
-static uint64_t env_cap_ns(void) {
-  uint64_t cached = 0;
-  const char *v = getenv("ANTHEAP_IDLE_MAX_US");
-  if (v && *v) {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || x < 20 || x > 1000000)
-      fprintf(stderr, "antheap: ANTHEAP_IDLE_MAX_US=%s: expected 20 to 1000000; ignored\n", v);
-    else
-      cached = x * 1000;
-  }
-  return cached;
+/* Microseconds from the environment variable name, in [lo, hi], in ns; `none` when it is not
+ * set or not valid (said). Read when a job sets up, not in the waits. */
+static uint64_t env_us(const char *name, unsigned long long lo, unsigned long long hi,
+                       uint64_t none) {
+  const char *v = getenv(name);
+  if (!v || !*v) return none;
+  char *end;
+  errno = 0;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (!errno && !*end && x >= lo && x <= hi) return x * 1000;
+  fprintf(stderr, "antheap: %s=%s: expected %llu to %llu; ignored\n", name, v, lo, hi);
+  return none;
 }
+
+/* ANTHEAP_IDLE_MAX_US in ns; 0 when it is not set (or not valid). */
+static uint64_t env_cap_ns(void) { return env_us("ANTHEAP_IDLE_MAX_US", 20, 1000000, 0); }
+
+uint64_t idle_spin_ns(void) { return env_us("ANTHEAP_IDLE_SPIN_US", 0, 1000000, IDLE_SPIN_NS); }
 
 uint64_t idle_max_ns(void) {
   uint64_t env = env_cap_ns();
@@ -51,6 +68,9 @@ void idle_start(idle_wait *w, uint64_t cap_ns) {
   w->polls = 0;
   w->since_ns = 0;
   w->max_ns = cap_ns;
+  w->spin_ns = light_spin_ns;
+  w->bell = cap_ns ? process_bell : NULL;
+  if (w->bell) w->seen = bell_seen(w->bell);
 }
 
 void idle_pause(idle_wait *w) {
@@ -58,7 +78,15 @@ void idle_pause(idle_wait *w) {
   if (++w->polls < IDLE_SPIN) return;
   uint64_t t = ah_now_ns();
   if (!w->since_ns) w->since_ns = t;
-  uint64_t ns = idle_sleep_ns(w->polls, t - w->since_ns, w->max_ns);
-  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-  nanosleep(&ts, NULL);
+  uint64_t ns = idle_sleep_ns(w->polls, t - w->since_ns, w->max_ns, w->spin_ns);
+  if (!ns || !w->bell) { /* (a light load's spin goes through nanosleep(0) too) */
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    nanosleep(&ts, NULL);
+    if (ns) atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
+    return;
+  }
+  atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
+  if (bell_sleep(w->bell, w->seen, ns) == BELL_RUNG)
+    atomic_fetch_add_explicit(&rung, 1, memory_order_relaxed);
+  w->seen = bell_seen(w->bell); /* before the next look */
 }

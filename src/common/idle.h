@@ -13,11 +13,19 @@
  * ranks on 16 cores (73 per core: 1.5 ms) cost the busy ones little, and 17 ranks on 16
  * cores (one scheduler beside 16 workers: 21 us) answer a burst of requests at once instead
  * of a millisecond late; one cap for every load would make a lightly loaded host answer late.
- * ANTHEAP_IDLE_MAX_US, when set, is the cap (docs/HISTORY.md: the measurements). */
+ * ANTHEAP_IDLE_MAX_US, when set, is the cap (docs/HISTORY.md: the measurements).
+ *
+ * Where the job gave the rank a doorbell (bell.h: ranks of one host ring each other's after
+ * sending a message; ANTHEAP_BELLS), the sleeps are sleeps on the bell: a message from the
+ * host ends them, and the back-off's steps are only their time-outs, for messages nobody rings
+ * (other hosts', MPI's own collectives). ANTHEAP_IDLE_SPIN_US sets the light load's spin. */
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "common/bell.h"
 
 #define IDLE_SPIN 64                 /* empty polls before the first sleep */
 #define IDLE_MIN_NS 20000ull         /* the first sleep */
@@ -26,7 +34,7 @@
  * through a burst of requests, and a worker catches the answer to its request without a
  * sleep's timer slack (50 us). A small gain, kept because it was steady across rounds
  * (docs/HISTORY.md, results/listx-h100-spin-*.csv). */
-#define IDLE_SPIN_NS 200000ull
+#define IDLE_SPIN_NS 200000ull /* unless ANTHEAP_IDLE_SPIN_US says */
 #define IDLE_SPIN_CAP_NS (IDLE_MIN_NS * 5 / 4)
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */
 
@@ -34,16 +42,35 @@ typedef struct idle_wait {
   unsigned polls;    /* empty polls so far */
   uint64_t since_ns; /* when the first IDLE_SPIN polls ended (monotonic) */
   uint64_t max_ns;   /* the cap; 0: a core of its own, spin, never sleep */
+  uint64_t spin_ns;  /* a light load's spin (idle_setup) */
+  bell *bell;        /* the rank's doorbell (idle_setup), or NULL: plain sleeps */
+  uint32_t seen;     /* the bell's count before the last look for messages */
 } idle_wait;
 
+/* For every wait this process starts after it: its doorbell (NULL: none), and how long a wait
+ * spins on a light load (IDLE_SPIN_NS until set). Set by the job when it starts; the bell is
+ * cleared before the bells go. */
+void idle_setup(bell *b, uint64_t spin_ns);
+/* ANTHEAP_IDLE_SPIN_US in ns when it is set (0 to 1000000; a bad value is ignored, with a
+ * message), else IDLE_SPIN_NS. */
+uint64_t idle_spin_ns(void);
+
+/* Sleeps of this process's waits so far, and how many of them a ring ended (ANTHEAP_PROFILE). */
+typedef struct idle_counts {
+  uint64_t sleeps, rung;
+} idle_counts;
+idle_counts idle_counts_now(void);
+
 /* Start a wait (and again after each message handled) with the longest sleep cap_ns: 0 for a
- * rank on a core of its own (spin), else idle_cap_ns(...). */
+ * rank on a core of its own (spin), else idle_cap_ns(...). Both read the bell's count,
+ * and the next sleep lasts only while it holds: call them before the look for messages that
+ * the sleep follows (a wait's loop does). */
 void idle_start(idle_wait *w, uint64_t cap_ns);
 /* After an empty poll: nothing, or a sleep as above. */
 void idle_pause(idle_wait *w);
 /* The policy alone: the sleep after `polls` empty polls, `waited_ns` after the first IDLE_SPIN
- * of them, with the cap max_ns; 0 means poll again at once. */
-uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns);
+ * of them, with the cap max_ns and a light load's spin spin_ns; 0 means poll again at once. */
+uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns, uint64_t spin_ns);
 /* The cap from ANTHEAP_IDLE_MAX_US when it is set (a bad value is ignored, with a message),
  * or IDLE_DEFAULT_MAX_US. */
 uint64_t idle_max_ns(void);

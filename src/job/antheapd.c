@@ -45,10 +45,14 @@ static void usage(void) {
          "                           (20..1000000; default 20 per rank per core of the host, at\n"
          "                           most 10000): waits back off from 20 us to this, an eighth\n"
          "                           of the time waited so far\n"
+         "  ANTHEAP_IDLE_SPIN_US     how long such a rank spins before its first sleep when the\n"
+         "                           host has at most 5 ranks per 4 cores (0..1000000; default\n"
+         "                           200)\n"
          "  ANTHEAP_PROFILE          on: each worker prints at sys_finalize its round trips by\n"
          "                           kind (count, seconds, the longest), rank-lock waits, flushes\n"
          "                           and the time it mapped big leases; each scheduler what it\n"
-         "                           handled by kind and how long it waited (default: off)\n",
+         "                           handled by kind and how long it waited; both how often\n"
+         "                           they slept and rang a sleeper awake (default: off)\n",
          launch_help_text(), ah_config_help());
 }
 

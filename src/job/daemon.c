@@ -43,8 +43,12 @@ static void profile_count(daemon_profile *p, const unsigned char *msg, size_t le
 static void profile_report(const daemon_profile *p, int rank) {
   if (!p->on) return;
   char line[2048];
-  int at = snprintf(line, sizeof line, "antheapd[%d] profile (seconds): waited %.4f;", rank,
-                    (double)p->waited_ns * 1e-9);
+  idle_counts idle = idle_counts_now();
+  int at = snprintf(line, sizeof line,
+                    "antheapd[%d] profile (seconds): waited %.4f; sleeps %llu (%llu ended by a "
+                    "ring); rings that woke a sleeper %llu;", rank, (double)p->waited_ns * 1e-9,
+                    (unsigned long long)idle.sleeps, (unsigned long long)idle.rung,
+                    (unsigned long long)bell_wake_calls());
   for (unsigned t = 1; t <= MSG_TYPE_END && at < (int)sizeof line; t++)
     if (p->n[t])
       at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f (longest %.6f);",
@@ -62,6 +66,7 @@ typedef struct outgoing {
 
 typedef struct mpi_tx {
   MPI_Comm comm;
+  const bell_board *bells; /* rung after each send to a rank of this host */
   outgoing *pending;
   size_t npending;
 } mpi_tx;
@@ -76,6 +81,7 @@ static void mpi_send(void *ctx, int from, int to, const void *msg, size_t len) {
   }
   memcpy(o->data, msg, len);
   MPI_Isend(o->data, (int)len, MPI_BYTE, to, AH_TAG_PROTO, t->comm, &o->req);
+  bells_ring(t->bells, to);
   o->next = t->pending;
   t->pending = o;
   t->npending++;
@@ -106,7 +112,7 @@ static void progress_sends(mpi_tx *t, bool wait) {
 #endif
 
 int job_run_scheduler(ah_job *j) {
-  mpi_tx tx = {.comm = j->proto};
+  mpi_tx tx = {.comm = j->proto, .bells = &j->bells};
   sched_config cfg = sched_config_default();
   cfg.gas_base = j->cfg.gas_base;
   cfg.gas_size = j->cfg.gas_size;

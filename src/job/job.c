@@ -49,6 +49,7 @@ static int fail_everywhere(const ah_job *j, const char *who, int speaker, const 
 int job_setup(int *argc, char ***argv, ah_job *j, const char *who, const char *refusal) {
   memset(j, 0, sizeof *j);
   j->proto = j->workers = j->xfer = MPI_COMM_NULL;
+  j->bells = (bell_board){.win = MPI_WIN_NULL, .host = MPI_COMM_NULL};
   MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
   char err[640];
   launch_extra x = {.refusal = refusal};
@@ -76,10 +77,14 @@ int job_setup(int *argc, char ***argv, ah_job *j, const char *who, const char *r
   int key = j->is_sched ? 0 : j->plan.ranks[j->rank].worker_index;
   MPI_Comm_split(MPI_COMM_WORLD, j->is_sched ? MPI_UNDEFINED : 0, key, &j->workers);
   if (!j->is_sched) MPI_Comm_dup(j->workers, &j->xfer);
+  bells_open(&j->bells, j->cfg.bells, j->idle_cap_ns != 0, j->plan.nranks);
+  idle_setup(j->bells.mine, idle_spin_ns());
   return 0;
 }
 
 void job_teardown(ah_job *j) {
+  idle_setup(NULL, IDLE_SPIN_NS);
+  bells_close(&j->bells);
   if (j->xfer != MPI_COMM_NULL) MPI_Comm_free(&j->xfer);
   if (j->workers != MPI_COMM_NULL) MPI_Comm_free(&j->workers);
   if (j->proto != MPI_COMM_NULL) MPI_Comm_free(&j->proto);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/config.h"
+#include "job/bells.h"
 #include "job/plan.h"
 #include "sched/tree.h"
 
@@ -28,6 +29,7 @@ typedef struct ah_job {
   MPI_Comm proto;      /* every rank: requests, replies, scheduler traffic */
   MPI_Comm workers;    /* workers only (MPI_COMM_NULL on schedulers): sys_comm() */
   MPI_Comm xfer;       /* workers only: sys_send / sys_recv */
+  bell_board bells;    /* the host's doorbells (bells.h); the waits sleep on bells.mine */
 } ah_job;
 
 /* Collective over MPI_COMM_WORLD (MPI must be initialised). Consumes the --antheap-* options

@@ -38,6 +38,7 @@ static void leave_job(void) {
     size_t len = proto_build(msg, sizeof msg, MSG_FINALIZE, ++ah_self.req, ah_self.job.rank,
                              PROTO_NO_DEST, 0, -1, NULL, NULL, 0);
     MPI_Send(msg, (int)len, MPI_BYTE, ah_self.leaf, AH_TAG_PROTO, ah_self.job.proto);
+    bells_ring(&ah_self.job.bells, ah_self.leaf);
     const gas_bounds *g = gas_current();
     if (ah_self.free_hook && g) ah_self.free_hook(g->base, g->size);
     guard_stop();

@@ -66,8 +66,17 @@ static int rpc_send(unsigned type, const void *fixed, const uint64_t *out, uint3
   *req = ++ah_self.req;
   size_t len = proto_build(msg, cap, type, *req, ah_self.job.rank, PROTO_NO_DEST, 0, -1, fixed, out,
                            out_n);
-  MPI_Send(msg, (int)len, MPI_BYTE, ah_self.leaf, AH_TAG_PROTO, ah_self.job.proto);
-  if (msg != small) free(msg);
+  if (msg == small) { /* one eager message: in the leaf's queue when MPI_Send returns */
+    MPI_Send(msg, (int)len, MPI_BYTE, ah_self.leaf, AH_TAG_PROTO, ah_self.job.proto);
+    bells_ring(&ah_self.job.bells, ah_self.leaf);
+    return 0;
+  }
+  /* a long one may wait for the leaf to take it: ring first, then wait */
+  MPI_Request rq;
+  MPI_Isend(msg, (int)len, MPI_BYTE, ah_self.leaf, AH_TAG_PROTO, ah_self.job.proto, &rq);
+  bells_ring(&ah_self.job.bells, ah_self.leaf);
+  idle_wait_request(&rq, ah_self.job.idle_cap_ns);
+  free(msg);
   return 0;
 }
 

@@ -7,25 +7,41 @@
 #include "common/idle.h"
 
 START_TEST(test_the_first_polls_do_not_sleep) {
-  for (unsigned p = 0; p < IDLE_SPIN; p++) REQUIRE_EQ(idle_sleep_ns(p, 0, 10000000), 0);
-  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, 10000000), IDLE_MIN_NS);
+  for (unsigned p = 0; p < IDLE_SPIN; p++) REQUIRE_EQ(idle_sleep_ns(p, 0, 10000000, IDLE_SPIN_NS), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, 10000000, IDLE_SPIN_NS), IDLE_MIN_NS);
 }
 END_TEST
 
 START_TEST(test_a_light_load_spins_before_its_first_sleep) {
   uint64_t light = 21250, heavier = 40000; /* 17 ranks on 16 cores; 2 ranks a core */
-  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, light), 0);
-  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS - 1, light), 0);
-  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS, light), light); /* 25 us, capped */
-  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, heavier), IDLE_MIN_NS);         /* sleeps at once */
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, light, IDLE_SPIN_NS), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS - 1, light, IDLE_SPIN_NS), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 500, IDLE_SPIN_NS, light, IDLE_SPIN_NS), light); /* 25 us, capped */
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, heavier, IDLE_SPIN_NS), IDLE_MIN_NS);         /* sleeps at once */
+}
+END_TEST
+
+START_TEST(test_the_light_loads_spin_is_a_setting) {
+  uint64_t light = 21250;
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN, 0, light, 0), IDLE_MIN_NS); /* no spin: sleeps at once */
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 49999, light, 50000), 0);
+  REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 50000, light, 50000), IDLE_MIN_NS);
+  setenv("ANTHEAP_IDLE_SPIN_US", "0", 1);
+  REQUIRE_EQ(idle_spin_ns(), 0);
+  setenv("ANTHEAP_IDLE_SPIN_US", "75", 1);
+  REQUIRE_EQ(idle_spin_ns(), 75000);
+  setenv("ANTHEAP_IDLE_SPIN_US", "2000000", 1); /* above 1 s: ignored, said */
+  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
+  unsetenv("ANTHEAP_IDLE_SPIN_US");
+  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
 }
 END_TEST
 
 START_TEST(test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds) {
   uint64_t cap = 10000000;
-  REQUIRE_EQ(idle_sleep_ns(1000, 80000, cap), IDLE_MIN_NS); /* 10 us: below the minimum */
-  REQUIRE_EQ(idle_sleep_ns(1000, 8000000, cap), 1000000);   /* 8 ms waited: 1 ms */
-  REQUIRE_EQ(idle_sleep_ns(1000, 8000000000ull, cap), cap); /* capped */
+  REQUIRE_EQ(idle_sleep_ns(1000, 80000, cap, IDLE_SPIN_NS), IDLE_MIN_NS); /* 10 us: below the minimum */
+  REQUIRE_EQ(idle_sleep_ns(1000, 8000000, cap, IDLE_SPIN_NS), 1000000);   /* 8 ms waited: 1 ms */
+  REQUIRE_EQ(idle_sleep_ns(1000, 8000000000ull, cap, IDLE_SPIN_NS), cap); /* capped */
 }
 END_TEST
 
@@ -35,14 +51,14 @@ START_TEST(test_the_stretch_of_a_wait_is_bounded) {
   for (uint64_t end = 1000; end < 2000000000ull; end = end * 3 + 7) {
     uint64_t t = 0;
     unsigned polls = IDLE_SPIN;
-    while (t < end) t += idle_sleep_ns(polls++, t, cap);
+    while (t < end) t += idle_sleep_ns(polls++, t, cap, IDLE_SPIN_NS);
     REQUIRE(t - end <= end / 8 + IDLE_MIN_NS || t - end <= cap);
   }
 }
 END_TEST
 
 START_TEST(test_a_cap_below_the_minimum_is_the_minimum) {
-  REQUIRE_EQ(idle_sleep_ns(1000, 1000000000ull, 1), IDLE_MIN_NS);
+  REQUIRE_EQ(idle_sleep_ns(1000, 1000000000ull, 1, IDLE_SPIN_NS), IDLE_MIN_NS);
 }
 END_TEST
 
@@ -94,6 +110,7 @@ static Suite *make_suite(void) {
   TCase *tc = tcase_create("idle");
   tcase_add_test(tc, test_the_first_polls_do_not_sleep);
   tcase_add_test(tc, test_a_light_load_spins_before_its_first_sleep);
+  tcase_add_test(tc, test_the_light_loads_spin_is_a_setting);
   tcase_add_test(tc, test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds);
   tcase_add_test(tc, test_the_stretch_of_a_wait_is_bounded);
   tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
