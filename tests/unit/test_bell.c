@@ -131,8 +131,38 @@ START_TEST(test_a_wait_sleeps_on_the_process_bell_and_counts_the_rings) {
   REQUIRE_EQ(after.sleeps, before.sleeps + 1);
   REQUIRE_EQ(after.rung, before.rung + 1);
   REQUIRE_EQ(w.seen, bell_seen(&b)); /* read again for the next sleep */
+  REQUIRE_EQ(w.polls, 0);             /* the ring's message is coming: spin for it again */
   idle_setup(NULL, IDLE_SPIN_NS);
 }
+END_TEST
+
+/* Open MPI's MPI_Iprobe takes in a message that arrived during a sleep only on its first call
+ * after it, and finds it on the second: so a wait looks twice after every sleep. */
+static void two_looks_after_a_sleep(bell *b) {
+  idle_setup(b, IDLE_SPIN_NS);
+  idle_wait w;
+  idle_start(&w, 10000000000ull);
+  w.since_ns = ah_now_ns() - 8000000; /* waited 8 ms: sleeps of 1 ms */
+  for (unsigned i = 0; i < IDLE_SPIN - 1; i++) idle_pause(&w);
+  idle_counts c0 = idle_counts_now();
+  idle_pause(&w); /* the first sleep, nobody rings */
+  idle_counts c1 = idle_counts_now();
+  REQUIRE_EQ(c1.sleeps, c0.sleeps + 1);
+  REQUIRE_EQ(c1.rung, c0.rung);
+  idle_pause(&w); /* after the first look: no sleep */
+  REQUIRE_EQ(idle_counts_now().sleeps, c1.sleeps);
+  idle_pause(&w); /* after the second: the next sleep */
+  REQUIRE_EQ(idle_counts_now().sleeps, c1.sleeps + 1);
+  idle_setup(NULL, IDLE_SPIN_NS);
+}
+
+START_TEST(test_a_wait_looks_twice_after_a_sleep_on_a_bell) {
+  bell b = {.wakeable = 1};
+  two_looks_after_a_sleep(&b);
+}
+END_TEST
+
+START_TEST(test_a_wait_looks_twice_after_a_plain_sleep) { two_looks_after_a_sleep(NULL); }
 END_TEST
 
 START_TEST(test_a_wait_on_a_core_of_its_own_never_touches_the_bell) {
@@ -159,6 +189,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_ring_wakes_every_sleeping_thread);
   tcase_add_test(tc, test_a_ring_wakes_a_sleeper_of_another_process);
   tcase_add_test(tc, test_a_wait_sleeps_on_the_process_bell_and_counts_the_rings);
+  tcase_add_test(tc, test_a_wait_looks_twice_after_a_sleep_on_a_bell);
+  tcase_add_test(tc, test_a_wait_looks_twice_after_a_plain_sleep);
   tcase_add_test(tc, test_a_wait_on_a_core_of_its_own_never_touches_the_bell);
   suite_add_tcase(s, tc);
   return s;
