@@ -87,11 +87,8 @@ void idle_pause(idle_wait *w) {
     return;
   }
   atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
-  if (bell_sleep(w->bell, w->seen, ns) == BELL_RUNG) {
+  if (bell_sleep(w->bell, w->seen, ns) == BELL_RUNG)
     atomic_fetch_add_explicit(&rung, 1, memory_order_relaxed);
-    w->polls = 0; /* a message is on its way: spin for it again */
-  } else {
-    w->polls = IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP;
-  }
+  w->polls = IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP;
   w->seen = bell_seen(w->bell); /* before the next look */
 }

@@ -31,8 +31,9 @@
 /* Looks for messages after a sleep before the next one. Two: Open MPI's MPI_Iprobe answers
  * from what earlier calls took in, and only then takes in what has arrived (ob1: the match,
  * then opal_progress), so the first look after a sleep misses a message that came during it,
- * and a wait that slept again at once slept twice for it. A sleep a ring ended spins again
- * (IDLE_SPIN looks): the ring's message is there. */
+ * and a wait that slept again at once slept twice for it (and a rank rung awake slept on
+ * through the message it was rung for). More looks would only yield the core more often
+ * (Open MPI's empty polls yield it, OMPI_MCA_mpi_yield_when_idle=1). */
 #define IDLE_LOOKS_AFTER_SLEEP 2
 #define IDLE_MIN_NS 20000ull         /* the first sleep */
 /* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait also
