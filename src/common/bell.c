@@ -25,8 +25,8 @@ void bell_ring(bell *b) {
   atomic_fetch_add_explicit(&b->rung, 1, memory_order_seq_cst);
   if (!atomic_load_explicit(&b->sleepers, memory_order_seq_cst)) return;
 #if defined(__linux__)
-  atomic_fetch_add_explicit(&wake_calls, 1, memory_order_relaxed);
-  syscall(SYS_futex, (uint32_t *)&b->rung, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  if (syscall(SYS_futex, (uint32_t *)&b->rung, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) > 0)
+    atomic_fetch_add_explicit(&wake_calls, 1, memory_order_relaxed);
 #endif
 }
 

@@ -18,7 +18,6 @@
 #define AH_BELL_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct bell {
@@ -28,6 +27,8 @@ typedef struct bell {
                                 ring is a read (a rank on a core of its own polls, never sleeps) */
   char pad_[64 - 3 * sizeof(uint32_t)];
 } bell;
+_Static_assert(sizeof(bell) == 64, "a bell is a cache line of its own");
+_Static_assert(sizeof(_Atomic uint32_t) == 4, "a futex word is 4 bytes");
 
 /* What ended a bell_sleep. */
 enum bell_wake { BELL_TIMEOUT = 0, BELL_RUNG = 1 };
@@ -46,7 +47,7 @@ void bell_ring(bell *b);
  * early (as BELL_TIMEOUT): callers look for messages again either way. */
 enum bell_wake bell_sleep(bell *b, uint32_t seen, uint64_t ns);
 
-/* How many rings woke a sleeper (a system call) in this process, for ANTHEAP_PROFILE. */
+/* How many of this process's rings woke a sleeper, for ANTHEAP_PROFILE. */
 uint64_t bell_wake_calls(void);
 
 #endif

@@ -79,16 +79,22 @@ void idle_pause(idle_wait *w) {
   uint64_t t = ah_now_ns();
   if (!w->since_ns) w->since_ns = t;
   uint64_t ns = idle_sleep_ns(w->polls, t - w->since_ns, w->max_ns, w->spin_ns);
-  if (!ns || !w->bell) { /* (a light load's spin goes through nanosleep(0) too) */
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  if (!ns) { /* a light load's spin, through nanosleep(0) as ever */
     nanosleep(&ts, NULL);
-    if (ns) atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
-    if (ns) w->polls = IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP;
     return;
   }
   atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
-  if (bell_sleep(w->bell, w->seen, ns) == BELL_RUNG)
-    atomic_fetch_add_explicit(&rung, 1, memory_order_relaxed);
   w->polls = IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP;
+  if (!w->bell) {
+    nanosleep(&ts, NULL);
+    return;
+  }
+  if (bell_sleep(w->bell, w->seen, ns) == BELL_RUNG) {
+    atomic_fetch_add_explicit(&rung, 1, memory_order_relaxed);
+    w->since_ns = 0; /* the host talks to this rank: short sleeps again, in case the message
+                        is not there for the two looks (another thread's progress took it in,
+                        or its sender still holds it) */
+  }
   w->seen = bell_seen(w->bell); /* before the next look */
 }

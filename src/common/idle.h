@@ -22,7 +22,6 @@
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/bell.h"

@@ -61,6 +61,7 @@ static void profile_report(const daemon_profile *p, int rank) {
 typedef struct outgoing {
   struct outgoing *next;
   MPI_Request req;
+  int to;
   unsigned char data[];
 } outgoing;
 
@@ -80,14 +81,20 @@ static void mpi_send(void *ctx, int from, int to, const void *msg, size_t len) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   memcpy(o->data, msg, len);
+  o->to = to;
   MPI_Isend(o->data, (int)len, MPI_BYTE, to, AH_TAG_PROTO, t->comm, &o->req);
   bells_ring(t->bells, to);
+  int done = 0;
+  MPI_Test(&o->req, &done, MPI_STATUS_IGNORE); /* on its way already: no second ring */
+  if (done) o->to = -1;
   o->next = t->pending;
   t->pending = o;
   t->npending++;
 }
 
-/* Free the sends that completed; with wait, all of them. */
+/* Free the sends that completed; with wait, all of them. One that was still on its way after
+ * the ring of mpi_send (a full queue, a long message) is rung again as it completes: its
+ * receiver may have looked in between and gone back to sleep. */
 static void progress_sends(mpi_tx *t, bool wait) {
   for (outgoing **p = &t->pending; *p;) {
     int done = 0;
@@ -95,6 +102,7 @@ static void progress_sends(mpi_tx *t, bool wait) {
     else MPI_Test(&(*p)->req, &done, MPI_STATUS_IGNORE);
     if (done) {
       outgoing *o = *p;
+      if (o->to >= 0) bells_ring(t->bells, o->to);
       *p = o->next;
       free(o);
       t->npending--;

@@ -43,6 +43,7 @@ static void leave_job(void) {
     if (ah_self.free_hook && g) ah_self.free_hook(g->base, g->size);
     guard_stop();
     transfer_set_landing(NULL);
+    transfer_set_ring(NULL); /* (the bells go with the job) */
     gas_unmap();
   }
   share_free(&ah_self.share);
@@ -58,6 +59,11 @@ static void leave_job(void) {
 }
 
 static void catch_mpi_finalize(void);
+
+/* The doorbell of worker `peer` (a rank of job.xfer, where the moves go), for transfer.c. */
+static void ring_worker(int peer) {
+  bells_ring(&ah_self.job.bells, ah_self.job.plan.worker_ranks[peer]);
+}
 
 /* A worker setting that was refused (EINVAL from its reader) is a bad setting: EDOM. */
 static int setting(int rc) { return rc == EINVAL ? EDOM : rc; }
@@ -143,6 +149,7 @@ int sys_init_thread(int *argc, char ***argv, int required, int *provided) {
   MPI_Comm_size(ah_self.job.workers, &ah_self.nworkers);
   ah_self.leaf = ah_self.job.plan.ranks[ah_self.job.rank].leaf;
   transfer_set_idle_cap(ah_self.job.idle_cap_ns); /* moves wait like every other wait of ours */
+  transfer_set_ring(ring_worker);
   char err[512];
   rc = start_worker(err, sizeof err);
   /* the lowest failing worker says why (the others most likely failed alike), then all go */

@@ -38,6 +38,23 @@ static const watch_config *watching; /* transfer_set_watch; NULL: waits say noth
 void transfer_set_idle_cap(uint64_t cap_ns) { idle_cap = cap_ns; }
 void transfer_set_watch(const watch_config *cfg) { watching = cfg; }
 
+static void (*ring)(int peer); /* transfer_set_ring */
+void transfer_set_ring(void (*fn)(int peer)) { ring = fn; }
+
+/* A message the peer may be asleep waiting for: sent, then the peer's bell rung, then waited
+ * for in MPI as MPI_Send would (a long one needs the peer, now awake, to take it). */
+static void send_and_ring(const void *buf, int count, MPI_Datatype type, int peer, int tag,
+                          MPI_Comm comm) {
+  if (!ring) {
+    MPI_Send(buf, count, type, peer, tag, comm);
+    return;
+  }
+  MPI_Request rq;
+  MPI_Isend(buf, count, type, peer, tag, comm, &rq);
+  ring(peer);
+  MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
+
 static void (*landing)(uintptr_t addr, size_t len); /* transfer_set_landing */
 void transfer_set_landing(void (*fn)(uintptr_t addr, size_t len)) { landing = fn; }
 
@@ -282,7 +299,7 @@ static transfer_header make_header(int status, transfer_mode mode, unsigned shif
 
 int transfer_send_abort(transfer_link to, int err) {
   transfer_header h = make_header(err ? err : ECANCELED, TRANSFER_COPY, 0, 0, 0, 0, 0);
-  MPI_Send(&h, (int)sizeof h, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
+  send_and_ring(&h, (int)sizeof h, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
   return err;
 }
 
@@ -303,7 +320,7 @@ static int send_list(transfer_link to, transfer_header h, const transfer_list *l
   if (nextra) memcpy(buf + sizeof h, extra, (size_t)nextra * 8);
   transfer_wire_range *w = (transfer_wire_range *)(buf + sizeof h + (size_t)nextra * 8);
   for (size_t i = 0; i < n; i++) w[i] = (transfer_wire_range){r[i].addr, r[i].len};
-  MPI_Send(buf, (int)bytes, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
+  send_and_ring(buf, (int)bytes, MPI_BYTE, to.peer, TAG_LIST(to.tag), to.comm);
   free(buf);
   return 0;
 }
@@ -494,7 +511,7 @@ typedef struct {
 } answer_ctx;
 
 static void send_answer(MPI_Comm comm, int src, int tag, int32_t status) {
-  MPI_Send(&status, 1, MPI_INT32_T, src, TAG_ANSWER(tag), comm);
+  send_and_ring(&status, 1, MPI_INT32_T, src, TAG_ANSWER(tag), comm);
 }
 
 static int answer_go(void *ctx) {

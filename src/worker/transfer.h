@@ -143,6 +143,11 @@ void transfer_set_idle_cap(uint64_t cap_ns);
 struct watch_config;
 void transfer_set_watch(const struct watch_config *cfg);
 
+/* Ring the doorbell of `peer` (a rank of the links' communicator), called after the list, the
+ * answer and an abort, which the peer may be asleep waiting for (src/job/bells.h); NULL (the
+ * default): nothing rings, and those messages are sent with MPI_Send. */
+void transfer_set_ring(void (*fn)(int peer));
+
 /* Called by a receiver for every range of a transfer it takes, before anything lands there
  * (guard.h: pages this worker had handed over become its own again); NULL: nothing. */
 void transfer_set_landing(void (*fn)(uintptr_t addr, size_t len));

@@ -121,8 +121,9 @@ START_TEST(test_a_wait_sleeps_on_the_process_bell_and_counts_the_rings) {
   bell b = {.wakeable = 1};
   idle_setup(&b, IDLE_SPIN_NS);
   idle_wait w;
-  idle_start(&w, 10000000000ull); /* sleeps of up to 10 s (no light load: no spin) */
-  bell_ring(&b);                  /* a message came after the wait's look */
+  idle_start(&w, LONG_NS);               /* no light load: no spin */
+  w.since_ns = ah_now_ns() - 8 * LONG_NS; /* so its sleep would be 30 s, if the ring were lost */
+  bell_ring(&b);                          /* a message came after the wait's look */
   idle_counts before = idle_counts_now();
   uint64_t t0 = ah_now_ns();
   for (unsigned i = 0; i < IDLE_SPIN; i++) idle_pause(&w); /* the last one sleeps */
@@ -132,6 +133,7 @@ START_TEST(test_a_wait_sleeps_on_the_process_bell_and_counts_the_rings) {
   REQUIRE_EQ(after.rung, before.rung + 1);
   REQUIRE_EQ(w.seen, bell_seen(&b)); /* read again for the next sleep */
   REQUIRE_EQ(w.polls, IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP); /* two looks before the next */
+  REQUIRE_EQ(w.since_ns, 0); /* and the back-off starts again from its shortest sleep */
   idle_setup(NULL, IDLE_SPIN_NS);
 }
 END_TEST
