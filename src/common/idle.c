@@ -23,6 +23,13 @@ idle_counts idle_counts_now(void) {
                        atomic_load_explicit(&rung, memory_order_relaxed)};
 }
 
+void idle_counts_text(char *out, size_t len) {
+  idle_counts c = idle_counts_now();
+  snprintf(out, len, "sleeps %llu (%llu ended by a ring); rings that woke a sleeper %llu",
+           (unsigned long long)c.sleeps, (unsigned long long)c.rung,
+           (unsigned long long)bell_wake_calls());
+}
+
 uint64_t idle_sleep_ns(unsigned polls, uint64_t waited_ns, uint64_t max_ns, uint64_t spin_ns) {
   if (polls < IDLE_SPIN) return 0;
   if (max_ns <= IDLE_SPIN_CAP_NS && waited_ns < spin_ns) return 0; /* a light load: spin */

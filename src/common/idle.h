@@ -22,6 +22,7 @@
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/bell.h"
@@ -66,6 +67,9 @@ typedef struct idle_counts {
   uint64_t sleeps, rung;
 } idle_counts;
 idle_counts idle_counts_now(void);
+/* Those counts and this process's rings that woke a sleeper, as the profile lines of workers
+ * and schedulers say them: "sleeps S (R ended by a ring); rings that woke a sleeper W". */
+void idle_counts_text(char *out, size_t len);
 
 /* Start a wait (and again after each message handled) with the longest sleep cap_ns: 0 for a
  * rank on a core of its own (spin), else idle_cap_ns(...). Both read the bell's count,

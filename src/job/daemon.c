@@ -43,12 +43,10 @@ static void profile_count(daemon_profile *p, const unsigned char *msg, size_t le
 static void profile_report(const daemon_profile *p, int rank) {
   if (!p->on) return;
   char line[2048];
-  idle_counts idle = idle_counts_now();
-  int at = snprintf(line, sizeof line,
-                    "antheapd[%d] profile (seconds): waited %.4f; sleeps %llu (%llu ended by a "
-                    "ring); rings that woke a sleeper %llu;", rank, (double)p->waited_ns * 1e-9,
-                    (unsigned long long)idle.sleeps, (unsigned long long)idle.rung,
-                    (unsigned long long)bell_wake_calls());
+  char sleeps[160];
+  idle_counts_text(sleeps, sizeof sleeps);
+  int at = snprintf(line, sizeof line, "antheapd[%d] profile (seconds): waited %.4f; %s;", rank,
+                    (double)p->waited_ns * 1e-9, sleeps);
   for (unsigned t = 1; t <= MSG_TYPE_END && at < (int)sizeof line; t++)
     if (p->n[t])
       at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f (longest %.6f);",

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/bell.h"
 #include "common/idle.h"
 #include "proto/proto.h"
 
@@ -50,7 +49,8 @@ void profile_populate(uint64_t ns) { atomic_fetch_add(&P.populate_ns, ns); }
 void profile_report(int id) {
   if (!profile_on) return;
   char line[2048];
-  idle_counts idle = idle_counts_now();
+  char sleeps[160];
+  idle_counts_text(sleeps, sizeof sleeps);
   int at = snprintf(line, sizeof line, "antheap: worker %d profile (seconds):", id);
   for (unsigned t = 1; t < MSG_TYPE_END && at < (int)sizeof line; t++)
     if (P.n[t])
@@ -60,12 +60,10 @@ void profile_report(int id) {
   if (at < (int)sizeof line)
     snprintf(line + at, sizeof line - (size_t)at,
              " rank lock waited %.4f (%llu holds); flushes %llu in %.4f, %llu slabs back;"
-             " big leases mapped in %.4f; sleeps %llu (%llu ended by a ring); rings that woke"
-             " a sleeper %llu",
+             " big leases mapped in %.4f; %s",
              (double)P.lock_ns * 1e-9, (unsigned long long)P.lock_waits,
              (unsigned long long)atomic_load(&P.flushes), (double)atomic_load(&P.flush_ns) * 1e-9,
              (unsigned long long)atomic_load(&P.flush_slabs),
-             (double)atomic_load(&P.populate_ns) * 1e-9, (unsigned long long)idle.sleeps,
-             (unsigned long long)idle.rung, (unsigned long long)bell_wake_calls());
+             (double)atomic_load(&P.populate_ns) * 1e-9, sleeps);
   fprintf(stderr, "%s\n", line);
 }
