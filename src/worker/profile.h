@@ -1,10 +1,10 @@
 /* profile.h: ANTHEAP_PROFILE=1, where a worker's time with its schedulers goes. Each worker
- * counts its round trips by message kind with their seconds (request sent to reply taken, and
- * the longest; the schedulers print their side, src/job/daemon.c),
- * the seconds its threads waited for the rank lock (threads.h), the cache flushes with the
- * slabs they handed back, and the seconds spent mapping big leases (cache_backend.c); each
- * prints one line at sys_finalize. Off (the default), each of those places costs one branch
- * on a flag set once at sys_init. */
+ * counts its round trips by message kind with their seconds (request sent to reply taken, the
+ * longest, and the octave that holds their median; the schedulers print their side,
+ * src/job/daemon.c), the seconds its threads waited for the rank lock (threads.h), the cache
+ * flushes with the slabs they handed back, and the seconds spent mapping big leases
+ * (cache_backend.c); each prints one line at sys_finalize. Off (the default), each of those
+ * places costs one branch on a flag set once at sys_init. */
 #ifndef AH_WORKER_PROFILE_H
 #define AH_WORKER_PROFILE_H
 
