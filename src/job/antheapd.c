@@ -47,7 +47,7 @@ static void usage(void) {
          "                           of the time waited so far\n"
          "  ANTHEAP_IDLE_SPIN_US     how long such a rank spins before its first sleep when the\n"
          "                           host has at most 5 ranks per 4 cores (0..1000000; default\n"
-         "                           200)\n"
+         "                           0 with ANTHEAP_BELLS, 200 without)\n"
          "  ANTHEAP_PROFILE          on: each worker prints at sys_finalize its round trips by\n"
          "                           kind (count, seconds, the longest), rank-lock waits, flushes\n"
          "                           and the time it mapped big leases; each scheduler what it\n"

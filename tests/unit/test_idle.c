@@ -27,13 +27,16 @@ START_TEST(test_the_light_loads_spin_is_a_setting) {
   REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 49999, light, 50000), 0);
   REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 50000, light, 50000), IDLE_MIN_NS);
   setenv("ANTHEAP_IDLE_SPIN_US", "0", 1);
-  REQUIRE_EQ(idle_spin_ns(), 0);
+  REQUIRE_EQ(idle_spin_ns(false), 0);
   setenv("ANTHEAP_IDLE_SPIN_US", "75", 1);
-  REQUIRE_EQ(idle_spin_ns(), 75000);
+  REQUIRE_EQ(idle_spin_ns(false), 75000);
+  REQUIRE_EQ(idle_spin_ns(true), 75000); /* set: with a bell too */
   setenv("ANTHEAP_IDLE_SPIN_US", "2000000", 1); /* above 1 s: ignored, said */
-  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
+  REQUIRE_EQ(idle_spin_ns(false), IDLE_SPIN_NS);
+  REQUIRE_EQ(idle_spin_ns(true), 0);
   unsetenv("ANTHEAP_IDLE_SPIN_US");
-  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
+  REQUIRE_EQ(idle_spin_ns(false), IDLE_SPIN_NS); /* naps spin by default */
+  REQUIRE_EQ(idle_spin_ns(true), 0);             /* a rank with a bell sleeps on it at once */
 }
 END_TEST
 
