@@ -18,7 +18,8 @@
  * Where the job gave the rank a doorbell (bell.h: ranks of one host ring each other's after
  * sending a message; ANTHEAP_BELLS), the sleeps are sleeps on the bell: a message from the
  * host ends them, and the back-off's steps are only their time-outs, for messages nobody rings
- * (other hosts', MPI's own collectives). ANTHEAP_IDLE_SPIN_US sets the light load's spin (none by default with a bell). */
+ * (other hosts', MPI's own collectives). ANTHEAP_IDLE_SPIN_US sets the light load's spin (none
+ * by default with a bell). */
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
@@ -40,11 +41,10 @@
 /* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait without
  * a doorbell also spins IDLE_SPIN_NS before its first sleep, to keep a scheduler beside busy
  * workers awake through a burst of requests (a small gain with naps, steady across rounds:
- * docs/HISTORY.md, results/listx-h100-spin-*.csv). The spin's polls are separated by
- * nanosleep(0), which lasts the timer slack (50-75 us), and a message that came during one is
- * seen only by the second look after it (IDLE_LOOKS_AFTER_SLEEP): with a doorbell the spin made
- * every round trip of a 1 x 16 hybrid about 200 us where a rung sleep takes 10-20 (the 16-core
- * box, results/bells-spin-h100-16*), so a rank with a bell sleeps on it at once. */
+ * docs/HISTORY.md). The spin's polls are separated by nanosleep(0), which lasts the timer slack,
+ * and a message that came during one is seen only by the second look after it
+ * (IDLE_LOOKS_AFTER_SLEEP), so a spinning rank answers late; a rank with a bell sleeps on it at
+ * once instead, and a ring wakes it (docs/DESIGN.md, "A light load spins first"). */
 #define IDLE_SPIN_NS 200000ull /* unless ANTHEAP_IDLE_SPIN_US says */
 #define IDLE_SPIN_CAP_NS (IDLE_MIN_NS * 5 / 4)
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */

@@ -49,10 +49,11 @@ static void usage(void) {
          "                           host has at most 5 ranks per 4 cores (0..1000000; default\n"
          "                           0 with ANTHEAP_BELLS, 200 without)\n"
          "  ANTHEAP_PROFILE          on: each worker prints at sys_finalize its round trips by\n"
-         "                           kind (count, seconds, the longest), rank-lock waits, flushes\n"
-         "                           and the time it mapped big leases; each scheduler what it\n"
-         "                           handled by kind and how long it waited; both how often\n"
-         "                           they slept and rang a sleeper awake (default: off)\n",
+         "                           kind (count, seconds, the longest, the median's octave),\n"
+         "                           rank-lock waits, flushes and the time it mapped big leases;\n"
+         "                           each scheduler what it handled by kind and how long it\n"
+         "                           waited; both how often they slept and rang a sleeper awake\n"
+         "                           (default: off)\n",
          launch_help_text(), ah_config_help());
 }
 

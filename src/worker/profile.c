@@ -70,8 +70,9 @@ void profile_report(int id) {
   int at = snprintf(line, sizeof line, "antheap: worker %d profile (seconds):", id);
   for (unsigned t = 1; t < MSG_TYPE_END && at < (int)sizeof line; t++)
     if (P.n[t])
-      at += snprintf(line + at, sizeof line - (size_t)at, " %s %llu in %.4f (longest %.6f, half under %.6f);",
-                     proto_type_name(t), (unsigned long long)P.n[t], (double)P.ns[t] * 1e-9,
+      at += snprintf(line + at, sizeof line - (size_t)at,
+                     " %s %llu in %.4f (longest %.6f, half under %.6f);", proto_type_name(t),
+                     (unsigned long long)P.n[t], (double)P.ns[t] * 1e-9,
                      (double)P.most_ns[t] * 1e-9, half_under_s(t));
   if (at < (int)sizeof line)
     snprintf(line + at, sizeof line - (size_t)at,
