@@ -70,12 +70,24 @@ typedef struct {
   size_t size;
   bool quick;
   const char *csv;
+  int gap_us; /* worker 0 computes this long before each timed round trip */
 } options;
+
+/* Before a timed round trip: --gap of computation (a busy wait), so that the peer has waited
+ * that long when the request comes, as between an application's requests; returns the clock
+ * after it, where the round trip's time starts. */
+static double gap_then_now(const options *o, double prev) {
+  if (!o->gap_us) return prev;
+  double t, end = bench_now_ns() + o->gap_us * 1000.0;
+  while ((t = bench_now_ns()) < end) {
+  }
+  return t;
+}
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np N bench-latency [--reps R] [--calls N] [--size B] [--quick] [--csv PATH]\n"
-          "                                  [--antheap-schedulers S] [--antheap-fanout F]\n"
+          "                                  [--gap US] [--antheap-schedulers S] [--antheap-fanout F]\n"
           "  Latency of sys_alloc, sys_free, sys_balloc (n = 1, 16, 256, 4096), sys_ralloc and\n"
           "  sys_rfree, measured by worker 0, against an MPI ping-pong of the same request and\n"
           "  reply sizes between the same two processes (worker 0 and its leaf scheduler), run\n"
@@ -87,7 +99,11 @@ static void usage(FILE *f) {
           "  --calls N   calls per repetition for alloc/free/ralloc/rfree (default 1000)\n"
           "  --size B    object size in bytes (default 64)\n"
           "  --quick     a smoke run: 20 calls, balloc up to n = 256\n"
-          "  --csv PATH  CSV output (default results/bench-latency.csv)\n\n%s",
+          "  --csv PATH  CSV output (default results/bench-latency.csv)\n"
+          "  --gap US    worker 0 computes US microseconds (0..100000, default 0) before each\n"
+          "              round trip, the ping-pong's too, and the times leave it out: the peer\n"
+          "              has waited that long, as a scheduler waits between an application's\n"
+          "              requests (its spin, its sleeps). Cached and malloc rows take no gap.\n\n%s",
           MAXREPS, launch_help_text());
 }
 
@@ -98,8 +114,8 @@ static int parse(int argc, char **argv, void *out) {
       {"help", no_argument, 0, 'h'},        {"reps", required_argument, 0, 'r'},
       {"calls", required_argument, 0, 'n'}, {"size", required_argument, 0, 's'},
       {"quick", no_argument, 0, 'q'},       {"csv", required_argument, 0, 'c'},
-      {0, 0, 0, 0}};
-  *o = (options){15, 1000, 64, false, "results/bench-latency.csv"};
+      {"gap", required_argument, 0, 'g'},   {0, 0, 0, 0}};
+  *o = (options){15, 1000, 64, false, "results/bench-latency.csv", 0};
   bool calls_given = false;
   for (int c; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1;) {
     switch (c) {
@@ -109,6 +125,7 @@ static int parse(int argc, char **argv, void *out) {
       case 's': o->size = strtoull(optarg, NULL, 0); break;
       case 'q': o->quick = true; break;
       case 'c': o->csv = optarg; break;
+      case 'g': o->gap_us = atoi(optarg); break;
       default: if (wrank == 0) usage(stderr); return 2;
     }
   }
@@ -118,10 +135,11 @@ static int parse(int argc, char **argv, void *out) {
   }
   if (o->quick && !calls_given) o->calls = 20;
   if (o->reps < 1 || o->reps > MAXREPS || o->calls < 1 || o->calls > MAX_OBJECTS || o->size < 1 ||
-      o->size > ((size_t)1 << 20)) {
+      o->size > ((size_t)1 << 20) || o->gap_us < 0 || o->gap_us > 100000) {
     if (wrank == 0)
-      fprintf(stderr, "bench-latency: need --reps 1..%d, --calls 1..%d, --size 1..1048576\n", MAXREPS,
-              MAX_OBJECTS);
+      fprintf(stderr,
+              "bench-latency: need --reps 1..%d, --calls 1..%d, --size 1..1048576, --gap 0..100000\n",
+              MAXREPS, MAX_OBJECTS);
     return 2;
   }
   return -1;
@@ -207,7 +225,8 @@ static void quiet_barrier(MPI_Comm comm) {
  * initiator and the responder (other ranks only join the barrier); the initiator stores each
  * round trip in one[] and returns the mean. */
 enum pp_role { PP_IDLE, PP_INITIATOR, PP_RESPONDER };
-static double pingpong(enum pp_role role, int peer, const row *r, int calls, char *buf, double *one) {
+static double pingpong(const options *o, enum pp_role role, int peer, const row *r, int calls,
+                       char *buf, double *one) {
   quiet_barrier(MPI_COMM_WORLD);
   if (role == PP_RESPONDER)
     for (int i = 0; i < calls; i++) {
@@ -215,15 +234,16 @@ static double pingpong(enum pp_role role, int peer, const row *r, int calls, cha
       MPI_Send(buf, (int)r->reply, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
     }
   if (role != PP_INITIATOR) return 0;
-  double t0 = bench_now_ns(), prev = t0;
+  double prev = bench_now_ns(), sum = 0;
   for (int i = 0; i < calls; i++) {
+    prev = gap_then_now(o, prev);
     MPI_Send(buf, (int)r->req, MPI_BYTE, peer, TAG, MPI_COMM_WORLD);
     MPI_Recv(buf, (int)r->reply, MPI_BYTE, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     double t = bench_now_ns();
-    one[i] = t - prev;
+    sum += one[i] = t - prev;
     prev = t;
   }
-  return (prev - t0) / calls;
+  return sum / calls;
 }
 
 typedef struct {
@@ -259,9 +279,9 @@ static void baseline(const options *o, row *rows, int nrows, const setup *su) {
     row *r = &rows[k];
     if (r->path != PATH_ROUND_TRIP) continue; /* no message to compare with */
     int calls = calls_of(r, o);
-    pingpong(role, peer, r, calls, buf, one);
+    pingpong(o, role, peer, r, calls, buf, one);
     for (int i = 0; i < o->reps; i++)
-      mean[i] = pingpong(role, peer, r, calls, buf, one + (size_t)i * (size_t)calls);
+      mean[i] = pingpong(o, role, peer, r, calls, buf, one + (size_t)i * (size_t)calls);
     if (role != PP_INITIATOR) continue;
     r->mpi_mean = bench_median(mean, (size_t)o->reps);
     r->mpi_p50 = bench_median(one, (size_t)o->reps * (size_t)calls);
@@ -311,16 +331,16 @@ typedef struct {
 static double timed_allocs(const options *o, rid_t rid, bool libc, bool batch, void **obj,
                            double *one) {
   int n = o->calls;
-  double t0 = bench_now_ns(), prev = t0;
+  double t0 = bench_now_ns(), prev = t0, sum = 0;
   for (int i = 0; i < n; i++) {
+    if (!batch) prev = gap_then_now(o, prev);
     obj[i] = libc ? malloc(o->size) : sys_alloc(o->size, rid);
     if (batch) continue;
     double t = bench_now_ns();
-    one[i] = t - prev;
+    sum += one[i] = t - prev;
     prev = t;
   }
-  if (batch) prev = bench_now_ns();
-  double mean = (prev - t0) / n;
+  double mean = batch ? (bench_now_ns() - t0) / n : sum / n;
   for (int i = 0; batch && i < n; i++) one[i] = mean;
   return mean;
 }
@@ -329,17 +349,17 @@ static double timed_allocs(const options *o, rid_t rid, bool libc, bool batch, v
 static double timed_frees(const options *o, bool libc, bool batch, void **obj, double *one,
                           int *bad) {
   int n = o->calls;
-  double t0 = bench_now_ns(), prev = t0;
+  double t0 = bench_now_ns(), prev = t0, sum = 0;
   for (int i = 0; i < n; i++) {
+    if (!batch) prev = gap_then_now(o, prev);
     if (libc) free(obj[i]);
     else *bad += obj[i] && sys_free(obj[i]) != 0;
     if (batch) continue;
     double t = bench_now_ns();
-    one[i] = t - prev;
+    sum += one[i] = t - prev;
     prev = t;
   }
-  if (batch) prev = bench_now_ns();
-  double mean = (prev - t0) / n;
+  double mean = batch ? (bench_now_ns() - t0) / n : sum / n;
   for (int i = 0; batch && i < n; i++) one[i] = mean;
   return mean;
 }
@@ -372,16 +392,16 @@ static double rep_balloc(const options *o, const row *r, scratch *s, double *one
   }
   int bad = 0;
   bool batch = r->path != PATH_ROUND_TRIP;
-  double t0 = bench_now_ns(), prev = t0;
+  double t0 = bench_now_ns(), prev = t0, sum = 0;
   for (int c = 0; c < calls; c++) {
+    if (!batch) prev = gap_then_now(o, prev);
     bad += sys_balloc(o->size, rid, r->n, s->obj + (size_t)c * (size_t)r->n) != 0;
     if (batch) continue;
     double t = bench_now_ns();
-    one[c] = t - prev;
+    sum += one[c] = t - prev;
     prev = t;
   }
-  if (batch) prev = bench_now_ns();
-  double mean = (prev - t0) / calls;
+  double mean = batch ? (bench_now_ns() - t0) / calls : sum / calls;
   for (int c = 0; batch && c < calls; c++) one[c] = mean;
   if (bad) fail("%d of %d sys_balloc(n = %d) calls failed: %s", bad, calls, r->n, sys_strerror(errno));
   else check_objects(s->obj, calls * r->n, o->size, rid, "sys_balloc");
@@ -393,14 +413,15 @@ static double rep_balloc(const options *o, const row *r, scratch *s, double *one
 static void rep_regions(const options *o, scratch *s, double *ralloc_mean, double *rfree_mean,
                         double *ralloc_one, double *rfree_one) {
   int n = o->calls;
-  double t0 = bench_now_ns(), prev = t0;
+  double prev = bench_now_ns(), sum = 0;
   for (int i = 0; i < n; i++) {
+    prev = gap_then_now(o, prev);
     s->rid[i] = sys_ralloc(SYS_ROOT_REGION, SYS_NO_LEVEL_HINT);
     double t = bench_now_ns();
-    ralloc_one[i] = t - prev;
+    sum += ralloc_one[i] = t - prev;
     prev = t;
   }
-  *ralloc_mean = (prev - t0) / n;
+  *ralloc_mean = sum / n;
   int bad = 0;
   for (int i = 0; i < n; i++) {
     bad += s->rid[i] == 0;
@@ -408,14 +429,15 @@ static void rep_regions(const options *o, scratch *s, double *ralloc_mean, doubl
   }
   if (bad) fail("%d of %d sys_ralloc calls failed or repeated an ID: %s", bad, n, sys_strerror(errno));
   bad = 0;
-  t0 = prev = bench_now_ns();
+  prev = bench_now_ns(), sum = 0;
   for (int i = 0; i < n; i++) {
+    prev = gap_then_now(o, prev);
     bad += s->rid[i] && sys_rfree(s->rid[i]) != 0;
     double t = bench_now_ns();
-    rfree_one[i] = t - prev;
+    sum += rfree_one[i] = t - prev;
     prev = t;
   }
-  *rfree_mean = (prev - t0) / n;
+  *rfree_mean = sum / n;
   if (bad) fail("%d of %d sys_rfree calls failed: %s", bad, n, sys_strerror(errno));
 }
 
@@ -493,8 +515,8 @@ static void measure(const options *o, row *rows, int nrows) {
 static const char *const cols[] = {"call",     "served_by", "region_on", "objects",    "req_B",
                                    "reply_B",  "ns_call",   "ns_object", "p99_ns",     "mean_ns",
                                    "mpi_rtt_ns", "mpi_mean_ns", "ratio", "ratio_mean", "schedulers",
-                                   "levels", "workers"};
-#define NCOLS 17
+                                   "levels", "workers", "gap_us"};
+#define NCOLS 18
 
 static void report(const options *o, const row *rows, int nrows, const setup *su) {
   static char title[1024];
@@ -502,7 +524,8 @@ static void report(const options *o, const row *rows, int nrows, const setup *su
            "bench-latency: antheap calls by worker 0 (world rank %d) vs an MPI_Send/MPI_Recv "
            "ping-pong of the same bytes with its leaf scheduler (world rank %d), run before sys_init\n"
            "%d scheduler(s) in %d level(s), %d worker(s); %zu-B objects; %d reps of %d calls "
-           "(balloc: up to %d objects per rep)\n"
+           "(balloc: up to %d objects per rep); gap_us: worker 0's computation before each "
+           "round trip (left out of the times)\n"
            "ns_call, mpi_rtt_ns: median of single calls / round trips; p99_ns: their 99th "
            "percentile; mean_ns, mpi_mean_ns: median over reps of the mean (spikes included)\n"
            "ratio = ns_call / mpi_rtt_ns, ratio_mean = mean_ns / mpi_mean_ns (round trips: goal "
@@ -535,6 +558,7 @@ static void report(const options *o, const row *rows, int nrows, const setup *su
     snprintf(f[14], 48, "%d", su->schedulers);
     snprintf(f[15], 48, "%d", su->levels);
     snprintf(f[16], 48, "%d", su->workers);
+    snprintf(f[17], 48, "%d", rtt ? o->gap_us : 0);
     const char *cells[NCOLS];
     for (int i = 0; i < NCOLS; i++) cells[i] = f[i];
     bench_table_row(t, cells);

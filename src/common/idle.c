@@ -2,6 +2,7 @@
 #include "common/idle.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +90,8 @@ void idle_pause(idle_wait *w) {
   if (!w->since_ns) w->since_ns = t;
   uint64_t ns = idle_sleep_ns(w->polls, t - w->since_ns, w->max_ns, w->spin_ns);
   struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-  if (!ns) { /* a light load's spin, through nanosleep(0) as ever */
-    nanosleep(&ts, NULL);
+  if (!ns) { /* a light load's spin: the core goes to any thread that waits for it */
+    sched_yield();
     return;
   }
   atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
