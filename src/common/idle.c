@@ -57,9 +57,7 @@ static uint64_t env_us(const char *name, unsigned long long lo, unsigned long lo
 /* ANTHEAP_IDLE_MAX_US in ns; 0 when it is not set (or not valid). */
 static uint64_t env_cap_ns(void) { return env_us("ANTHEAP_IDLE_MAX_US", 20, 1000000, 0); }
 
-uint64_t idle_spin_ns(bool bells) {
-  return env_us("ANTHEAP_IDLE_SPIN_US", 0, 1000000, bells ? 0 : IDLE_SPIN_NS);
-}
+uint64_t idle_spin_ns(void) { return env_us("ANTHEAP_IDLE_SPIN_US", 0, 1000000, IDLE_SPIN_NS); }
 
 uint64_t idle_max_ns(void) {
   uint64_t env = env_cap_ns();

@@ -18,8 +18,7 @@
  * Where the job gave the rank a doorbell (bell.h: ranks of one host ring each other's after
  * sending a message; ANTHEAP_BELLS), the sleeps are sleeps on the bell: a message from the
  * host ends them, and the back-off's steps are only their time-outs, for messages nobody rings
- * (other hosts', MPI's own collectives). ANTHEAP_IDLE_SPIN_US sets the light load's spin (none
- * by default with a bell). */
+ * (other hosts', MPI's own collectives). ANTHEAP_IDLE_SPIN_US sets the light load's spin. */
 #ifndef AH_IDLE_H
 #define AH_IDLE_H
 
@@ -38,13 +37,13 @@
  * (Open MPI's empty polls yield it, OMPI_MCA_mpi_yield_when_idle=1). */
 #define IDLE_LOOKS_AFTER_SLEEP 2
 #define IDLE_MIN_NS 20000ull         /* the first sleep */
-/* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait without
- * a doorbell also spins IDLE_SPIN_NS before its first sleep, to keep a scheduler beside busy
- * workers awake through a burst of requests (a small gain with naps, steady across rounds:
- * docs/HISTORY.md). The spin's polls are separated by nanosleep(0), which lasts the timer slack,
- * and a message that came during one is seen only by the second look after it
- * (IDLE_LOOKS_AFTER_SLEEP), so a spinning rank answers late; a rank with a bell sleeps on it at
- * once instead, and a ring wakes it (docs/DESIGN.md, "A light load spins first"). */
+/* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait also
+ * spins IDLE_SPIN_NS before its first sleep, to keep a scheduler beside busy workers awake
+ * through a burst of requests and a worker awake for its reply: a message that comes during
+ * the spin is taken at once, where a sleep waits for a futex wake-up (a ring) or its timer.
+ * The spin's polls yield the core (sched_yield) to any thread that waits for it, not
+ * nanosleep(0), which sleeps the timer slack (50-75 us: docs/DESIGN.md, "A light load spins
+ * first"). */
 #define IDLE_SPIN_NS 200000ull /* unless ANTHEAP_IDLE_SPIN_US says */
 #define IDLE_SPIN_CAP_NS (IDLE_MIN_NS * 5 / 4)
 #define IDLE_DEFAULT_MAX_US 10000ull /* the longest sleep, unless ANTHEAP_IDLE_MAX_US says */
@@ -63,9 +62,8 @@ typedef struct idle_wait {
  * cleared before the bells go. */
 void idle_setup(bell *b, uint64_t spin_ns);
 /* ANTHEAP_IDLE_SPIN_US in ns when it is set (0 to 1000000; a bad value is ignored, with a
- * message), else the default: IDLE_SPIN_NS for naps, none for a rank with a doorbell (bells:
- * the ring ends its sleep at once, where the spin's polls each cost a nap, IDLE_SPIN_NS). */
-uint64_t idle_spin_ns(bool bells);
+ * message), else IDLE_SPIN_NS. */
+uint64_t idle_spin_ns(void);
 
 /* Sleeps of this process's waits so far, and how many of them a ring ended (ANTHEAP_PROFILE). */
 typedef struct idle_counts {

@@ -78,7 +78,7 @@ int job_setup(int *argc, char ***argv, ah_job *j, const char *who, const char *r
   MPI_Comm_split(MPI_COMM_WORLD, j->is_sched ? MPI_UNDEFINED : 0, key, &j->workers);
   if (!j->is_sched) MPI_Comm_dup(j->workers, &j->xfer);
   bells_open(&j->bells, j->cfg.bells, j->idle_cap_ns != 0, j->plan.nranks);
-  idle_setup(j->bells.mine, idle_spin_ns(j->bells.mine != NULL));
+  idle_setup(j->bells.mine, idle_spin_ns());
   return 0;
 }
 

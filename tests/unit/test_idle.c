@@ -27,16 +27,31 @@ START_TEST(test_the_light_loads_spin_is_a_setting) {
   REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 49999, light, 50000), 0);
   REQUIRE_EQ(idle_sleep_ns(IDLE_SPIN + 9, 50000, light, 50000), IDLE_MIN_NS);
   setenv("ANTHEAP_IDLE_SPIN_US", "0", 1);
-  REQUIRE_EQ(idle_spin_ns(false), 0);
+  REQUIRE_EQ(idle_spin_ns(), 0);
   setenv("ANTHEAP_IDLE_SPIN_US", "75", 1);
-  REQUIRE_EQ(idle_spin_ns(false), 75000);
-  REQUIRE_EQ(idle_spin_ns(true), 75000); /* set: with a bell too */
+  REQUIRE_EQ(idle_spin_ns(), 75000);
   setenv("ANTHEAP_IDLE_SPIN_US", "2000000", 1); /* above 1 s: ignored, said */
-  REQUIRE_EQ(idle_spin_ns(false), IDLE_SPIN_NS);
-  REQUIRE_EQ(idle_spin_ns(true), 0);
+  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
+  setenv("ANTHEAP_IDLE_SPIN_US", "5x", 1); /* not a number: ignored */
+  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
   unsetenv("ANTHEAP_IDLE_SPIN_US");
-  REQUIRE_EQ(idle_spin_ns(false), IDLE_SPIN_NS); /* naps spin by default */
-  REQUIRE_EQ(idle_spin_ns(true), 0);             /* a rank with a bell sleeps on it at once */
+  REQUIRE_EQ(idle_spin_ns(), IDLE_SPIN_NS);
+}
+END_TEST
+
+/* The light load's spin yields the core between polls; it never sleeps (no sleep is counted)
+ * and a wait that spins past its spin time sleeps from then on. */
+START_TEST(test_the_spin_does_not_sleep_until_its_time_is_up) {
+  idle_setup(NULL, 10000000000ull); /* 10 s of spin: far more than the polls below take */
+  idle_wait w;
+  idle_start(&w, 21250); /* 17 ranks on 16 cores */
+  uint64_t before = idle_counts_now().sleeps;
+  for (int i = 0; i < 2 * IDLE_SPIN; i++) idle_pause(&w);
+  REQUIRE_EQ(idle_counts_now().sleeps, before);
+  w.since_ns -= 20000000000ull; /* as if 20 s had been spent spinning */
+  idle_pause(&w);
+  REQUIRE_EQ(idle_counts_now().sleeps, before + 1);
+  idle_setup(NULL, IDLE_SPIN_NS);
 }
 END_TEST
 
@@ -114,6 +129,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_the_first_polls_do_not_sleep);
   tcase_add_test(tc, test_a_light_load_spins_before_its_first_sleep);
   tcase_add_test(tc, test_the_light_loads_spin_is_a_setting);
+  tcase_add_test(tc, test_the_spin_does_not_sleep_until_its_time_is_up);
   tcase_add_test(tc, test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds);
   tcase_add_test(tc, test_the_stretch_of_a_wait_is_bounded);
   tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
