@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "common/clock.h"
 
@@ -81,6 +84,16 @@ void idle_start(idle_wait *w, uint64_t cap_ns) {
   if (w->bell) w->seen = bell_seen(w->bell);
 }
 
+/* Before a thread's first sleep in a wait: its timer slack to IDLE_SLACK_NS (idle.h), once. */
+static void tighten_timer_slack(void) {
+#if defined(__linux__)
+  static _Thread_local bool done;
+  if (done) return;
+  done = true;
+  (void)prctl(PR_SET_TIMERSLACK, (unsigned long)IDLE_SLACK_NS, 0UL, 0UL, 0UL);
+#endif
+}
+
 void idle_pause(idle_wait *w) {
   if (!w->max_ns) return; /* a core of its own */
   if (++w->polls < IDLE_SPIN) return;
@@ -93,6 +106,7 @@ void idle_pause(idle_wait *w) {
     return;
   }
   atomic_fetch_add_explicit(&sleeps, 1, memory_order_relaxed);
+  tighten_timer_slack();
   w->polls = IDLE_SPIN - IDLE_LOOKS_AFTER_SLEEP;
   if (!w->bell) {
     nanosleep(&ts, NULL);

@@ -37,6 +37,10 @@
  * (Open MPI's empty polls yield it, OMPI_MCA_mpi_yield_when_idle=1). */
 #define IDLE_LOOKS_AFTER_SLEEP 2
 #define IDLE_MIN_NS 20000ull         /* the first sleep */
+/* The timer slack of a thread that sleeps in a wait (Linux, set before its first such sleep):
+ * a timed sleep or futex wait may end up to the slack late, and the default slack (50 us)
+ * would stretch the shortest sleep to 70 us and more, past the 1/8 the back-off allows. */
+#define IDLE_SLACK_NS (IDLE_MIN_NS / 8)
 /* On a host with at most 5 ranks per 4 cores (a cap of at most IDLE_SPIN_CAP_NS), a wait also
  * spins IDLE_SPIN_NS before its first sleep, to keep a scheduler beside busy workers awake
  * through a burst of requests and a worker awake for its reply: a message that comes during

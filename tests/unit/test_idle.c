@@ -1,7 +1,11 @@
 /* test_idle.c: the back-off of ranks that wait on shared cores (src/common/idle.c). */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "check_main.h"
 #include "common/idle.h"
@@ -123,6 +127,33 @@ START_TEST(test_a_bad_environment_value_is_ignored) {
 }
 END_TEST
 
+#if defined(__linux__)
+/* In a thread of its own (the slack is a thread's): the slack before and after waits. */
+static void *slack_in_waits(void *arg) {
+  long *slack = arg; /* [0]: at the start, [1]: after a wait that only spun, [2]: after a sleep */
+  slack[0] = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  idle_setup(NULL, 0);
+  idle_wait w;
+  idle_start(&w, 21250);
+  for (int i = 0; i < IDLE_SPIN - 1; i++) idle_pause(&w); /* the first polls: no sleep yet */
+  slack[1] = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  idle_pause(&w); /* the first sleep */
+  slack[2] = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  idle_setup(NULL, IDLE_SPIN_NS);
+  return NULL;
+}
+
+START_TEST(test_a_thread_that_sleeps_in_a_wait_has_a_tight_timer_slack) {
+  long slack[3];
+  pthread_t t;
+  REQUIRE_EQ(pthread_create(&t, NULL, slack_in_waits, slack), 0);
+  REQUIRE_EQ(pthread_join(t, NULL), 0);
+  REQUIRE_EQ(slack[1], slack[0]); /* polls leave it alone (Linux's default: 50 us) */
+  REQUIRE_EQ(slack[2], (long)IDLE_SLACK_NS);
+}
+END_TEST
+#endif
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("idle");
   TCase *tc = tcase_create("idle");
@@ -130,6 +161,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_a_light_load_spins_before_its_first_sleep);
   tcase_add_test(tc, test_the_light_loads_spin_is_a_setting);
   tcase_add_test(tc, test_the_spin_does_not_sleep_until_its_time_is_up);
+#if defined(__linux__)
+  tcase_add_test(tc, test_a_thread_that_sleeps_in_a_wait_has_a_tight_timer_slack);
+#endif
   tcase_add_test(tc, test_a_sleep_is_an_eighth_of_the_wait_between_the_bounds);
   tcase_add_test(tc, test_the_stretch_of_a_wait_is_bounded);
   tcase_add_test(tc, test_a_cap_below_the_minimum_is_the_minimum);
