@@ -59,7 +59,9 @@ static void pack_reply(sched_server *s, int32_t dest, uint64_t req, int32_t orig
   do {
     size_t k = b->n - off < chunk ? b->n - off : chunk;
     bool more = off + k < b->n;
-    srv_reply_part(s, dest, req, origin, 0, b->w + off, (uint32_t)k, more ? PROTO_REPLY_MORE : 0);
+    /* (an empty region packs to no ranges: no words, and b->w may be NULL) */
+    srv_reply_part(s, dest, req, origin, 0, k ? b->w + off : NULL, (uint32_t)k,
+                   more ? PROTO_REPLY_MORE : 0);
     off += k;
   } while (off < b->n);
 }
