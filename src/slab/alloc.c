@@ -59,7 +59,7 @@ int slab_alloc(slab_pool *p, size_t size, uintptr_t *addr) {
 }
 
 void *slab_malloc(slab_pool *p, size_t size) {
-  uintptr_t addr;
+  uintptr_t addr = 0; /* (GCC 13 cannot see that slab_alloc sets it when it returns 0) */
   if (!p->self_hosted || slab_alloc(p, size, &addr)) return NULL;
   return (void *)addr;
 }
