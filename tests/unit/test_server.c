@@ -1111,6 +1111,31 @@ START_TEST(test_a_child_created_under_an_id_another_worker_now_holds_is_undone) 
 }
 END_TEST
 
+/* A CREATED that names no worker (origin -1; only a forged one can) has nobody to answer: the
+ * answer is dropped and counted, nothing goes to a rank outside the job, and the root still
+ * serves (the fuzzer's created-no-origin: the answer's route read the tree at rank -1). */
+START_TEST(test_a_created_that_names_no_worker_is_answered_to_nobody) {
+  uint32_t top = root_region_with_leaf_kids(0);
+  sched_stats before, after;
+  sched_server_get_stats(proot, &before);
+  for (int k = 0; k < 2; k++) { /* a parent the worker holds, then one it does not */
+    proto_created c = {.rid = boot_grant.id_first + 20 + (uint32_t)k, .parent = k ? top + 99 : top};
+    nlog = 0;
+    leaf_for(-1, MSG_CREATED, 60 + (uint64_t)k, 0, 0, -1, &c, NULL, 0);
+    for (int i = 0; i < nlog && i < LOG_MAX; i++)
+      REQUIRE(sent_log[i].to >= 0 && sent_log[i].to < ptree.nranks);
+  }
+  sched_server_get_stats(proot, &after);
+  REQUIRE_EQ(after.malformed, before.malformed + 2);
+  proto_ralloc ra = {.parent = top, .level_hint = 0};
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 62, PROTO_NO_DEST, 0, &ra, NULL, 0);
+  proto_msg m;
+  one_sent(&m, 1);
+  REQUIRE_EQ(m.h->status, 0);
+}
+END_TEST
+
 START_TEST(test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing) {
   uint32_t top = root_region_with_leaf_kids(0), other = root_region_with_leaf_kids(0);
   proto_rid part = {.rid = other, .parent1 = top + 1}; /* "free my child `other` of `top`" */
@@ -1270,6 +1295,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_a_hand_over_whose_part_is_refused_changes_no_holder);
   tcase_add_test(tp, test_a_child_created_under_an_id_another_worker_now_holds_is_undone);
   tcase_add_test(tp, test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing);
+  tcase_add_test(tp, test_a_created_that_names_no_worker_is_answered_to_nobody);
   suite_add_tcase(s, tp);
   TCase *tq = tcase_create("parts");
   tcase_add_checked_fixture(tq, parts_setup, parts_teardown);
