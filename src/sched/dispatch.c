@@ -103,7 +103,8 @@ static void pass_on(sched_server *s, const proto_msg *m) {
 }
 
 /* Who may send what: a worker only its own requests (once finalized, nothing), a scheduler
- * only as our parent or child; ranks named in the header must exist. */
+ * only as our parent or child; ranks named in the header must exist, and an origin is a
+ * worker's (the one whose request it is: a scheduler's own requests name it in sched). */
 static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
   const sched_tree *t = s->tree;
   const proto_header *h = m->h;
@@ -111,7 +112,8 @@ static bool sender_ok(sched_server *s, int from, const proto_msg *m) {
   bool worker_kind = proto_by_worker(h->type);
   if (from < 0 || from >= n) return false;
   if (h->dest != PROTO_NO_DEST && (h->dest < 0 || h->dest >= n)) return false;
-  if (h->origin != -1 && (h->origin < 0 || h->origin >= n)) return false;
+  if (h->origin != -1 && (h->origin < 0 || h->origin >= n || t->is_sched[h->origin]))
+    return false;
   if (h->sched != -1 && (h->sched < 0 || h->sched >= n || !t->is_sched[h->sched])) return false;
   if (t->is_sched[from]) /* a forwarded request must say whom the answer goes to */
     return (t->parent[from] == s->me || t->parent[s->me] == from) &&

@@ -1136,6 +1136,27 @@ START_TEST(test_a_created_that_names_no_worker_is_answered_to_nobody) {
 }
 END_TEST
 
+/* A request forwarded by the leaf in the name of a scheduler (origin names no worker) is
+ * malformed and dropped with nothing sent: the root would place the region towards that
+ * "worker", which is itself (the fuzzer's ralloc-origin-a-scheduler: an assertion). */
+START_TEST(test_a_request_in_a_schedulers_name_is_dropped) {
+  sched_stats before, after;
+  sched_server_get_stats(proot, &before);
+  proto_ralloc ra = {.parent = 0, .level_hint = 1}; /* a level below the root */
+  for (int32_t who = 0; who <= 1; who++) {
+    nlog = 0;
+    REQUIRE_EQ(leaf_for(who, MSG_RALLOC, 70 + (uint64_t)who, PROTO_NO_DEST, 0, -1, &ra, NULL, 0),
+               EPROTO);
+    REQUIRE_EQ(nlog, 0);
+  }
+  sched_server_get_stats(proot, &after);
+  REQUIRE_EQ(after.malformed, before.malformed + 2);
+  nlog = 0;
+  from_leaf(MSG_RALLOC, 72, PROTO_NO_DEST, 0, &ra, NULL, 0); /* worker 2's is placed */
+  REQUIRE_EQ(nlog, 1);
+}
+END_TEST
+
 START_TEST(test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing) {
   uint32_t top = root_region_with_leaf_kids(0), other = root_region_with_leaf_kids(0);
   proto_rid part = {.rid = other, .parent1 = top + 1}; /* "free my child `other` of `top`" */
@@ -1296,6 +1317,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tp, test_a_child_created_under_an_id_another_worker_now_holds_is_undone);
   tcase_add_test(tp, test_an_rfree_part_for_a_child_whose_id_was_reused_frees_nothing);
   tcase_add_test(tp, test_a_created_that_names_no_worker_is_answered_to_nobody);
+  tcase_add_test(tp, test_a_request_in_a_schedulers_name_is_dropped);
   suite_add_tcase(s, tp);
   TCase *tq = tcase_create("parts");
   tcase_add_checked_fixture(tq, parts_setup, parts_teardown);
