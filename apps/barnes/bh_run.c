@@ -78,9 +78,10 @@ bh_clock *bh_run_clock(void) { return &clock_now; }
 
 static double now(void) { return bench_now_ns() * 1e-9; }
 
-static void die(const run *R, const char *what) {
+_Noreturn static void die(const run *R, const char *what) {
   fprintf(stderr, "barnes: worker %d: error: %s\n", R->me, what);
   MPI_Abort(R->comm, 1);
+  exit(1); /* (MPI_Abort may return) */
 }
 
 static int reserve(run *R, size_t n) {

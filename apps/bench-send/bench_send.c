@@ -40,9 +40,10 @@
 static int rank;
 static bool near; /* MPI reaches the peer through shared memory: long ranges go in pieces */
 
-static void die(const char *what, int rc) {
+_Noreturn static void die(const char *what, int rc) {
   fprintf(stderr, "bench-send: rank %d: %s failed (error %d: %s)\n", rank, what, rc, strerror(rc));
   MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1); /* (MPI_Abort may return) */
 }
 
 /* ---- rank 0: a region layer over the GAS ------------------------------------------------ */

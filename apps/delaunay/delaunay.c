@@ -65,9 +65,10 @@ static const char *const ph_name[NPH] = {
     "distribute", "setup", "sample", "scatter", "zone H0", "zone H1", "zone V0",
     "zone V1", "zone V2", "zone V3", "main", "left"};
 
-void die(const char *what) {
+_Noreturn void die(const char *what) {
   fprintf(stderr, "delaunay: worker %d: error: %s: %s\n", G.me, what, sys_strerror(errno));
   MPI_Abort(sys_comm(), 1);
+  exit(1); /* (MPI_Abort may return) */
 }
 
 /* The kernel's counters now (kc: KC_FIELDS), for DT_DEBUG's table. */

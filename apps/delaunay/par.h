@@ -119,7 +119,7 @@ extern par G;
 
 static inline double now(void) { return bench_now_ns() * 1e-9; }
 /* A message naming this worker, then MPI_Abort: the job cannot go on. */
-void die(const char *what);
+_Noreturn void die(const char *what);
 /* Close the current phase's account and open ph's. */
 void phase_begin(int ph);
 

@@ -68,9 +68,10 @@ static void fault(const char *fmt, const char *what, long a, long b) {
   }
 }
 
-static void die(const char *what) {
+_Noreturn static void die(const char *what) {
   fprintf(stderr, "scale: worker %d: %s failed: %s\n", me, what, sys_strerror(errno));
   MPI_Abort(MPI_COMM_WORLD, 2);
+  exit(2); /* (MPI_Abort may return) */
 }
 
 static void usage(void) {

@@ -90,7 +90,8 @@ static void setup(void) {
   memset(leased, 0, sizeof leased);
   memset(objects, 0, sizeof objects);
   memset(slot_of, 0, sizeof slot_of);
-  leased_now = errors = 0;
+  leased_now = 0;
+  errors = 0;
   cache_config cfg = cache_config_default();
   cfg.max_grant = 64; /* small leases: more traffic, more interleavings */
   cfg.max_idle = 128;
