@@ -342,7 +342,7 @@ static void usage(FILE *f) {
           "  --csv PATH      CSV output (default results/bench-send.csv; written afresh)\n"
           "  GAS base: ANTHEAP_GAS_BASE (default 0x%jx), size 64 GiB. Run it on shared memory\n"
           "  and over TCP (mpirun --mca pml ob1 --mca btl tcp,self) for both copy paths.\n",
-          MAXREPS, (uintmax_t)GAS_BUILD_BASE);
+          MAXREPS, (uintmax_t)AH_GAS_BUILD_BASE);
 }
 
 typedef struct {
@@ -400,7 +400,7 @@ static int parse(int argc, char **argv, options *o) {
 
 static const gas_bounds *map_gas(bool share, share_group *g) {
   const char *s = getenv("ANTHEAP_GAS_BASE");
-  uintptr_t base = s && *s ? (uintptr_t)strtoull(s, NULL, 0) : GAS_BUILD_BASE;
+  uintptr_t base = s && *s ? (uintptr_t)strtoull(s, NULL, 0) : AH_GAS_BUILD_BASE;
   char err[512];
   int rc = share_map_gas(MPI_COMM_WORLD, share, SHARE_MAX_OBJECTS, 1, base, AH_GAS_DEFAULT_SIZE, g,
                          err, sizeof err);

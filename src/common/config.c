@@ -70,7 +70,7 @@ int ah_config_from_env(ah_config *c, char *err, size_t errlen) {
 
 const char *ah_config_help(void) {
   return "environment (every rank reads the same):\n"
-         "  ANTHEAP_GAS_BASE         GAS start address (default 0x100000000000; 0x500000000000\n"
+         "  ANTHEAP_GAS_BASE         GAS start address (default 0x100000000000; 0x680000000000\n"
          "                           in AddressSanitizer builds)\n"
          "  ANTHEAP_GAS_SIZE_MIB     GAS size in MiB (default 65536)\n"
          "  ANTHEAP_BOOT_PAGES       1 MiB pages per scheduler at boot (default 64)\n"

@@ -38,15 +38,22 @@
 /* Default GAS placement (configurable at run time). */
 #define AH_GAS_DEFAULT_BASE ((uintptr_t)0x100000000000ull)
 #define AH_GAS_DEFAULT_SIZE ((size_t)64 << 30)
-/* AddressSanitizer keeps its shadow memory where AH_GAS_DEFAULT_BASE lies (x86-64), so a
- * sanitized build maps the GAS at 0x500000000000 instead. Schedulers and workers of one build
- * agree on it: every default base comes from AH_GAS_BUILD_BASE. */
+/* AddressSanitizer (x86-64) keeps its shadow memory in [0x02008fff7000, 0x10007fff8000), which
+ * holds AH_GAS_DEFAULT_BASE, and its allocator's heap in 4 TiB at 0x600000000000 (LLVM 14's
+ * runtime: GCC 12, clang 14) or at 0x500000000000 (later ones: GCC 13 on Ubuntu 24.04). A build
+ * under ASan (AH_ASAN_BUILD) maps the GAS at AH_GAS_ASAN_BASE instead, clear of all three and of
+ * PIE binaries (0x55..). Schedulers and workers of one build agree on it: every default base
+ * comes from AH_GAS_BUILD_BASE. */
+#define AH_GAS_ASAN_BASE ((uintptr_t)0x680000000000ull)
 #if defined(__SANITIZE_ADDRESS__)
-#define AH_GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
+#define AH_ASAN_BUILD 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define AH_GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
+#define AH_ASAN_BUILD 1
 #endif
+#endif
+#ifdef AH_ASAN_BUILD
+#define AH_GAS_BUILD_BASE AH_GAS_ASAN_BASE
 #endif
 #ifndef AH_GAS_BUILD_BASE
 #define AH_GAS_BUILD_BASE AH_GAS_DEFAULT_BASE

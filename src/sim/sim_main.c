@@ -38,7 +38,7 @@ static void usage(FILE *f) {
           " ANTHEAP_FOO_BAR, which a real job reads; unset, the library's default holds:\n"
           "  --antheap-schedulers S     scheduler count (default 1)\n"
           "  --antheap-fanout F         scheduler children per scheduler (default 8)\n"
-          "  --antheap-gas-base A       GAS start address (default 0x100000000000; 0x500000000000\n"
+          "  --antheap-gas-base A       GAS start address (default 0x100000000000; 0x680000000000\n"
           "                             in AddressSanitizer builds)\n"
           "  --antheap-gas-size-mib M   GAS size in MiB (default 65536)\n"
           "  --antheap-boot-pages P     pages per scheduler at boot (default 64); small values\n"

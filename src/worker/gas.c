@@ -44,9 +44,10 @@ static int fail(int code, char *err, size_t errlen, const char *fmt, ...) {
   "choose another base with ANTHEAP_GAS_BASE=0x... (1 MiB-aligned; on every rank), and/or a " \
   "smaller size with ANTHEAP_GAS_SIZE_MIB=..."
 
-#ifdef GAS_ASAN
+#ifdef AH_ASAN_BUILD
 #define ASAN_NOTE " (this is an AddressSanitizer build: its shadow memory covers " \
-                  "[0x02008fff7000, 0x10007fff8000))"
+                  "[0x02008fff7000, 0x10007fff8000), and its heap 4 TiB at 0x500000000000 or " \
+                  "0x600000000000, by its version)"
 #else
 #define ASAN_NOTE ""
 #endif

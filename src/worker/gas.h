@@ -26,23 +26,6 @@ typedef struct gas_bounds {
   size_t size;
 } gas_bounds;
 
-/* AddressSanitizer on x86-64 keeps its shadow memory in [0x02008fff7000, 0x10007fff8000),
- * which holds AH_GAS_DEFAULT_BASE: a sanitized build cannot map the GAS there. GAS_BUILD_BASE
- * is the default base of this build: AH_GAS_DEFAULT_BASE, or 0x500000000000 (clear of the
- * shadow, ASan's allocator at 0x600000000000 and PIE binaries at 0x55..) under ASan. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GAS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GAS_ASAN 1
-#endif
-#endif
-#ifdef GAS_ASAN
-#define GAS_BUILD_BASE ((uintptr_t)0x500000000000ull)
-#else
-#define GAS_BUILD_BASE AH_GAS_DEFAULT_BASE
-#endif
-
 /* Map [base, base + size) read-write, private, without reserving swap, and only there
  * (MAP_FIXED_NOREPLACE: never over an existing mapping, never somewhere else). base and size
  * must be multiples of the system page size. Returns 0, or an errno code with a one-line

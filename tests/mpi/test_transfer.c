@@ -1353,7 +1353,7 @@ static void run(const char *name, bool (*fn)(void)) {
 
 static uintptr_t chosen_base(void) {
   const char *s = getenv("ANTHEAP_GAS_BASE");
-  return s && *s ? (uintptr_t)strtoull(s, NULL, 0) : GAS_BUILD_BASE;
+  return s && *s ? (uintptr_t)strtoull(s, NULL, 0) : AH_GAS_BUILD_BASE;
 }
 
 static bool map_gas(void) {
