@@ -54,8 +54,7 @@
 #endif
 #ifdef AH_ASAN_BUILD
 #define AH_GAS_BUILD_BASE AH_GAS_ASAN_BASE
-#endif
-#ifndef AH_GAS_BUILD_BASE
+#else
 #define AH_GAS_BUILD_BASE AH_GAS_DEFAULT_BASE
 #endif
 

@@ -182,15 +182,15 @@ void srv_reply(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int 
 
 void srv_reply_part(sched_server *s, int32_t dest, uint64_t req, int32_t origin, int status,
                     const uint64_t *tail, uint32_t ntail, uint32_t flags) {
-  proto_reply r = {.ntail = ntail, .flags = flags};
-  size_t len = proto_build(s->out, s->outcap, MSG_REPLY, req, origin, dest, status, -1, &r, tail,
-                           ntail);
-  AH_ASSERT(len > 0);
   if (dest < 0 || dest >= s->tree->nranks) { /* a forged request named no one to answer */
     s->st.malformed++;
     srv_log(s, "an answer to rank %d, which is no rank of the job: dropped", (int)dest);
     return;
   }
+  proto_reply r = {.ntail = ntail, .flags = flags};
+  size_t len = proto_build(s->out, s->outcap, MSG_REPLY, req, origin, dest, status, -1, &r, tail,
+                           ntail);
+  AH_ASSERT(len > 0);
   if (dest == s->me) { /* an event of our own (a cascade that needed no message) */
     proto_msg m;
     if (proto_decode(s->out, len, &m) == 0) event_on_reply(s, &m);
