@@ -14,10 +14,18 @@
  * or given (--jemalloc, --mimalloc: libraries carried to a machine without them); a peer that
  * does not load is left out and said so.
  *
+ * By default each allocator runs all its thread counts and modes before the next one, so that
+ * its row and mimalloc's were measured seconds or minutes apart. --alternate K pairs them
+ * instead: at each thread count and mode the allocators take turns K times (the order rotated
+ * each turn), and the ratio to mimalloc is the median of the K turns' ratios, each from two
+ * measurements made one after the other; on a shared machine whose speed drifts, that ratio is
+ * the allocators', not the drift's.
+ *
  * Run: mpirun -np 2 bench-threads [options]: 1 scheduler + 1 worker, which measures.
  * Columns: allocator, threads, cross (0/1), ops (allocations + frees), seconds, Mops/s,
  * ns/op (per thread: seconds x threads / ops), speedup over 1 thread of the same allocator and
- * mode, and throughput against mimalloc's at the same threads and mode. */
+ * mode, throughput against mimalloc's at the same threads and mode, and (with --alternate) the
+ * lowest and highest of the turns' ratios to mimalloc. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
@@ -34,11 +42,13 @@
 
 #define MAX_THREADS 256
 #define MAX_REPS 31
+#define MAX_TURNS 31
 #define NSIZES 4096
 
 typedef struct options {
   int threads[32], nthreads; /* thread counts to run */
   int reps, batch;
+  int turns; /* --alternate: turns of the allocators at each point (1: one allocator after another) */
   long rounds;
   bool quick;
   char only[128]; /* allocators to run (comma list), "" for all */
@@ -51,7 +61,8 @@ static int wrank;
 static void usage(FILE *f) {
   fprintf(f,
           "usage: mpirun -np 2 bench-threads [--threads LIST] [--rounds R] [--batch B] [--reps N]\n"
-          "                                  [--allocators LIST] [--quick] [--csv PATH]\n"
+          "                                  [--alternate K] [--allocators LIST] [--quick]\n"
+          "                                  [--csv PATH]\n"
           "                                  [--jemalloc LIB] [--mimalloc LIB]\n"
           "  Allocation throughput of 1..N threads of one worker rank: antheap's per-thread caches\n"
           "  (MPI_THREAD_MULTIPLE) against glibc malloc, jemalloc and mimalloc (those found at\n"
@@ -62,13 +73,17 @@ static void usage(FILE *f) {
           "  --rounds R         rounds per thread and repetition (default 2000)\n"
           "  --batch B          objects per round (default 256)\n"
           "  --reps N           timed repetitions after one warm-up, median (default 5, max %d)\n"
+          "  --alternate K      at each thread count and mode, the allocators take turns K times\n"
+          "                     (order rotated; max %d): seconds are the median of the turns, the\n"
+          "                     ratio to mimalloc the median of each turn's ratio (default 1: each\n"
+          "                     allocator runs all its points before the next one)\n"
           "  --allocators LIST  antheap,glibc,jemalloc,mimalloc (default all that load; a peer\n"
           "                     named here that does not load fails the run)\n"
           "  --quick            a smoke run: threads 1,2, 50 rounds, 1 repetition\n"
           "  --csv PATH         CSV output (default results/bench-threads.csv)\n"
           "  --jemalloc LIB     jemalloc's shared library (default: the one found at build time)\n"
           "  --mimalloc LIB     mimalloc's shared library (likewise)\n\n%s",
-          MAX_REPS, BENCH_ANTHEAP_HELP);
+          MAX_REPS, MAX_TURNS, BENCH_ANTHEAP_HELP);
 }
 
 static int parse_threads(const char *s, options *o) {
@@ -143,8 +158,9 @@ static int parse(int argc, char **argv, void *out) {
       {"reps", required_argument, 0, 'n'},     {"allocators", required_argument, 0, 'a'},
       {"quick", no_argument, 0, 'q'},          {"csv", required_argument, 0, 'c'},
       {"jemalloc", required_argument, 0, 'J'}, {"mimalloc", required_argument, 0, 'M'},
-      {0, 0, 0, 0}};
-  *o = (options){.reps = 5, .batch = 256, .rounds = 2000, .csv = "results/bench-threads.csv"};
+      {"alternate", required_argument, 0, 'k'}, {0, 0, 0, 0}};
+  *o = (options){.reps = 5, .turns = 1, .batch = 256, .rounds = 2000,
+                 .csv = "results/bench-threads.csv"};
 #ifdef BENCH_JEMALLOC
   o->jemalloc = BENCH_JEMALLOC;
 #endif
@@ -164,6 +180,7 @@ static int parse(int argc, char **argv, void *out) {
       case 'r': o->rounds = atol(optarg); break;
       case 'b': o->batch = atoi(optarg); break;
       case 'n': o->reps = atoi(optarg); break;
+      case 'k': o->turns = atoi(optarg); break;
       case 'a':
         if (strlen(optarg) >= sizeof o->only || !known_allocators(optarg)) {
           if (wrank == 0)
@@ -188,8 +205,11 @@ static int parse(int argc, char **argv, void *out) {
     o->nthreads = 2, o->threads[0] = 1, o->threads[1] = 2;
     o->rounds = 50, o->reps = 1;
   }
-  if (o->reps < 1 || o->reps > MAX_REPS || o->batch < 1 || o->batch > 65536 || o->rounds < 1) {
-    if (wrank == 0) fprintf(stderr, "bench-threads: need --reps 1..%d, --batch 1..65536, --rounds >= 1\n", MAX_REPS);
+  if (o->reps < 1 || o->reps > MAX_REPS || o->batch < 1 || o->batch > 65536 || o->rounds < 1 ||
+      o->turns < 1 || o->turns > MAX_TURNS) {
+    if (wrank == 0)
+      fprintf(stderr, "bench-threads: need --reps 1..%d, --alternate 1..%d, --batch 1..65536, "
+                      "--rounds >= 1\n", MAX_REPS, MAX_TURNS);
     return 2;
   }
   return -1;
@@ -362,6 +382,8 @@ typedef struct result {
   int a, T;
   bool cross;
   double s;
+  bool paired;          /* --alternate: vs_mi, lo and hi are the turns' ratios to mimalloc */
+  double vs_mi, lo, hi;
 } result;
 
 static double seconds_of(const result *res, int n, int a, int T, bool cross) {
@@ -371,15 +393,17 @@ static double seconds_of(const result *res, int n, int a, int T, bool cross) {
 }
 
 static int report(const options *o, const result *res, int n) {
-  static const char *cols[] = {"allocator", "threads", "cross", "ops", "seconds", "mops_per_s",
-                               "ns_per_op", "speedup", "vs_mimalloc"};
-  bench_table *tb = bench_table_new("allocation throughput (ops: allocations + frees)", 9, cols);
+  static const char *cols[] = {"allocator",  "threads",   "cross",   "ops",
+                               "seconds",    "mops_per_s", "ns_per_op", "speedup",
+                               "vs_mimalloc", "vs_mimalloc_lo", "vs_mimalloc_hi"};
+  enum { NCOLS = sizeof cols / sizeof cols[0] };
+  bench_table *tb = bench_table_new("allocation throughput (ops: allocations + frees)", NCOLS, cols);
   for (int i = 0; i < n; i++) {
     const result *r = &res[i];
     double ops = 2.0 * (double)r->T * (double)o->rounds * o->batch;
     double one = seconds_of(res, n, r->a, 1, r->cross);
     double mi = seconds_of(res, n, 3, r->T, r->cross);
-    char c[9][48];
+    char c[NCOLS][48];
     snprintf(c[0], 48, "%s", allocators[r->a].name);
     snprintf(c[1], 48, "%d", r->T);
     snprintf(c[2], 48, "%d", r->cross);
@@ -389,13 +413,99 @@ static int report(const options *o, const result *res, int n) {
     snprintf(c[6], 48, "%.2f", r->s * r->T / ops * 1e9);
     if (one > 0) snprintf(c[7], 48, "%.2f", (ops / r->s) / (ops / r->T / one));
     else snprintf(c[7], 48, "-");
-    if (mi > 0) snprintf(c[8], 48, "%.2f", mi / r->s); /* > 1: faster than mimalloc */
+    /* > 1: faster than mimalloc */
+    if (r->paired) snprintf(c[8], 48, "%.2f", r->vs_mi);
+    else if (mi > 0) snprintf(c[8], 48, "%.2f", mi / r->s);
     else snprintf(c[8], 48, "-");
-    const char *cells[9];
-    for (int k = 0; k < 9; k++) cells[k] = c[k];
+    snprintf(c[9], 48, r->paired ? "%.2f" : "-", r->lo);
+    snprintf(c[10], 48, r->paired ? "%.2f" : "-", r->hi);
+    const char *cells[NCOLS];
+    for (int k = 0; k < NCOLS; k++) cells[k] = c[k];
     bench_table_row(tb, cells);
   }
   return bench_table_finish(tb, o->csv);
+}
+
+/* ---- the order of the measurements ---- */
+
+static bool runs(const options *o, int a) {
+  return allocators[a].ok && wanted(o, allocators[a].name);
+}
+
+static double measure_said(int a, const options *o, int T, bool cross, int turn) {
+  double s = measure(&allocators[a], o, T, cross);
+  if (turn < 0)
+    fprintf(stderr, "bench-threads: %s, %d threads, cross %d: %.4f s\n", allocators[a].name, T,
+            cross, s);
+  else
+    fprintf(stderr, "bench-threads: %s, %d threads, cross %d, turn %d: %.4f s\n",
+            allocators[a].name, T, cross, turn + 1, s);
+  return s;
+}
+
+/* Each allocator all its points, then the next (--alternate 1). 0, or 1 when one failed. */
+static int measure_in_turn(const options *o, result *res, int *n) {
+  int rc = 0;
+  for (int a = 0; a < NALLOC; a++) {
+    if (!runs(o, a)) continue;
+    for (int cross = 0; cross < 2; cross++)
+      for (int i = 0; i < o->nthreads; i++) {
+        double s = measure_said(a, o, o->threads[i], cross, -1);
+        if (s < 0) rc = 1;
+        else res[(*n)++] = (result){.a = a, .T = o->threads[i], .cross = cross, .s = s};
+      }
+  }
+  return rc;
+}
+
+/* The lowest and highest of n values, and their median (reorders v). */
+static void spread(double *v, int n, double *median, double *lo, double *hi) {
+  *lo = *hi = v[0];
+  for (int k = 1; k < n; k++) {
+    if (v[k] < *lo) *lo = v[k];
+    if (v[k] > *hi) *hi = v[k];
+  }
+  *median = bench_median(v, (size_t)n);
+}
+
+/* One point, the allocators taking o->turns turns (the first one rotates each turn, so that no
+ * allocator always follows the same one). 0, or 1 when one failed (its row is left out). */
+static int measure_point(const options *o, int T, bool cross, result *res, int *n) {
+  int which[NALLOC], na = 0, rc = 0;
+  for (int a = 0; a < NALLOC; a++)
+    if (runs(o, a)) which[na++] = a;
+  double s[NALLOC][MAX_TURNS];
+  bool failed[NALLOC] = {false};
+  for (int k = 0; k < o->turns; k++)
+    for (int j = 0; j < na; j++) {
+      int i = (j + k) % na;
+      s[i][k] = measure_said(which[i], o, T, cross, k);
+      if (s[i][k] < 0) failed[i] = true, rc = 1;
+    }
+  int mi = -1;
+  for (int i = 0; i < na; i++)
+    if (which[i] == 3 && !failed[i]) mi = i;
+  for (int i = 0; i < na; i++) {
+    if (failed[i]) continue;
+    result r = {.a = which[i], .T = T, .cross = cross, .paired = mi >= 0};
+    double v[MAX_TURNS], lo, hi;
+    memcpy(v, s[i], sizeof(double) * (size_t)o->turns);
+    spread(v, o->turns, &r.s, &lo, &hi);
+    if (r.paired) {
+      for (int k = 0; k < o->turns; k++) v[k] = s[mi][k] / s[i][k];
+      spread(v, o->turns, &r.vs_mi, &r.lo, &r.hi);
+    }
+    res[(*n)++] = r;
+  }
+  return rc;
+}
+
+/* Every point, the allocators in turns at each (--alternate K > 1). */
+static int measure_alternating(const options *o, result *res, int *n) {
+  int rc = 0;
+  for (int cross = 0; cross < 2; cross++)
+    for (int i = 0; i < o->nthreads; i++) rc |= measure_point(o, o->threads[i], cross, res, n);
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -428,17 +538,7 @@ int main(int argc, char **argv) {
     make_sizes();
     result *res = calloc((size_t)NALLOC * (size_t)o.nthreads * 2, sizeof *res);
     int n = 0;
-    for (int a = 0; a < NALLOC; a++) {
-      if (!allocators[a].ok || !wanted(&o, allocators[a].name)) continue;
-      for (int cross = 0; cross < 2; cross++)
-        for (int i = 0; i < o.nthreads; i++) {
-          double s = measure(&allocators[a], &o, o.threads[i], cross);
-          if (s < 0) rc = 1;
-          else res[n++] = (result){a, o.threads[i], cross, s};
-          fprintf(stderr, "bench-threads: %s, %d threads, cross %d: %.4f s\n",
-                  allocators[a].name, o.threads[i], cross, s);
-        }
-    }
+    rc = o.turns > 1 ? measure_alternating(&o, res, &n) : measure_in_turn(&o, res, &n);
     if (report(&o, res, n)) rc = 1;
     free(res);
   }
