@@ -129,11 +129,12 @@ static void f_je(void *p) { je_dallocx(p, 0); }
 static void *a_mi(size_t size, rid_t r) { (void)r; return mi_malloc_fn(size); }
 static void f_mi(void *p) { mi_free_fn(p); }
 
+enum { ANTHEAP, GLIBC, JEMALLOC, MIMALLOC }; /* allocators[]'s rows; the peers loaded are last */
 static allocator allocators[] = {
-    {"antheap", a_antheap, f_antheap, true},
-    {"glibc", a_glibc, f_glibc, true},
-    {"jemalloc", a_je, f_je, false},
-    {"mimalloc", a_mi, f_mi, false},
+    [ANTHEAP] = {"antheap", a_antheap, f_antheap, true},
+    [GLIBC] = {"glibc", a_glibc, f_glibc, true},
+    [JEMALLOC] = {"jemalloc", a_je, f_je, false},
+    [MIMALLOC] = {"mimalloc", a_mi, f_mi, false},
 };
 #define NALLOC (int)(sizeof allocators / sizeof allocators[0])
 
@@ -245,13 +246,13 @@ static bool wanted(const options *o, const char *name) {
  * the run fails (-1) rather than print a table without it. */
 static int load_peers(const options *o) {
   if (wanted(o, "jemalloc"))
-    allocators[2].ok = load_peer(o->jemalloc, "mallocx", "dallocx", (void **)&je_mallocx,
+    allocators[JEMALLOC].ok = load_peer(o->jemalloc, "mallocx", "dallocx", (void **)&je_mallocx,
                                  (void **)&je_dallocx);
   if (wanted(o, "mimalloc"))
-    allocators[3].ok = load_peer(o->mimalloc, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
+    allocators[MIMALLOC].ok = load_peer(o->mimalloc, "mi_malloc", "mi_free", (void **)&mi_malloc_fn,
                                  (void **)&mi_free_fn);
   int rc = 0;
-  for (int i = 2; i < NALLOC; i++) {
+  for (int i = JEMALLOC; i < NALLOC; i++) {
     if (allocators[i].ok || !wanted(o, allocators[i].name)) continue;
     if (o->only[0]) {
       fprintf(stderr, "bench-threads: --allocators asks for %s, which is not available (its "
@@ -402,7 +403,7 @@ static int report(const options *o, const result *res, int n) {
     const result *r = &res[i];
     double ops = 2.0 * (double)r->T * (double)o->rounds * o->batch;
     double one = seconds_of(res, n, r->a, 1, r->cross);
-    double mi = seconds_of(res, n, 3, r->T, r->cross);
+    double mi = seconds_of(res, n, MIMALLOC, r->T, r->cross);
     char c[NCOLS][48];
     snprintf(c[0], 48, "%s", allocators[r->a].name);
     snprintf(c[1], 48, "%d", r->T);
@@ -484,7 +485,7 @@ static int measure_point(const options *o, int T, bool cross, result *res, int *
     }
   int mi = -1;
   for (int i = 0; i < na; i++)
-    if (which[i] == 3 && !failed[i]) mi = i;
+    if (which[i] == MIMALLOC && !failed[i]) mi = i;
   for (int i = 0; i < na; i++) {
     if (failed[i]) continue;
     result r = {.a = which[i], .T = T, .cross = cross, .paired = mi >= 0};
